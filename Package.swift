@@ -1,0 +1,72 @@
+// swift-tools-version:6.0
+// Proctor: an MDM SDK and policy-enforcement daemon for Linux.
+//
+// Layers, bottom up (each depends only on those above it in this list):
+//   C shims ........ CLinux (GNU-only libc declarations), CSystemd (libsystemd), CSQLite (libsqlite3)
+//   JSONCore ....... JSON values, a position-tracking parser, canonical serialisation
+//   ProctorPolicy .. the policy language and decision engine: pure, no I/O
+//   LinuxIO ........ descriptors, Unix sockets, peer credentials, the epoll event loop
+//   Varlink ........ the Varlink protocol: framing, dispatch, server on LinuxIO, blocking client
+//   SystemdKit ..... sd_notify, socket activation, the journal
+//   ProctorStore ... durable state in SQLite
+//   ProctorDaemon .. proctord's logic; ProctorCTL: proctorctl's; ProctorKit: the SDK
+//   executables .... thin mains over the libraries above
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "Proctor",
+    products: [
+        .library(name: "ProctorKit", targets: ["ProctorKit"]),
+        .library(name: "ProctorKitTesting", targets: ["ProctorKitTesting"]),
+        .library(name: "ProctorPolicy", targets: ["ProctorPolicy"]),
+        .library(name: "Varlink", targets: ["Varlink"]),
+        .executable(name: "proctord", targets: ["proctord"]),
+        .executable(name: "proctorctl", targets: ["proctorctl"]),
+        .executable(name: "proctor-demo", targets: ["proctor-demo"]),
+        .executable(name: "proctor-bench", targets: ["proctor-bench"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CLinux"),
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+
+        .target(name: "JSONCore"),
+        .target(name: "ProctorPolicy", dependencies: ["JSONCore"]),
+        .target(name: "LinuxIO", dependencies: ["CLinux"]),
+        .target(name: "Varlink", dependencies: ["JSONCore", "LinuxIO"]),
+        .target(name: "SystemdKit", dependencies: ["CSystemd", "LinuxIO"]),
+        .target(name: "ProctorStore", dependencies: ["CSQLite"]),
+        .target(name: "ProctorDaemon",
+                dependencies: ["ProctorPolicy", "Varlink", "LinuxIO", "SystemdKit", "ProctorStore", "JSONCore"],
+                resources: [.copy("Interfaces")]),
+        .target(name: "ProctorCTL", dependencies: ["ProctorPolicy", "Varlink", "JSONCore"]),
+        .target(name: "ProctorKit", dependencies: ["ProctorPolicy", "Varlink", "SystemdKit", "JSONCore", "CSystemd", "LinuxIO"]),
+        .target(name: "ProctorKitTesting", dependencies: ["ProctorKit", "ProctorPolicy", "JSONCore"]),
+        .target(name: "TestSupport", dependencies: ["JSONCore"]),
+
+        .executableTarget(name: "proctord", dependencies: ["ProctorDaemon"]),
+        .executableTarget(name: "proctorctl", dependencies: ["ProctorCTL"]),
+        .executableTarget(name: "proctor-demo", dependencies: ["ProctorKit"]),
+        .executableTarget(name: "proctor-bench",
+                          dependencies: ["ProctorPolicy", "Varlink", "LinuxIO", "JSONCore", "ProctorKit"]),
+
+        .testTarget(name: "JSONCoreTests", dependencies: ["JSONCore"]),
+        .testTarget(name: "ProctorPolicyTests", dependencies: ["ProctorPolicy", "JSONCore"]),
+        .testTarget(name: "LinuxIOTests", dependencies: ["LinuxIO"]),
+        .testTarget(name: "VarlinkTests", dependencies: ["Varlink", "JSONCore", "LinuxIO"]),
+        .testTarget(name: "SystemdKitTests", dependencies: ["SystemdKit"]),
+        .testTarget(name: "ProctorStoreTests", dependencies: ["ProctorStore"]),
+        .testTarget(name: "ProctorDaemonTests", dependencies: ["ProctorDaemon", "ProctorPolicy", "JSONCore"]),
+        .testTarget(name: "ProctorKitTests", dependencies: ["ProctorKit", "ProctorKitTesting", "TestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["TestSupport", "JSONCore", "Varlink"]),
+    ]
+)
+
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + swiftSettings
+}

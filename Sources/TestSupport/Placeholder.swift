@@ -1,0 +1,1 @@
+// Placeholder so the package resolves while this layer is being written.

@@ -1,0 +1,1 @@
+// Placeholder main while this executable is being written.
