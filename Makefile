@@ -8,7 +8,7 @@ APT_PACKAGES = libsystemd-dev libsqlite3-dev python3-venv
 VENV        := .venv
 RUN_DIR     := $(CURDIR)/run
 
-.PHONY: all deps build release test run bench install clean
+.PHONY: all deps venv build release test run bench install clean
 
 all: build
 
@@ -26,9 +26,19 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
-test: deps
+# The Python client tests use the independent `varlink` package from PyPI, in a venv
+# built on Debian's python3 (so the tests may also run it as an unprivileged user).
+$(VENV)/.installed: Tests/python/requirements.txt
+	/usr/bin/python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q -r Tests/python/requirements.txt
+	touch $@
+
+venv: deps $(VENV)/.installed
+
+test: deps venv
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	PROCTOR_BIN=$$($(SWIFT) build --show-bin-path) $(VENV)/bin/pytest -q Tests/python
 
 run: release
 	@echo "proctord is not written yet; validating config/ instead"

@@ -1,0 +1,187 @@
+"""Fixtures that run the real proctord binary for the Python-client tests.
+
+The daemon is started exactly as an administrator would start it by hand (foreground,
+its own runtime, state and config directories), and the tests wait for its real
+readiness signal: a NOTIFY_SOCKET the test listens on receives READY=1.
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def bin_path():
+    path = os.environ.get("PROCTOR_BIN")
+    if path:
+        return path
+    out = subprocess.run(["swift", "build", "--show-bin-path"], cwd=REPO, check=True,
+                         capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+BIN = bin_path()
+
+
+def this_executable():
+    """What /proc/PID/exe says for this interpreter: the identity proctord will see."""
+    return os.path.realpath(f"/proc/{os.getpid()}/exe")
+
+
+def write_policy(config_dir, policy, name="00-test.json"):
+    policy_dir = os.path.join(config_dir, "policy.d")
+    os.makedirs(policy_dir, exist_ok=True)
+    with open(os.path.join(policy_dir, name), "w") as f:
+        json.dump(policy, f, indent=2)
+
+
+def base_policy(version="test.1", **apps):
+    """A policy whose apps this test process may register as."""
+    entries = {
+        "io.proctor.test.notes": {
+            "state": "authorized",
+            "match": {"executable": this_executable(), "users": ["*"]},
+            "config": {"serverURL": "https://notes.example.com", "syncDays": 14},
+            "dlp": {"clipboard": {"level": "managed"}, "print": "block"},
+        },
+        "io.proctor.test.mail": {
+            "state": "authorized",
+            "match": {"executable": this_executable(), "users": ["root"]},
+            "dlp": {"share": {"send": "managed", "receive": "any"}},
+        },
+        "io.proctor.test.blocked": {
+            "state": "blocked",
+            "match": {"executable": this_executable(), "users": ["*"]},
+        },
+        "io.proctor.test.other-exe": {
+            "state": "authorized",
+            "match": {"executable": "/usr/bin/false", "users": ["*"]},
+        },
+    }
+    entries.update(apps)
+    return {"schema": 1, "version": version, "apps": entries}
+
+
+class Daemon:
+    def __init__(self, root, extra_args=()):
+        self.root = root
+        self.config_dir = os.path.join(root, "config")
+        self.state_dir = os.path.join(root, "state")
+        self.runtime_dir = os.path.join(root, "run")
+        self.extra_args = list(extra_args)
+        self.process = None
+        self.stderr_path = os.path.join(root, "proctord.stderr")
+
+    @property
+    def agent(self):
+        return os.path.join(self.runtime_dir, "io.proctor.Agent")
+
+    @property
+    def admin(self):
+        return os.path.join(self.runtime_dir, "io.proctor.Admin")
+
+    def command(self):
+        return [os.path.join(BIN, "proctord"), "--config-dir", self.config_dir,
+                "--state-dir", self.state_dir, "--runtime-dir", self.runtime_dir,
+                "--log-target", "stderr"] + self.extra_args
+
+    def start(self, wait_ready=True, timeout=20):
+        notify_path = os.path.join(self.root, "notify.sock")
+        if os.path.exists(notify_path):
+            os.unlink(notify_path)
+        notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        notify.bind(notify_path)
+        env = dict(os.environ, NOTIFY_SOCKET=notify_path)
+        self.stderr = open(self.stderr_path, "ab")
+        self.process = subprocess.Popen(self.command(), env=env, stdout=subprocess.DEVNULL,
+                                        stderr=self.stderr)
+        self.notifications = []
+        if wait_ready:
+            deadline = time.monotonic() + timeout
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or self.process.poll() is not None:
+                    raise RuntimeError(f"proctord did not become ready: {self.log()}")
+                notify.settimeout(min(remaining, 0.5))
+                try:
+                    message = notify.recv(4096).decode()
+                except socket.timeout:
+                    continue
+                self.notifications.append(message)
+                if "READY=1" in message.split("\n"):
+                    break
+        notify.close()
+        return self
+
+    def log(self):
+        with open(self.stderr_path, "rb") as f:
+            return f.read().decode(errors="replace")
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(sig)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if getattr(self, "stderr", None):
+            self.stderr.close()
+        return self.process.returncode if self.process else None
+
+
+@pytest.fixture
+def workdir():
+    root = tempfile.mkdtemp(prefix="proctor-test-")
+    os.chmod(root, 0o755)
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def daemon(workdir):
+    d = Daemon(workdir)
+    write_policy(d.config_dir, base_policy())
+    d.start()
+    yield d
+    d.stop()
+
+
+def proctorctl(daemon, *args, check=None):
+    """Runs the real proctorctl against the daemon's admin socket."""
+    result = subprocess.run([os.path.join(BIN, "proctorctl"), "--address", daemon.admin, *args],
+                            capture_output=True, text=True, timeout=30)
+    if check is not None:
+        assert result.returncode == check, (result.returncode, result.stdout, result.stderr)
+    return result
+
+
+def raw_call(path, method, parameters=None, more=False, oneway=False, timeout=10):
+    """A Varlink call with nothing but the standard library: independent of every client."""
+    message = {"method": method}
+    if parameters is not None:
+        message["parameters"] = parameters
+    if more:
+        message["more"] = True
+    if oneway:
+        message["oneway"] = True
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        s.connect(path)
+        s.sendall(json.dumps(message).encode() + b"\0")
+        if oneway:
+            return None
+        data = b""
+        while not data.endswith(b"\0"):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        return json.loads(data.rstrip(b"\0").split(b"\0")[0])

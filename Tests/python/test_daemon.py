@@ -1,0 +1,249 @@
+"""proctord driven through the independent Python `varlink` client (and raw sockets)."""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+
+import pytest
+import varlink
+
+from conftest import (BIN, Daemon, base_policy, proctorctl, raw_call, this_executable,
+                      write_policy)
+
+
+def agent(daemon):
+    return varlink.Client(address="unix:" + daemon.agent)
+
+
+def admin(daemon):
+    return varlink.Client(address="unix:" + daemon.admin)
+
+
+def error_name(excinfo):
+    return excinfo.value.error()
+
+
+def test_get_info_and_interface_descriptions(daemon):
+    for path, interface in ((daemon.agent, "io.proctor.Agent"), (daemon.admin, "io.proctor.Admin")):
+        with varlink.Client(address="unix:" + path) as client:
+            info = client.open("org.varlink.service").GetInfo()
+            assert interface in info["interfaces"]
+            assert "org.varlink.service" in info["interfaces"]
+            description = client.open("org.varlink.service").GetInterfaceDescription(interface)
+            # The independent client parses our IDL; a parse error raises here.
+            parsed = varlink.Interface(description["description"])
+            assert parsed.name == interface
+
+
+def test_unknown_method_and_interface(daemon):
+    reply = raw_call(daemon.agent, "io.proctor.Agent.Nope", {})
+    assert reply["error"] == "org.varlink.service.MethodNotFound"
+    assert reply["parameters"]["method"] == "io.proctor.Agent.Nope"
+    reply = raw_call(daemon.agent, "io.proctor.Admin.Status", {})
+    assert reply["error"] == "org.varlink.service.InterfaceNotFound"
+    reply = raw_call(daemon.agent, "io.proctor.Agent.Register", {"appId": 7})
+    assert reply["error"] == "org.varlink.service.InvalidParameter"
+    assert reply["parameters"]["parameter"] == "appId"
+
+
+def test_register_decide_and_report(daemon):
+    with agent(daemon) as client, client.open("io.proctor.Agent") as con:
+        reply = con.Register("io.proctor.test.notes", "1.2.0")
+        assert reply["state"] == "authorized"
+        assert reply["policyVersion"] == "test.1"
+        assert reply["config"] == {"serverURL": "https://notes.example.com", "syncDays": 14}
+        assert reply["dlp"]["clipboard"]["level"] == "managed"
+        session = reply["session"]
+        denied = con.Decide(session, "print")
+        assert denied == {"allowed": False, "rule": 'apps["io.proctor.test.notes"].dlp.print',
+                          "reason": denied["reason"]}
+        allowed = con.Decide(session, "clipboard.copy", "io.proctor.test.mail", 10)
+        assert allowed["allowed"] is True
+        outside = con.Decide(session, "clipboard.copy", "org.example.unmanaged", 10)
+        assert outside["allowed"] is False
+        con.ReportEvent(session, "didBecomeActive")
+        con.ReportFeedback(session, "policy", "info", "applied test.1")
+        with pytest.raises(varlink.VarlinkError) as excinfo:
+            con.Decide("not-a-session", "print")
+        assert error_name(excinfo) == "io.proctor.Agent.InvalidSession"
+    with admin(daemon) as client, client.open("io.proctor.Admin") as con:
+        app = con.GetApp("io.proctor.test.notes")["app"]
+        assert app["state"] == "authorized"
+        assert app["lastEvent"]["event"] == "didBecomeActive"
+        assert any(f["key"] == "policy" and f["message"] == "applied test.1" for f in app["feedback"])
+        status = con.Status()
+        assert status["counts"]["decisionsDenied"] >= 2
+        assert status["counts"]["decisionsAllowed"] >= 1
+
+
+def test_identity_mismatch_and_unknown_app(daemon):
+    with agent(daemon) as client, client.open("io.proctor.Agent") as con:
+        with pytest.raises(varlink.VarlinkError) as excinfo:
+            con.Register("io.proctor.test.other-exe")
+        assert error_name(excinfo) == "io.proctor.Agent.IdentityMismatch"
+        with pytest.raises(varlink.VarlinkError) as excinfo:
+            con.Register("io.proctor.test.not-in-policy")
+        assert error_name(excinfo) == "io.proctor.Agent.UnknownApp"
+    assert "registration refused" in daemon.log().lower()
+
+
+def test_blocked_app_is_told_so(daemon):
+    with agent(daemon) as client, client.open("io.proctor.Agent") as con:
+        reply = con.Register("io.proctor.test.blocked")
+        assert reply["state"] == "blocked"
+        decision = con.Decide(reply["session"], "launch")
+        assert decision["allowed"] is False
+        assert decision["rule"] == 'apps["io.proctor.test.blocked"].state'
+
+
+def test_admin_decide_and_policy_methods(daemon):
+    with admin(daemon) as client, client.open("io.proctor.Admin") as con:
+        decision = con.Decide("io.proctor.test.notes", "file.export", "/tmp/x")
+        assert set(decision) >= {"allowed", "rule", "reason"}
+        policy = con.GetPolicy()
+        assert policy["version"] == "test.1"
+        assert len(policy["sha256"]) == 64
+        assert "io.proctor.test.notes" in policy["policy"]["apps"]
+        bad = dict(base_policy("bad.1"))
+        bad["apps"] = {"io.proctor.test.notes": {"dlp": {"clipbord": {}}}}
+        result = con.ValidatePolicy(bad)
+        assert result["valid"] is False
+        assert any("clipboard" in p["message"] for p in result["problems"])
+        assert con.ValidatePolicy(base_policy("good.1"))["valid"] is True
+        apps = {a["appId"]: a for a in con.ListApps()["apps"]}
+        assert apps["io.proctor.test.blocked"]["state"] == "blocked"
+
+
+def test_apply_conflict_history_and_rollback(daemon):
+    with admin(daemon) as client, client.open("io.proctor.Admin") as con:
+        applied = con.ApplyPolicy(base_policy("pushed.1"), "test.1")
+        assert applied["version"] == "pushed.1"
+        with pytest.raises(varlink.VarlinkError) as excinfo:
+            con.ApplyPolicy(base_policy("pushed.2"), "test.1")
+        assert error_name(excinfo) == "io.proctor.Admin.VersionConflict"
+        con.ApplyPolicy(base_policy("pushed.2"), "pushed.1")
+        versions = [e["version"] for e in con.PolicyHistory()["entries"]]
+        assert versions[:2] == ["pushed.2", "pushed.1"]
+        con.RollbackPolicy("pushed.1")
+        assert con.Status()["policy"]["version"] == "pushed.1"
+        with pytest.raises(varlink.VarlinkError) as excinfo:
+            con.RollbackPolicy("never-applied")
+        assert error_name(excinfo) == "io.proctor.Admin.UnknownVersion"
+
+
+def test_subscriber_hears_pushed_change_for_its_app_only(daemon):
+    with agent(daemon) as client, client.open("io.proctor.Agent") as con:
+        session = con.Register("io.proctor.test.notes")["session"]
+        stream = con.Subscribe(session, _more=True)
+        first = next(stream)
+        assert first["config"]["syncDays"] == 14
+        # A change to another app only: no reply for this subscriber.
+        other = base_policy("pushed.other")
+        other["apps"]["io.proctor.test.mail"]["dlp"] = {"print": "block"}
+        changed = base_policy("pushed.notes")
+        changed["apps"]["io.proctor.test.notes"]["config"] = {"syncDays": 30}
+        with admin(daemon) as aclient, aclient.open("io.proctor.Admin") as acon:
+            acon.ApplyPolicy(other)
+            acon.ApplyPolicy(changed)
+            acon.Notify("io.proctor.test.notes", {"command": "sync"})
+        update = next(stream)
+        assert update["policyVersion"] == "pushed.notes"
+        assert update["config"] == {"syncDays": 30}
+        pushed = next(stream)
+        assert pushed["notification"] == {"command": "sync"}
+
+
+def test_wipe_delivery_and_acknowledgement(daemon):
+    with agent(daemon) as client, client.open("io.proctor.Agent") as con:
+        session = con.Register("io.proctor.test.notes")["session"]
+        stream = con.Subscribe(session, _more=True)
+        next(stream)
+        with admin(daemon) as aclient, aclient.open("io.proctor.Admin") as acon:
+            directive_id = acon.Wipe("io.proctor.test.notes")["directiveId"]
+        update = next(stream)
+        assert [d["id"] for d in update["directives"]] == [directive_id]
+    with agent(daemon) as client, client.open("io.proctor.Agent") as con:
+        reply = con.Register("io.proctor.test.notes")
+        assert [d["id"] for d in reply["directives"]] == [directive_id]
+        con.AcknowledgeWipe(reply["session"], directive_id)
+        assert con.Register("io.proctor.test.notes")["directives"] == []
+
+
+def test_events_stream(daemon):
+    with admin(daemon) as aclient, aclient.open("io.proctor.Admin") as acon:
+        stream = acon.Events(appId="io.proctor.test.notes", _more=True)
+        with agent(daemon) as client, client.open("io.proctor.Agent") as con:
+            session = con.Register("io.proctor.test.notes")["session"]
+            con.Decide(session, "print")
+        kinds = []
+        for reply in stream:
+            kinds.append(reply["event"]["kind"])
+            if "decision" in kinds:
+                break
+        assert "registered" in kinds
+
+
+def test_reload_with_broken_policy_keeps_old(daemon):
+    with open(os.path.join(daemon.config_dir, "policy.d", "50-broken.json"), "w") as f:
+        f.write('{"schema": 1, "apps": {"bad id": {}}}')
+    with admin(daemon) as client, client.open("io.proctor.Admin") as con:
+        result = con.Reload()
+        assert result["ok"] is False
+        assert result["problems"]
+        status = con.Status()
+        assert status["policy"]["version"] == "test.1"
+        assert status["lastReload"]["ok"] is False
+    os.unlink(os.path.join(daemon.config_dir, "policy.d", "50-broken.json"))
+    write_policy(daemon.config_dir, base_policy("test.2"))
+    daemon.process.send_signal(1)  # SIGHUP
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if raw_call(daemon.admin, "io.proctor.Admin.Status")["parameters"]["policy"]["version"] == "test.2":
+            break
+        time.sleep(0.05)
+    assert raw_call(daemon.admin, "io.proctor.Admin.Status")["parameters"]["policy"]["version"] == "test.2"
+
+
+def test_second_daemon_on_same_directory_refuses(daemon):
+    second = Daemon(daemon.root)
+    second.stderr_path = os.path.join(daemon.root, "second.stderr")
+    second.start(wait_ready=False)
+    assert second.process.wait(timeout=20) != 0
+    assert "already running" in second.log()
+    # The first still serves.
+    assert raw_call(daemon.admin, "io.proctor.Admin.Status")["parameters"]["policy"]["version"] == "test.1"
+
+
+def test_admin_permission_denied_for_unprivileged_user(daemon):
+    os.chmod(daemon.admin, 0o666)  # past the file mode: the per-call check must still refuse
+    script = os.path.join(daemon.root, "client.py")
+    with open(script, "w") as f:
+        f.write("import json,socket,sys\n"
+                "s=socket.socket(socket.AF_UNIX);s.connect(sys.argv[1])\n"
+                "s.sendall(json.dumps({'method':'io.proctor.Admin.Status'}).encode()+b'\\0')\n"
+                "d=b''\n"
+                "while not d.endswith(b'\\0'): d+=s.recv(4096)\n"
+                "print(json.loads(d[:-1])['error'])\n")
+    out = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                          "/usr/bin/python3", script, daemon.admin],
+                         capture_output=True, text=True, timeout=30)
+    assert out.stdout.strip() == "org.varlink.service.PermissionDenied", out.stderr
+
+
+def test_oversized_and_invalid_messages_close_only_that_client(daemon):
+    import socket
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(daemon.agent)
+        s.sendall(b"{not json}\0")
+        data = s.recv(65536)
+        assert b"org.varlink.service" in data or data == b""
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(daemon.agent)
+        try:
+            s.sendall(b"{" + b" " * (2 << 20))
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+    assert raw_call(daemon.admin, "io.proctor.Admin.Status")["parameters"]["policy"]["version"] == "test.1"
