@@ -67,6 +67,14 @@ final class SQLiteConnection {
         handle = nil
     }
 
+    /// Closes without letting SQLite checkpoint or delete the `-wal`/`-shm` files, so a
+    /// damaged database is kept exactly as found for inspection.
+    func closeKeepingJournalFiles() {
+        var persist: Int32 = 1
+        sqlite3_file_control(handle, "main", SQLITE_FCNTL_PERSIST_WAL, &persist)
+        close()
+    }
+
     /// Whether SQLite opened the database read-only (read-only mount or file).
     var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
 

@@ -93,6 +93,18 @@ public final class StateStore {
 
     private static func openAndMigrate(path: String, configuration: Configuration) throws(StoreError) -> SQLiteConnection {
         let connection = try SQLiteConnection(path: path)
+        do {
+            try prepare(connection, configuration: configuration)
+            return connection
+        } catch {
+            if case .corrupt = error { connection.closeKeepingJournalFiles() }
+            throw error
+        }
+    }
+
+    /// Sets the connection up (journal mode, sync, checks) and migrates its schema.
+    private static func prepare(_ connection: SQLiteConnection, configuration: Configuration) throws(StoreError) {
+        let path = connection.path
         connection.setBusyTimeout(milliseconds: configuration.busyTimeoutMilliseconds)
         // The first statements read the header, so a file that is not a database fails here.
         let mode = try connection.query("PRAGMA journal_mode = WAL") { $0.text(0) }.first
@@ -106,7 +118,6 @@ public final class StateStore {
             throw .corrupt(path: path, message: problems.prefix(5).joined(separator: "; "))
         }
         try migrate(connection)
-        return connection
     }
 
     /// Brings the schema to `Schema.latestVersion` in one transaction, or refuses a newer one.
