@@ -41,11 +41,16 @@ final class SQLiteConnection {
 
     /// Opens (creating if needed) the database at `path`. SQLite falls back to a read-only
     /// connection by itself when the file exists but cannot be written.
-    init(path: String) throws(StoreError) {
+    ///
+    /// - Parameter immutable: open read-only without locks or `-shm` (URI `immutable=1`), for a
+    ///   database in a directory nobody can write: WAL mode cannot otherwise read it there.
+    init(path: String, immutable: Bool = false) throws(StoreError) {
         self.path = path
         var db: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
-        let code = sqlite3_open_v2(path, &db, flags, nil)
+        let flags = (immutable ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+            | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        let name = immutable ? "file:" + Self.uriEscaped(path) + "?immutable=1" : path
+        let code = sqlite3_open_v2(name, &db, flags, nil)
         guard code == SQLITE_OK, let db else {
             let errno = db.map { sqlite3_system_errno($0) } ?? 0
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
@@ -57,6 +62,20 @@ final class SQLiteConnection {
     }
 
     deinit { close() }
+
+    /// `path` with the characters that are special in an SQLite URI file name percent-encoded.
+    private static func uriEscaped(_ path: String) -> String {
+        var escaped = ""
+        for character in path {
+            switch character {
+            case "%": escaped += "%25"
+            case "?": escaped += "%3f"
+            case "#": escaped += "%23"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
+    }
 
     /// Finalizes every statement and closes the connection. An open transaction is rolled
     /// back by SQLite, exactly as if the process had died.

@@ -92,7 +92,12 @@ public final class StateStore {
     }
 
     private static func openAndMigrate(path: String, configuration: Configuration) throws(StoreError) -> SQLiteConnection {
-        let connection = try SQLiteConnection(path: path)
+        // WAL mode needs a writable directory for its -shm file, even to read. When the
+        // directory cannot be written at all, read the database as immutable instead.
+        let directoryIsReadOnly = access(String(path.dropLast(databaseFileName.count)), W_OK) != 0
+        let databaseExists = access(path, F_OK) == 0
+        if directoryIsReadOnly && !databaseExists { throw .readOnly(path: path) }
+        let connection = try SQLiteConnection(path: path, immutable: directoryIsReadOnly)
         do {
             try prepare(connection, configuration: configuration)
             return connection
