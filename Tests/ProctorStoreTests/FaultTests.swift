@@ -13,7 +13,7 @@ struct FaultTests {
         let mountPoint = directory.sub("small")
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: false)
         #expect(try runCommand("/bin/mount", ["-t", "tmpfs", "-o", "size=512k", "tmpfs", mountPoint]) == 0)
-        defer { try? runCommand("/bin/umount", ["-l", mountPoint]) }
+        defer { _ = try? runCommand("/bin/umount", ["-l", mountPoint]) }
 
         let store = try StateStore.open(directory: mountPoint)
         var applied: [BundleRecord] = []
@@ -33,11 +33,16 @@ struct FaultTests {
         #expect(try store.currentBundle() == applied.last)
         #expect(try store.history() == Array(applied.reversed()))
         // Other writes fail the same way and change nothing.
-        do {
-            for index in 0..<100 { _ = try store.issueWipe(appID: "com.example.notes\(index)", issuedAt: 1, byUID: 0) }
-        } catch {
-            #expect(error == .storageFull(path: mountPoint + "/state.db"))
+        var wipeFailure: StoreError?
+        for index in 0..<200 {
+            do {
+                _ = try store.issueWipe(appID: "com.example.notes\(index)", issuedAt: 1, byUID: 0)
+            } catch {
+                wipeFailure = error
+                break
+            }
         }
+        #expect(wipeFailure == .storageFull(path: mountPoint + "/state.db"))
         #expect(try store.currentBundle() == applied.last)
         store.close()
 
@@ -63,7 +68,7 @@ struct FaultTests {
 
         try FileManager.default.createDirectory(atPath: readOnly, withIntermediateDirectories: false)
         #expect(try runCommand("/bin/mount", ["--bind", writable, readOnly]) == 0)
-        defer { try? runCommand("/bin/umount", ["-l", readOnly]) }
+        defer { _ = try? runCommand("/bin/umount", ["-l", readOnly]) }
         #expect(try runCommand("/bin/mount", ["-o", "remount,bind,ro", readOnly]) == 0)
 
         let readOnlyStore = try StateStore.open(directory: readOnly)
@@ -83,7 +88,7 @@ struct FaultTests {
         try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: false)
         try FileManager.default.createDirectory(atPath: emptyReadOnly, withIntermediateDirectories: false)
         #expect(try runCommand("/bin/mount", ["--bind", "-o", "ro", empty, emptyReadOnly]) == 0)
-        defer { try? runCommand("/bin/umount", ["-l", emptyReadOnly]) }
+        defer { _ = try? runCommand("/bin/umount", ["-l", emptyReadOnly]) }
         #expect(try runCommand("/bin/mount", ["-o", "remount,bind,ro", emptyReadOnly]) == 0)
         #expect(throws: StoreError.readOnly(path: emptyReadOnly + "/state.db")) { try StateStore.open(directory: emptyReadOnly) }
     }
