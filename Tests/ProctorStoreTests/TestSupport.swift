@@ -8,7 +8,8 @@ struct TemporaryDirectory {
     let path: String
 
     init() throws {
-        var template = Array("/tmp/proctor-store-XXXXXX".utf8CString)
+        // mkdtemp replaces the six trailing X characters.
+        var template = Array(("/tmp/proctor-store-" + String(repeating: "X", count: 6)).utf8CString)
         guard let made = mkdtemp(&template) else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
         path = String(cString: made)
     }
