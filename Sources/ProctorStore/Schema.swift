@@ -1,0 +1,62 @@
+/// The database schema as a list of forward migrations. Step `n` (1-based) turns a database
+/// whose `PRAGMA user_version` is `n - 1` into version `n`. Steps are never edited once
+/// released; a schema change is a new step appended here (and described in docs/state.md).
+enum Schema {
+    static let migrations: [String] = [
+        // 1: applied bundles (current = newest entry) and wipe directives.
+        """
+        CREATE TABLE bundles (
+            id          INTEGER PRIMARY KEY AUTOINCREMENT,
+            version     TEXT    NOT NULL,
+            sha256      TEXT    NOT NULL,
+            json        TEXT    NOT NULL,
+            applied_at  INTEGER NOT NULL,
+            applied_by  INTEGER NOT NULL
+        );
+        CREATE TABLE wipes (
+            id            TEXT    PRIMARY KEY,
+            app_id        TEXT    NOT NULL,
+            issued_at     INTEGER NOT NULL,
+            issued_by     INTEGER NOT NULL,
+            delivered_at  INTEGER,
+            completed_at  INTEGER
+        );
+        CREATE INDEX wipes_by_app ON wipes (app_id, issued_at);
+        """,
+        // 2: how each bundle entry came to be, and the per-app inventory.
+        """
+        ALTER TABLE bundles ADD COLUMN kind TEXT NOT NULL DEFAULT 'apply' CHECK (kind IN ('apply', 'rollback'));
+        CREATE TABLE registrations (
+            app_id       TEXT    PRIMARY KEY,
+            at           INTEGER NOT NULL,
+            app_version  TEXT,
+            pid          INTEGER NOT NULL,
+            uid          INTEGER NOT NULL
+        );
+        CREATE TABLE lifecycle_events (
+            app_id  TEXT    PRIMARY KEY,
+            event   TEXT    NOT NULL,
+            at      INTEGER NOT NULL
+        );
+        CREATE TABLE feedback (
+            app_id    TEXT    NOT NULL,
+            key       TEXT    NOT NULL,
+            severity  TEXT    NOT NULL CHECK (severity IN ('info', 'error')),
+            message   TEXT    NOT NULL,
+            data      TEXT,
+            at        INTEGER NOT NULL,
+            PRIMARY KEY (app_id, key)
+        );
+        CREATE TABLE policy_acknowledgements (
+            app_id          TEXT    NOT NULL,
+            policy_version  TEXT    NOT NULL,
+            status          TEXT    NOT NULL CHECK (status IN ('applied', 'error', 'unsupported')),
+            at              INTEGER NOT NULL,
+            PRIMARY KEY (app_id, policy_version)
+        );
+        """,
+    ]
+
+    /// The `user_version` this build writes and understands.
+    static var latestVersion: Int32 { Int32(migrations.count) }
+}

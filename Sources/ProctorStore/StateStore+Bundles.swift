@@ -1,0 +1,74 @@
+extension StateStore {
+    /// The bundle in force: the newest history entry, or `nil` if none was ever applied.
+    public func currentBundle() throws(StoreError) -> BundleRecord? {
+        try connection.query(Self.selectBundles + " ORDER BY id DESC LIMIT 1", row: Self.bundleRecord).first
+    }
+
+    /// The kept history, newest (the bundle in force) first; at most `historyLimit` entries.
+    public func history() throws(StoreError) -> [BundleRecord] {
+        try connection.query(Self.selectBundles + " ORDER BY id DESC", row: Self.bundleRecord)
+    }
+
+    /// Records `canonicalJSON` (the policy `version`) as the bundle in force, in one durable
+    /// transaction, and trims the history to `historyLimit` entries.
+    ///
+    /// - Parameter expectedVersion: compare-and-swap guard: when not `nil`, the apply happens
+    ///   only if the bundle in force has exactly this version (the MDM's view is current).
+    /// - Returns: the new history entry (its `sha256` is computed here).
+    /// - Throws: `.versionConflict` (nothing written) if `expectedVersion` does not match;
+    ///   `.invalidField` for an empty or oversized version or text; `.storageFull`, `.readOnly`,
+    ///   `.io` when it cannot be written — the previous bundle then stays in force.
+    @discardableResult
+    public func apply(version: String, canonicalJSON: String, expectedVersion: String?,
+                      at time: UnixMilliseconds, byUID uid: UInt32) throws(StoreError) -> BundleRecord {
+        try FieldLimit.check(version, field: "version", maxCharacters: FieldLimit.policyVersion)
+        if canonicalJSON.isEmpty { throw .invalidField(field: "policy", reason: "must not be empty") }
+        if canonicalJSON.utf8.count > FieldLimit.bundleBytes {
+            throw .invalidField(field: "policy", reason: "must be at most \(FieldLimit.bundleBytes) bytes of canonical JSON")
+        }
+        let digest = SHA256.hexDigest(of: canonicalJSON)
+        return try writeTransaction { () throws(StoreError) -> BundleRecord in
+            if let expectedVersion {
+                let current = try currentBundle()?.version
+                guard current == expectedVersion else { throw .versionConflict(expected: expectedVersion, current: current) }
+            }
+            return try insertBundle(version: version, sha256: digest, canonicalJSON: canonicalJSON, at: time, uid: uid, kind: .apply)
+        }
+    }
+
+    /// Makes the newest kept entry with `version` the bundle in force again, as a new history
+    /// entry of kind `.rollback` (the history records who went back, and when).
+    ///
+    /// - Throws: `.unknownVersion` if no kept entry has that version; write errors as for `apply`.
+    @discardableResult
+    public func rollback(to version: String, at time: UnixMilliseconds, byUID uid: UInt32) throws(StoreError) -> BundleRecord {
+        try FieldLimit.check(version, field: "version", maxCharacters: FieldLimit.policyVersion)
+        return try writeTransaction { () throws(StoreError) -> BundleRecord in
+            let target = try connection.query(Self.selectBundles + " WHERE version = ? ORDER BY id DESC LIMIT 1",
+                                              [.text(version)], row: Self.bundleRecord).first
+            guard let target else { throw .unknownVersion(version) }
+            return try insertBundle(version: target.version, sha256: target.sha256, canonicalJSON: target.canonicalJSON,
+                                    at: time, uid: uid, kind: .rollback)
+        }
+    }
+
+    private func insertBundle(version: String, sha256: String, canonicalJSON: String, at time: UnixMilliseconds,
+                              uid: UInt32, kind: BundleChangeKind) throws(StoreError) -> BundleRecord {
+        let id = try connection.query(
+            "INSERT INTO bundles (version, sha256, json, applied_at, applied_by, kind) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+            [.text(version), .text(sha256), .text(canonicalJSON), .integer(time), .integer(Int64(uid)), .text(kind.rawValue)]
+        ) { $0.integer(0) }.first ?? 0
+        try connection.run("DELETE FROM bundles WHERE id NOT IN (SELECT id FROM bundles ORDER BY id DESC LIMIT ?)",
+                           [.integer(Int64(configuration.historyLimit))])
+        return BundleRecord(id: id, version: version, sha256: sha256, canonicalJSON: canonicalJSON,
+                            appliedAt: time, appliedByUID: uid, kind: kind)
+    }
+
+    private static let selectBundles = "SELECT id, version, sha256, json, applied_at, applied_by, kind FROM bundles"
+
+    private static func bundleRecord(_ row: SQLRow) -> BundleRecord {
+        BundleRecord(id: row.integer(0), version: row.text(1), sha256: row.text(2), canonicalJSON: row.text(3),
+                     appliedAt: row.integer(4), appliedByUID: UInt32(truncatingIfNeeded: row.integer(5)),
+                     kind: BundleChangeKind(rawValue: row.text(6)) ?? .apply)
+    }
+}

@@ -1,0 +1,218 @@
+import CSQLite
+import Glibc
+
+/// proctord's durable state: applied policy bundles with history, wipe directives, and the
+/// per-app inventory and feedback, in one SQLite database `state.db` inside the state directory.
+///
+/// All SQLite work of the project happens behind this type. It is **not** thread-safe and
+/// not `Sendable`: the daemon creates it and calls it from its single event-loop thread only.
+///
+/// Guarantees:
+/// - Every method that writes runs in one transaction; when it returns normally the change is
+///   on disk (WAL, `synchronous=FULL`) and survives `kill -9` or power loss. When it throws,
+///   nothing of that call was written.
+/// - Write failures (full disk, read-only directory, I/O errors) are reported as `StoreError`
+///   values; reads of the last committed state keep working.
+public final class StateStore {
+    /// Limits and timing; the defaults are what proctord uses.
+    public struct Configuration: Sendable {
+        /// Applied-bundle history entries kept (the newest is the bundle in force). At least 1.
+        public var historyLimit: Int = 20
+        /// Distinct feedback keys one app may hold; a new key beyond this is refused.
+        public var feedbackKeysPerApp: Int = 100
+        /// Policy acknowledgements kept per app (the newest ones).
+        public var acknowledgementsPerApp: Int = 20
+        /// Completed wipe directives kept per app (pending ones are always kept).
+        public var completedWipesPerApp: Int = 20
+        /// How long a write waits for another connection's lock before `StoreError.busy`.
+        public var busyTimeoutMilliseconds: Int32 = 5000
+
+        public init() {}
+    }
+
+    /// The database file name inside the state directory.
+    public static let databaseFileName = "state.db"
+
+    /// Absolute or relative path of `state.db`.
+    public let databasePath: String
+    /// Set when `open` found a corrupt database, moved it aside and started a fresh one.
+    public let recoveredCorruption: CorruptDatabaseRecovery?
+    /// Whether the database could only be opened read-only; every write then throws `.readOnly`.
+    public var isReadOnly: Bool { connection.isReadOnly }
+
+    let configuration: Configuration
+    let connection: SQLiteConnection
+
+    private init(connection: SQLiteConnection, configuration: Configuration, recoveredCorruption: CorruptDatabaseRecovery?) {
+        self.connection = connection
+        self.configuration = configuration
+        self.databasePath = connection.path
+        self.recoveredCorruption = recoveredCorruption
+    }
+
+    /// Opens `directory/state.db`, creating the directory (mode 0750) and the database if they
+    /// do not exist, and migrates an older schema forward in one transaction.
+    ///
+    /// A corrupt database (SQLite reports `SQLITE_CORRUPT`/`SQLITE_NOTADB` or `quick_check`
+    /// fails) is renamed to `state.db.corrupt-<UTC time>` together with its `-wal`/`-shm`,
+    /// a fresh database is created, and `recoveredCorruption` says so. Nothing is deleted.
+    ///
+    /// - Parameter now: the current time, used to name a moved-aside corrupt file.
+    /// - Throws: `.schemaTooNew` for a database from a newer build; `.readOnly` when the
+    ///   database does not exist (or needs migrating) and cannot be written; `.cannotOpen`,
+    ///   `.io`, `.busy` for the rest.
+    public static func open(directory: String, configuration: Configuration = Configuration(),
+                            now: UnixMilliseconds = currentTime()) throws(StoreError) -> StateStore {
+        precondition(configuration.historyLimit >= 1, "historyLimit must keep the current bundle")
+        let path = directory + "/" + databaseFileName
+        if mkdir(directory, 0o750) != 0 && errno != EEXIST {
+            let code = errno
+            if code == EROFS || code == EACCES { throw .readOnly(path: directory) }
+            throw .cannotOpen(path: directory, message: String(cString: strerror(code)))
+        }
+        do throws(StoreError) {
+            let connection = try openAndMigrate(path: path, configuration: configuration)
+            return StateStore(connection: connection, configuration: configuration, recoveredCorruption: nil)
+        } catch .corrupt(_, let reason) {
+            let movedTo = try moveAside(path: path, now: now)
+            let connection = try openAndMigrate(path: path, configuration: configuration)
+            return StateStore(connection: connection, configuration: configuration,
+                              recoveredCorruption: CorruptDatabaseRecovery(reason: reason, movedTo: movedTo))
+        }
+    }
+
+    /// Closes the database. Any later call on this store is a programmer error.
+    public func close() { connection.close() }
+
+    /// The wall-clock time now, in the store's unit.
+    public static func currentTime() -> UnixMilliseconds {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
+    }
+
+    private static func openAndMigrate(path: String, configuration: Configuration) throws(StoreError) -> SQLiteConnection {
+        // WAL mode needs a writable directory for its -shm file, even to read. When the
+        // directory cannot be written at all, read the database as immutable instead.
+        let directoryIsReadOnly = access(String(path.dropLast(databaseFileName.count)), W_OK) != 0
+        let databaseExists = access(path, F_OK) == 0
+        if directoryIsReadOnly && !databaseExists { throw .readOnly(path: path) }
+        let connection = try SQLiteConnection(path: path, immutable: directoryIsReadOnly)
+        do {
+            try prepare(connection, configuration: configuration)
+            return connection
+        } catch {
+            if case .corrupt = error { connection.closeKeepingJournalFiles() }
+            throw error
+        }
+    }
+
+    /// Sets the connection up (journal mode, sync, checks) and migrates its schema.
+    private static func prepare(_ connection: SQLiteConnection, configuration: Configuration) throws(StoreError) {
+        let path = connection.path
+        connection.setBusyTimeout(milliseconds: configuration.busyTimeoutMilliseconds)
+        // The first statements read the header, so a file that is not a database fails here.
+        let mode = try connection.query("PRAGMA journal_mode = WAL") { $0.text(0) }.first
+        if mode != "wal" && !connection.isReadOnly {
+            throw .sqlite(code: SQLITE_ERROR, message: "could not switch \(path) to WAL mode (got \(mode ?? "nothing"))")
+        }
+        try connection.run("PRAGMA synchronous = FULL")
+        try connection.run("PRAGMA foreign_keys = ON")
+        let problems = try connection.query("PRAGMA quick_check") { $0.text(0) }
+        if problems != ["ok"] {
+            throw .corrupt(path: path, message: problems.prefix(5).joined(separator: "; "))
+        }
+        try migrate(connection)
+    }
+
+    /// Brings the schema to `Schema.latestVersion` in one transaction, or refuses a newer one.
+    private static func migrate(_ connection: SQLiteConnection) throws(StoreError) {
+        let found = try userVersion(connection)
+        if found > Schema.latestVersion { throw .schemaTooNew(found: found, supported: Schema.latestVersion) }
+        if found == Schema.latestVersion { return }
+        if connection.isReadOnly { throw .readOnly(path: connection.path) }
+        try connection.run("BEGIN IMMEDIATE")
+        do throws(StoreError) {
+            // Re-read under the write lock: another process may have migrated meanwhile.
+            let start = try userVersion(connection)
+            if start > Schema.latestVersion { throw StoreError.schemaTooNew(found: start, supported: Schema.latestVersion) }
+            for step in Int(start)..<Schema.migrations.count {
+                try connection.executeScript(Schema.migrations[step])
+            }
+            try connection.run("PRAGMA user_version = \(Schema.latestVersion)")
+            try connection.run("COMMIT")
+        } catch {
+            if connection.inTransaction { try? connection.run("ROLLBACK") }
+            throw error
+        }
+    }
+
+    private static func userVersion(_ connection: SQLiteConnection) throws(StoreError) -> Int32 {
+        Int32(truncatingIfNeeded: try connection.query("PRAGMA user_version") { $0.integer(0) }.first ?? 0)
+    }
+
+    /// Renames `path` and its `-wal`/`-shm` to `path.corrupt-<UTC time>[-n]`, returning the new name.
+    private static func moveAside(path: String, now: UnixMilliseconds) throws(StoreError) -> String {
+        var seconds = time_t(now / 1000)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        let stamp = zeroPadded(parts.tm_year + 1900, width: 4) + zeroPadded(parts.tm_mon + 1, width: 2)
+            + zeroPadded(parts.tm_mday, width: 2) + "T" + zeroPadded(parts.tm_hour, width: 2)
+            + zeroPadded(parts.tm_min, width: 2) + zeroPadded(parts.tm_sec, width: 2) + "Z"
+        var target = "\(path).corrupt-\(stamp)"
+        var attempt = 1
+        while access(target, F_OK) == 0 {
+            target = "\(path).corrupt-\(stamp)-\(attempt)"
+            attempt += 1
+        }
+        // The main file first: once it is gone, a leftover -wal can no longer be applied to a fresh database.
+        for suffix in ["", "-wal", "-shm"] {
+            guard rename(path + suffix, target + suffix) == 0 || errno == ENOENT else {
+                let code = errno
+                if code == EROFS || code == EACCES { throw .readOnly(path: path) }
+                throw .io(path: path, message: "cannot move the corrupt database aside: \(String(cString: strerror(code)))")
+            }
+        }
+        return target
+    }
+
+    /// Runs `body` in one write transaction (`BEGIN IMMEDIATE`): either all of it is
+    /// committed durably or, on any error, none of it.
+    func writeTransaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        if connection.isReadOnly { throw .readOnly(path: databasePath) }
+        try connection.run("BEGIN IMMEDIATE")
+        do throws(StoreError) {
+            let result = try body()
+            try connection.run("COMMIT")
+            return result
+        } catch {
+            // A failed COMMIT (disk full) can leave the transaction open; end it so the
+            // connection keeps serving the last committed state.
+            if connection.inTransaction { try? connection.run("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Runs `body` in one read transaction, so multi-query reads see a single snapshot.
+    func readTransaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        try connection.run("BEGIN DEFERRED")
+        do throws(StoreError) {
+            let result = try body()
+            try connection.run("COMMIT")
+            return result
+        } catch {
+            if connection.inTransaction { try? connection.run("ROLLBACK") }
+            throw error
+        }
+    }
+}
+
+/// The store is confined to the daemon's loop thread.
+@available(*, unavailable)
+extension StateStore: Sendable {}
+
+/// `value` in decimal, left-padded with zeros to `width` digits.
+private func zeroPadded(_ value: Int32, width: Int) -> String {
+    let digits = String(value)
+    return String(repeating: "0", count: max(0, width - digits.count)) + digits
+}

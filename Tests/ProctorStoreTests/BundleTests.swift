@@ -1,0 +1,133 @@
+import Testing
+@testable import ProctorStore
+
+@Suite struct BundleTests {
+    @Test func applyMakesTheNewestBundleCurrentWithItsDigest() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try StateStore.open(directory: directory.path)
+        #expect(try store.currentBundle() == nil)
+        #expect(try store.history().isEmpty)
+
+        let first = try store.apply(version: "1", canonicalJSON: policyText("1"), expectedVersion: nil, at: 10, byUID: 1000)
+        let second = try store.apply(version: "2", canonicalJSON: policyText("2"), expectedVersion: "1", at: 20, byUID: 0)
+
+        #expect(try store.currentBundle() == second)
+        #expect(try store.history() == [second, first])
+        #expect(second.sha256 == SHA256.hexDigest(of: policyText("2")))
+        #expect(second.kind == .apply && second.appliedAt == 20 && second.appliedByUID == 0)
+        #expect(first.appliedByUID == 1000)
+        #expect(second.id > first.id)
+    }
+
+    @Test func expectedVersionMismatchIsAConflictAndWritesNothing() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try StateStore.open(directory: directory.path)
+
+        #expect(throws: StoreError.versionConflict(expected: "0", current: nil)) { try store.applyForTest("1", expected: "0") }
+        try store.applyForTest("1")
+        #expect(throws: StoreError.versionConflict(expected: "0", current: "1")) { try store.applyForTest("2", expected: "0") }
+        #expect(try store.history().map(\.version) == ["1"])
+        try store.applyForTest("2", expected: "1")
+        #expect(try store.currentBundle()?.version == "2")
+    }
+
+    @Test func historyKeepsOnlyTheConfiguredNumberOfEntries() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        var configuration = StateStore.Configuration()
+        configuration.historyLimit = 3
+        let store = try StateStore.open(directory: directory.path, configuration: configuration)
+        for version in 1...7 { try store.applyForTest("\(version)") }
+        #expect(try store.history().map(\.version) == ["7", "6", "5"])
+        #expect(throws: StoreError.unknownVersion("4")) { try store.rollback(to: "4", at: 1, byUID: 0) }
+    }
+
+    @Test func defaultHistoryLimitIsTwenty() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try StateStore.open(directory: directory.path)
+        for version in 1...25 { try store.applyForTest("\(version)") }
+        let history = try store.history()
+        #expect(history.count == 20)
+        #expect(history.first?.version == "25" && history.last?.version == "6")
+    }
+
+    @Test func rollbackAddsAnEntryThatRestoresTheEarlierText() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try StateStore.open(directory: directory.path)
+        let original = try store.applyForTest("1")
+        try store.applyForTest("2")
+
+        let rolledBack = try store.rollback(to: "1", at: 99, byUID: 42)
+        #expect(rolledBack.kind == .rollback)
+        #expect(rolledBack.canonicalJSON == original.canonicalJSON && rolledBack.sha256 == original.sha256)
+        #expect(rolledBack.appliedByUID == 42 && rolledBack.appliedAt == 99)
+        #expect(try store.currentBundle() == rolledBack)
+        #expect(try store.history().map(\.version) == ["1", "2", "1"])
+        // Compare-and-swap sees the rolled-back version as current.
+        try store.applyForTest("3", expected: "1")
+        #expect(throws: StoreError.unknownVersion("9")) { try store.rollback(to: "9", at: 1, byUID: 0) }
+    }
+
+    @Test func everythingSurvivesCloseAndReopen() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try StateStore.open(directory: directory.path)
+        try store.applyForTest("1")
+        try store.applyForTest("2")
+        try store.rollback(to: "1", at: 5, byUID: 7)
+        let wipe = try store.issueWipe(appID: "com.example.notes", issuedAt: 6, byUID: 0)
+        try store.recordFeedback(appID: "com.example.notes", key: "sync", severity: .info, message: "ok", data: nil, at: 8)
+        let history = try store.history()
+        store.close()
+
+        let reopened = try StateStore.open(directory: directory.path)
+        #expect(reopened.recoveredCorruption == nil)
+        #expect(try reopened.history() == history)
+        #expect(try reopened.currentBundle()?.kind == .rollback)
+        #expect(try reopened.pendingWipes(appID: "com.example.notes") == [wipe])
+        #expect(try reopened.app(appID: "com.example.notes")?.feedback.map(\.key) == ["sync"])
+        // Ids keep increasing after a reopen (AUTOINCREMENT never reuses them).
+        #expect(try reopened.applyForTest("3").id > history[0].id)
+    }
+
+    @Test func invalidBundleFieldsAreRejectedByName() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try StateStore.open(directory: directory.path)
+        #expect(throws: StoreError.invalidField(field: "version", reason: "must not be empty")) {
+            try store.apply(version: "", canonicalJSON: "{}", expectedVersion: nil, at: 1, byUID: 0)
+        }
+        #expect(throws: StoreError.invalidField(field: "policy", reason: "must not be empty")) {
+            try store.apply(version: "1", canonicalJSON: "", expectedVersion: nil, at: 1, byUID: 0)
+        }
+        #expect(throws: StoreError.invalidField(field: "version", reason: "must be at most 100 characters, got 101")) {
+            try store.apply(version: String(repeating: "v", count: 101), canonicalJSON: "{}", expectedVersion: nil, at: 1, byUID: 0)
+        }
+        #expect(try store.currentBundle() == nil)
+    }
+
+    @Test func textWithEmbeddedNulAndNonASCIIRoundTrips() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try StateStore.open(directory: directory.path)
+        let text = "{\"note\":\"naïve \u{0}\u{1F600}\"}"
+        try store.apply(version: "ü", canonicalJSON: text, expectedVersion: nil, at: 1, byUID: 0)
+        #expect(try store.currentBundle()?.canonicalJSON == text)
+        #expect(try store.rollback(to: "ü", at: 2, byUID: 0).version == "ü")
+    }
+}
+
+@Suite struct SHA256Tests {
+    @Test func knownVectors() {
+        #expect(SHA256.hexDigest(of: "") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(SHA256.hexDigest(of: "abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(SHA256.hexDigest(of: "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")
+            == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        #expect(SHA256.hexDigest(of: String(repeating: "a", count: 1_000_000))
+            == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+    }
+}
