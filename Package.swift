@@ -35,7 +35,8 @@ let package = Package(
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
 
-        .target(name: "JSONCore"),
+        // libm: JSONCore rounds numbers without Foundation, which would otherwise pull libm in.
+        .target(name: "JSONCore", linkerSettings: [.linkedLibrary("m")]),
         .target(name: "ProctorPolicy", dependencies: ["JSONCore"]),
         .target(name: "LinuxIO", dependencies: ["CLinux"]),
         .target(name: "Varlink", dependencies: ["JSONCore", "LinuxIO"]),
