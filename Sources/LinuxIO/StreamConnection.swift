@@ -89,6 +89,7 @@ public final class StreamConnection {
     private var interest: Interest = .readable
     private var isReading = true
     private var closesWhenFlushed = false
+    private var closeRequested = false
     private var closeReasonAfterFlush: CloseReason = .closedLocally
     private var isDeliveringInput = false
     private var input: [UInt8] = []
@@ -123,14 +124,14 @@ public final class StreamConnection {
 
     /// Queues `bytes` for the peer, writing at once when possible. Closes the connection with
     /// `.outputLimitExceeded` when the pending output would pass `maxOutputBuffer`. Ignored
-    /// once the connection is closed.
+    /// once the connection is closed or `closeAfterFlushing()` was called.
     public func send(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { send(contentsOf: $0) }
     }
 
     /// Queues a copy of `bytes`, as `send(_:)` does.
     public func send(contentsOf bytes: UnsafeRawBufferPointer) {
-        guard isOpen, !bytes.isEmpty else { return }
+        guard isOpen, !closeRequested, !bytes.isEmpty else { return }
         guard pendingOutputCount + bytes.count <= limits.maxOutputBuffer else {
             close(reason: .outputLimitExceeded)
             return
@@ -196,9 +197,10 @@ public final class StreamConnection {
     }
 
     /// Stops reading and closes once pending output has been delivered (at once if none is
-    /// pending), e.g. after sending a final error reply.
+    /// pending), e.g. after sending a final error reply; later `send`s are ignored.
     public func closeAfterFlushing() {
-        guard isOpen else { return }
+        guard isOpen, !closeRequested else { return }
+        closeRequested = true
         stopReading(reason: .closedLocally)
     }
 

@@ -59,7 +59,7 @@ final class LoopThread: Sendable {
 }
 
 /// A fresh directory under /tmp, removed when the test ends.
-final class TemporaryDirectory {
+final class TemporaryDirectory: Sendable {
     let path: String
     init() {
         var template = Array("/tmp/linuxio-test-XXXXXX".utf8CString)
