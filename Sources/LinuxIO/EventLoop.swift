@@ -278,6 +278,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Runs the loop on the calling thread until `stop()`; returns after the iteration in which
     /// `stop()` was called. Throws only if epoll itself fails.
     public func run() throws(Errno) {
+        precondition(loopThread == nil, "EventLoop.run() is already running")
         loopThread = pthread_self()
         defer { loopThread = nil }
         stopRequested = false

@@ -56,6 +56,26 @@ import Testing
         #expect(ticks.value == 5)
     }
 
+    @Test func aStalledLoopSkipsMissedTicksInsteadOfFiringABurst() throws {
+        let ticks = Shared<[ContinuousClock.Instant]>([])
+        let stallEnded = Shared<ContinuousClock.Instant?>(nil)
+        let running = try LoopThread { loop in
+            loop.schedule(every: .milliseconds(10)) { ticks.update { $0.append(.now) } }
+        }
+        defer { running.stop() }
+        #expect(eventually { ticks.value.count >= 2 })
+        running.loop.execute {
+            usleep(100_000)  // a handler stuck for ten periods
+            stallEnded.update { $0 = .now }
+        }
+        #expect(eventually { stallEnded.value != nil && ticks.value.last! > stallEnded.value! })
+        usleep(30_000)
+        let afterStall = ticks.value.filter { $0 > stallEnded.value! }
+        #expect(afterStall.count >= 2)
+        // One catch-up tick at once, the next a full period later: not nine in a row.
+        #expect(afterStall[1] - afterStall[0] >= .milliseconds(9))
+    }
+
     @Test func executeRunsWorkFromOtherThreadsInOrderOnTheLoopThread() throws {
         let running = try LoopThread()
         defer { running.stop() }

@@ -142,6 +142,35 @@ final class EchoServer: Sendable {
         #expect(try polite.receive(count: ping.count) == ping)
     }
 
+    @Test func aClientFloodingRequestsDoesNotStarveAnother() throws {
+        // Messages starting with "F" are swallowed; the flood never stops while we ping.
+        let server = try EchoServer(limits: .init(maxReadsPerWakeUp: 2)) { message, connection in
+            if message.first != UInt8(ascii: "F") { connection.send(message + [0]) }
+        }
+        let flooder = try Client(path: server.path)
+        defer { flooder.close() }
+        let pinger = try Client(path: server.path)
+        defer { pinger.close() }
+        let flooding = Shared(true)
+        let flooded = Shared(0)
+        var chunk: [UInt8] = []
+        for _ in 0..<1000 { chunk += Array("F".utf8) + [UInt8](repeating: 70, count: 62) + [0] }
+        let floodChunk = chunk
+        Thread.detachNewThread {
+            while flooding.value, (try? flooder.send(floodChunk)) != nil { flooded.update { $0 += 1 } }
+        }
+        defer { flooding.update { $0 = false } }
+        #expect(eventually { flooded.value > 10 })
+        for index in 0..<50 {
+            let ping = Array("ping \(index)".utf8) + [0]
+            let start = ContinuousClock.now
+            try pinger.send(ping)
+            #expect(try pinger.receive(count: ping.count) == ping)
+            #expect(ContinuousClock.now - start < .seconds(2))
+        }
+        #expect(flooding.value)
+    }
+
     @Test func closeAfterFlushingDeliversTheLastReplyThenCloses() throws {
         let server = try EchoServer { message, connection in
             connection.send(Array("error: ".utf8) + message + [0])
