@@ -13,7 +13,7 @@ public enum ProcessIdentity {
 
     /// The supplementary group ids of process `pid` (the `Groups:` line of `/proc/PID/status`).
     public static func supplementaryGroups(ofPID pid: pid_t) throws(Errno) -> [gid_t] {
-        let status = try readSmallFile("/proc/\(pid)/status")
+        let status = try readProcFile("/proc/\(pid)/status")
         for line in status.split(separator: "\n") where line.hasPrefix("Groups:") {
             return line.dropFirst("Groups:".count)
                 .split(whereSeparator: { $0 == " " || $0 == "\t" })
@@ -22,20 +22,21 @@ public enum ProcessIdentity {
         return []
     }
 
-    /// Reads a `/proc` file of at most 64 KiB (they report a size of 0, so read to the end).
-    private static func readSmallFile(_ path: String) throws(Errno) -> String {
+    /// Reads a `/proc` file to its end (they report a size of 0). A process in tens of
+    /// thousands of groups has a long status file, so the limit is generous.
+    private static func readProcFile(_ path: String, limit: Int = 4 << 20) throws(Errno) -> String {
         let descriptor = try FileDescriptor.open(path, O_RDONLY)
         defer { try? descriptor.close() }
-        var bytes = [UInt8](repeating: 0, count: 64 * 1024)
-        var length = 0
-        while length < bytes.count {
-            let count = try bytes.withUnsafeMutableBytes { raw in
-                Result { () throws(Errno) in try descriptor.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[length...])) }
+        var contents: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while contents.count < limit {
+            let count = try chunk.withUnsafeMutableBytes { raw in
+                Result { () throws(Errno) in try descriptor.read(into: raw) }
             }.get()
             if count == 0 { break }
-            length += count
+            contents += chunk[..<count]
         }
-        return String(decoding: bytes[..<length], as: UTF8.self)
+        return String(decoding: contents, as: UTF8.self)
     }
 }
 

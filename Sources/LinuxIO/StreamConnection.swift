@@ -175,7 +175,7 @@ public final class StreamConnection {
         }
         if outputStart == output.count {
             // Keep a small buffer for the next reply; give a large one back.
-            output.removeAll(keepingCapacity: output.capacity <= 16 * 1024)
+            output.removeAll(keepingCapacity: output.capacity <= 4096)
             outputStart = 0
             if closesWhenFlushed {
                 close(reason: closeReasonAfterFlush)
