@@ -61,7 +61,8 @@ public final class EventLoop: @unchecked Sendable {
         var handler: ((Readiness) -> Void)?
     }
 
-    private let epoll: FileDescriptor
+    /// The epoll instance (internal so tests can read what it watches in /proc/self/fdinfo).
+    let epoll: FileDescriptor
     private let wakeUp: FileDescriptor
     private var slots: [Slot] = []
     private var freeSlots: [Int] = []

@@ -171,6 +171,31 @@ final class EchoServer: Sendable {
         #expect(flooding.value)
     }
 
+    @Test func writabilityIsWatchedOnlyWhileOutputIsPending() throws {
+        let (clientEnd, serverEnd) = try UnixSocket.pair()
+        let client = try Client(descriptor: clientEnd)
+        defer { client.close() }
+        var connection: LoopBound<StreamConnection>?
+        let running = try LoopThread { loop in
+            connection = LoopBound(try StreamConnection(descriptor: serverEnd, loop: loop))
+        }
+        defer { running.stop() }
+        let server = connection!
+        let writable = UInt32(Interest.writable.rawValue)
+        #expect(try watchedEvents(running.loop, serverEnd).map { $0 & writable } == 0)
+
+        // More than the socket buffers hold, so part of it waits in the connection.
+        let reply = [UInt8](repeating: 7, count: 4 << 20)
+        let pending = running.sync { server.value.send(reply); return server.value.pendingOutputCount }
+        #expect(pending > 0)
+        #expect(try watchedEvents(running.loop, serverEnd).map { $0 & writable } == writable)
+
+        #expect(try client.receive(count: reply.count) == reply)
+        #expect(eventually { running.sync { server.value.pendingOutputCount } == 0 })
+        #expect(try watchedEvents(running.loop, serverEnd).map { $0 & writable } == 0)
+        running.sync { server.value.close() }
+    }
+
     @Test func closeAfterFlushingDeliversTheLastReplyThenCloses() throws {
         let server = try EchoServer { message, connection in
             connection.send(Array("error: ".utf8) + message + [0])

@@ -125,3 +125,21 @@ func consumeMessages(_ buffer: UnsafeRawBufferPointer, _ message: (UnsafeRawBuff
     }
     return start
 }
+
+/// Carries a loop-thread object to closures that run on the loop's thread; the test only
+/// touches it there.
+final class LoopBound<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+/// The events `loop`'s epoll instance watches on `descriptor`, read from /proc/self/fdinfo.
+func watchedEvents(_ loop: EventLoop, _ descriptor: FileDescriptor) throws -> UInt32? {
+    let info = try String(contentsOfFile: "/proc/self/fdinfo/\(loop.epoll.rawValue)", encoding: .utf8)
+    for line in info.split(separator: "\n") where line.hasPrefix("tfd:") {
+        let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+        guard fields.count >= 4, Int32(fields[1]) == descriptor.rawValue else { continue }
+        return UInt32(fields[3], radix: 16)
+    }
+    return nil
+}
