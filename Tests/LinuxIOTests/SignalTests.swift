@@ -16,6 +16,7 @@ import Testing
         #expect(try receiveOwnSignals(sending: []) == [])
         let child = fork()
         if child == 0 {
+            closeInheritedDescriptors()
             let received = (try? receiveOwnSignals(sending: [SIGHUP, SIGTERM])) ?? []
             _exit(received == [SIGHUP, SIGTERM] ? 0 : 1)
         }

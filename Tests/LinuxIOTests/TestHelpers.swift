@@ -143,3 +143,18 @@ func watchedEvents(_ loop: EventLoop, _ descriptor: FileDescriptor) throws -> UI
     }
     return nil
 }
+
+/// In a forked child: closes every inherited descriptor above 2 except `keep`, so the child does
+/// not hold other tests' sockets open (which would hide their EOFs or keep stale sockets alive).
+func closeInheritedDescriptors(except keep: Set<CInt> = []) {
+    guard let directory = opendir("/proc/self/fd") else { return }
+    let own = dirfd(directory)
+    var inherited: [CInt] = []
+    inherited.reserveCapacity(256)
+    while let entry = readdir(directory) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        if let fd = CInt(name), fd > 2, fd != own, !keep.contains(fd) { inherited.append(fd) }
+    }
+    closedir(directory)
+    for fd in inherited { close(fd) }
+}
