@@ -214,7 +214,8 @@ public final class EventLoop: @unchecked Sendable {
     ///
     /// A process-directed signal (`kill`) reaches the signalfd only if every thread blocks it:
     /// call this on the main thread before any other thread starts (threads inherit the mask).
-    /// A later call for the same signal replaces its handler.
+    /// A later call for the same signal replaces its handler. The signals stay blocked after
+    /// the loop is gone.
     public func onSignal(_ signals: [CInt], _ handler: @escaping (CInt) -> Void) throws(Errno) {
         assertOnLoopThread()
         for signal in signals { signalHandlers[signal] = handler }
