@@ -23,3 +23,17 @@ static inline int clinux_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t 
 static inline int clinux_accept_nonblocking(int fd) {
     return accept4(fd, 0, 0, SOCK_NONBLOCK | SOCK_CLOEXEC);
 }
+
+extern int pipe2(int fds[2], int flags);
+
+/// pipe2(2) with O_CLOEXEC on both ends.
+static inline int clinux_pipe_cloexec(int fds[2]) {
+    return pipe2(fds, 02000000 /* O_CLOEXEC */);
+}
+
+#include <sys/file.h>
+
+/// flock(2); Swift sees only `struct flock` under that name.
+static inline int clinux_flock(int fd, int operation) {
+    return flock(fd, operation);
+}

@@ -1,0 +1,241 @@
+// Every raw libc call of LinuxIO goes through this file, so the rest of the layer speaks in
+// types (`FileDescriptor`, `Errno`) and the calls can be read, audited and faulted in one place.
+import CLinux
+import Glibc
+
+/// Runs `body` (a call that returns -1 and sets `errno` on failure) again while it fails with
+/// EINTR, and turns any other failure into an `Errno`.
+///
+/// Never use it for `close(2)`: on Linux the descriptor is gone even when close reports EINTR,
+/// and a retry could close a descriptor another thread has just been given.
+@inline(__always)
+func retryingOnInterrupt<Result: FixedWidthInteger>(_ body: () -> Result) throws(Errno) -> Result {
+    while true {
+        let result = body()
+        if result != -1 { return result }
+        let code = errno
+        if code != EINTR { throw Errno(rawValue: code) }
+    }
+}
+
+/// The thin typed wrappers over libc; each returns the call's result or throws its `errno`.
+enum Syscall {
+    // MARK: descriptors
+
+    static func open(_ path: String, _ flags: CInt, _ mode: mode_t = 0) throws(Errno) -> CInt {
+        try retryingOnInterrupt { Glibc.open(path, flags | O_CLOEXEC, mode) }
+    }
+
+    static func close(_ fd: CInt) throws(Errno) {
+        if Glibc.close(fd) == -1, errno != EINTR { throw Errno(rawValue: errno) }
+    }
+
+    static func read(_ fd: CInt, _ buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+        try retryingOnInterrupt { Glibc.read(fd, buffer.baseAddress, buffer.count) }
+    }
+
+    static func write(_ fd: CInt, _ buffer: UnsafeRawBufferPointer) throws(Errno) -> Int {
+        try retryingOnInterrupt { Glibc.write(fd, buffer.baseAddress, buffer.count) }
+    }
+
+    /// send(2) with MSG_NOSIGNAL: a peer that went away yields EPIPE instead of killing the
+    /// process with SIGPIPE.
+    static func send(_ fd: CInt, _ buffer: UnsafeRawBufferPointer) throws(Errno) -> Int {
+        try retryingOnInterrupt { Glibc.send(fd, buffer.baseAddress, buffer.count, CInt(MSG_NOSIGNAL)) }
+    }
+
+    static func fileStatusFlags(_ fd: CInt) throws(Errno) -> CInt {
+        try retryingOnInterrupt { fcntl(fd, F_GETFL) }
+    }
+
+    static func setFileStatusFlags(_ fd: CInt, _ flags: CInt) throws(Errno) {
+        _ = try retryingOnInterrupt { fcntl(fd, F_SETFL, flags) }
+    }
+
+    static func ftruncate(_ fd: CInt, _ length: off_t) throws(Errno) {
+        _ = try retryingOnInterrupt { Glibc.ftruncate(fd, length) }
+    }
+
+    static func flock(_ fd: CInt, _ operation: CInt) throws(Errno) {
+        _ = try retryingOnInterrupt { clinux_flock(fd, operation) }
+    }
+
+    static func pipe() throws(Errno) -> (read: CInt, write: CInt) {
+        var fds: [CInt] = [-1, -1]
+        _ = try retryingOnInterrupt { clinux_pipe_cloexec(&fds) }
+        return (fds[0], fds[1])
+    }
+
+    // MARK: files and names
+
+    static func lstat(_ path: String) throws(Errno) -> stat {
+        var status = stat()
+        _ = try retryingOnInterrupt { Glibc.lstat(path, &status) }
+        return status
+    }
+
+    static func unlink(_ path: String) throws(Errno) {
+        _ = try retryingOnInterrupt { Glibc.unlink(path) }
+    }
+
+    static func chmod(_ path: String, _ mode: mode_t) throws(Errno) {
+        _ = try retryingOnInterrupt { Glibc.chmod(path, mode) }
+    }
+
+    /// Changes only the group of `path` (the owner stays as it is).
+    static func chgrp(_ path: String, _ group: gid_t) throws(Errno) {
+        _ = try retryingOnInterrupt { Glibc.chown(path, uid_t.max, group) }
+    }
+
+    static func readlink(_ path: String) throws(Errno) -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = try retryingOnInterrupt { Glibc.readlink(path, &buffer, buffer.count - 1) }
+        return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The user name of `uid` from the user database, or nil when there is none.
+    static func userName(forUID uid: uid_t) throws(Errno) -> String? {
+        var entry = passwd()
+        var found: UnsafeMutablePointer<passwd>? = nil
+        var size = 1024
+        while true {
+            var buffer = [CChar](repeating: 0, count: size)
+            let code = getpwuid_r(uid, &entry, &buffer, buffer.count, &found)
+            if code == ERANGE, size < 1 << 20 { size *= 4; continue }
+            if code == EINTR { continue }
+            if code != 0 { throw Errno(rawValue: code) }
+            guard found != nil, let name = entry.pw_name else { return nil }
+            return String(cString: name)
+        }
+    }
+
+    /// The group id named `name` in the group database, or nil when there is none.
+    static func groupID(named name: String) throws(Errno) -> gid_t? {
+        var entry = group()
+        var found: UnsafeMutablePointer<group>? = nil
+        var size = 1024
+        while true {
+            var buffer = [CChar](repeating: 0, count: size)
+            let code = getgrnam_r(name, &entry, &buffer, buffer.count, &found)
+            if code == ERANGE, size < 1 << 24 { size *= 4; continue }
+            if code == EINTR { continue }
+            if code != 0 { throw Errno(rawValue: code) }
+            return found == nil ? nil : entry.gr_gid
+        }
+    }
+
+    // MARK: sockets
+
+    static func unixStreamSocket(nonBlocking: Bool) throws(Errno) -> CInt {
+        var type = CInt(SOCK_STREAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue)
+        if nonBlocking { type |= CInt(SOCK_NONBLOCK.rawValue) }
+        return try retryingOnInterrupt { socket(AF_UNIX, type, 0) }
+    }
+
+    static func socketPair() throws(Errno) -> (CInt, CInt) {
+        var fds: [CInt] = [-1, -1]
+        let type = CInt(SOCK_STREAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue) | CInt(SOCK_NONBLOCK.rawValue)
+        _ = try retryingOnInterrupt { socketpair(AF_UNIX, type, 0, &fds) }
+        return (fds[0], fds[1])
+    }
+
+    /// Calls `body` with a `sockaddr_un` for `path`; the caller has checked the length.
+    private static func withUnixAddress<Result>(
+        _ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Result
+    ) -> Result {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            let bytes = Array(path.utf8)
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                body($0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+    }
+
+    /// The longest path a `sockaddr_un` holds, without its terminating NUL.
+    static let maximumUnixPathLength = MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1
+
+    static func bind(_ fd: CInt, unixPath path: String) throws(Errno) {
+        _ = try retryingOnInterrupt { withUnixAddress(path) { Glibc.bind(fd, $0, $1) } }
+    }
+
+    /// connect(2); EINTR is not retried by calling connect again (that would report EALREADY)
+    /// but by waiting for the connection the kernel keeps establishing.
+    static func connect(_ fd: CInt, unixPath path: String) throws(Errno) {
+        if withUnixAddress(path, { Glibc.connect(fd, $0, $1) }) == 0 { return }
+        let code = errno
+        guard code == EINTR else { throw Errno(rawValue: code) }
+        var descriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+        _ = try retryingOnInterrupt { poll(&descriptor, 1, -1) }
+        var failure: CInt = 0
+        var length = socklen_t(MemoryLayout<CInt>.size)
+        _ = try retryingOnInterrupt { getsockopt(fd, SOL_SOCKET, SO_ERROR, &failure, &length) }
+        if failure != 0 { throw Errno(rawValue: failure) }
+    }
+
+    static func listen(_ fd: CInt, backlog: CInt) throws(Errno) {
+        _ = try retryingOnInterrupt { Glibc.listen(fd, backlog) }
+    }
+
+    static func acceptNonBlocking(_ fd: CInt) throws(Errno) -> CInt {
+        try retryingOnInterrupt { clinux_accept_nonblocking(fd) }
+    }
+
+    static func peerCredentials(_ fd: CInt) throws(Errno) -> (pid: pid_t, uid: uid_t, gid: gid_t) {
+        var pid: pid_t = 0, uid: uid_t = 0, gid: gid_t = 0
+        _ = try retryingOnInterrupt { clinux_peer_credentials(fd, &pid, &uid, &gid) }
+        return (pid, uid, gid)
+    }
+
+    // MARK: the event loop's kernel objects
+
+    static func epollCreate() throws(Errno) -> CInt {
+        try retryingOnInterrupt { epoll_create1(CInt(EPOLL_CLOEXEC)) }
+    }
+
+    static func epollControl(_ epoll: CInt, _ operation: CInt, _ fd: CInt, events: UInt32, data: UInt64) throws(Errno) {
+        var event = epoll_event()
+        event.events = events
+        event.data.u64 = data
+        _ = try retryingOnInterrupt { epoll_ctl(epoll, operation, fd, &event) }
+    }
+
+    /// epoll_wait(2); an interruption by a signal returns 0 events (the caller loops anyway).
+    static func epollWait(_ epoll: CInt, _ events: UnsafeMutablePointer<epoll_event>, capacity: CInt,
+                          timeoutMilliseconds: CInt) throws(Errno) -> Int {
+        let count = epoll_wait(epoll, events, capacity, timeoutMilliseconds)
+        if count >= 0 { return Int(count) }
+        let code = errno
+        if code == EINTR { return 0 }
+        throw Errno(rawValue: code)
+    }
+
+    static func eventFD() throws(Errno) -> CInt {
+        try retryingOnInterrupt { eventfd(0, CInt(EFD_CLOEXEC) | CInt(EFD_NONBLOCK)) }
+    }
+
+    /// Blocks `signals` for the calling thread (and the threads it starts later) and returns a
+    /// signalfd for them; `existing` (or -1) is updated in place when given.
+    static func signalFD(existing: CInt, blocking signals: [CInt]) throws(Errno) -> CInt {
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        for signal in signals { sigaddset(&mask, signal) }
+        let blocked = pthread_sigmask(SIG_BLOCK, &mask, nil)
+        if blocked != 0 { throw Errno(rawValue: blocked) }
+        return try retryingOnInterrupt { signalfd(existing, &mask, CInt(SFD_CLOEXEC) | CInt(SFD_NONBLOCK)) }
+    }
+
+    /// The monotonic clock in nanoseconds (never goes back, does not count suspend).
+    static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
+    }
+
+    static func processID() -> pid_t { getpid() }
+}

@@ -1,0 +1,243 @@
+import Foundation
+import Glibc
+@testable import LinuxIO
+import Testing
+
+/// An echo server of NUL-terminated messages on a fresh socket path, run on its own loop.
+final class EchoServer: Sendable {
+    let directory = TemporaryDirectory()
+    let path: String
+    let running: LoopThread
+    let closeReasons = Shared<[StreamConnection.CloseReason]>([])
+    let refused = Shared<[PeerCredentials?]>([])
+    let peers = Shared<[PeerCredentials]>([])
+
+    init(maxConnections: Int = 64, limits: StreamConnection.Limits = .init(),
+         onMessage: @escaping @Sendable ([UInt8], StreamConnection) -> Void = { message, connection in
+             connection.send(message + [0])
+         }) throws {
+        path = directory.path + "/echo.sock"
+        let path = self.path, closeReasons = self.closeReasons, refused = self.refused, peers = self.peers
+        running = try LoopThread { loop in
+            let socket = try UnixSocket.listen(path: path, mode: 0o600)
+            let listener = try UnixListener(descriptor: socket, loop: loop, maxConnections: maxConnections,
+                                            connectionLimits: limits)
+            listener.onConnection = { connection, credentials in
+                peers.update { $0.append(credentials) }
+                connection.onRead = { buffer in
+                    consumeMessages(buffer) { onMessage(Array($0), connection) }
+                }
+                connection.onClose = { reason in closeReasons.update { $0.append(reason) } }
+            }
+            listener.onConnectionRefused = { credentials in refused.update { $0.append(credentials) } }
+            // The loop's handlers keep the listener alive for the length of the test.
+            loop.schedule(after: .seconds(3600)) { _ = listener }
+        }
+    }
+
+    deinit { running.stop() }
+}
+
+@Suite struct StreamConnectionTests {
+    @Test func pingPongThroughTheLoop() throws {
+        let server = try EchoServer()
+        let client = try Client(path: server.path)
+        defer { client.close() }
+        for index in 0..<1000 {
+            let message = Array("ping \(index)".utf8) + [0]
+            try client.send(message)
+            #expect(try client.receive(count: message.count) == message)
+        }
+        #expect(server.peers.value == [PeerCredentials(pid: getpid(), uid: getuid(), gid: getgid())])
+    }
+
+    @Test func manyPipelinedMessagesSplitAcrossReadsAllArriveInOrder() throws {
+        let server = try EchoServer()
+        let client = try Client(path: server.path)
+        defer { client.close() }
+        var messages: [UInt8] = []
+        for index in 0..<20_000 { messages += Array("message number \(index)".utf8) + [0] }
+        let expected = messages
+        let writer = Thread { try? client.send(expected) }
+        writer.start()
+        let received = try client.receive(count: expected.count)
+        #expect(received.count == expected.count)
+        #expect(received == expected)
+    }
+
+    @Test func messagesSplitAtEveryByteAreReassembled() throws {
+        let server = try EchoServer()
+        let client = try Client(path: server.path)
+        defer { client.close() }
+        let message = Array("{\"method\":\"io.proctor.Agent.Decide\"}".utf8) + [0]
+        for byte in message {
+            try client.send([byte])
+            usleep(200)
+        }
+        #expect(try client.receive(count: message.count) == message)
+    }
+
+    @Test func halfAMessageThenSilenceIsClosedAfterTheTimeout() throws {
+        let server = try EchoServer(limits: .init(incompleteMessageTimeout: .milliseconds(100)))
+        let client = try Client(path: server.path)
+        defer { client.close() }
+        let start = ContinuousClock.now
+        try client.send("complete")
+        try client.send([0])
+        try client.send("{\"method\":\"half")
+        #expect(try client.receiveUntilClosed() == Array("complete".utf8) + [0])
+        #expect(ContinuousClock.now - start >= .milliseconds(100))
+        #expect(eventually { server.closeReasons.value == [.incompleteMessageTimeout] })
+    }
+
+    @Test func completeMessagesKeepAConnectionAliveBeyondTheTimeout() throws {
+        let server = try EchoServer(limits: .init(incompleteMessageTimeout: .milliseconds(80)))
+        let client = try Client(path: server.path)
+        defer { client.close() }
+        // Each message completes well within the timeout, though the connection lives longer.
+        for _ in 0..<6 {
+            try client.send("par")
+            usleep(30_000)
+            try client.send(Array("t".utf8) + [0])
+            #expect(try client.receive(count: 5) == Array("part".utf8) + [0])
+        }
+        #expect(server.closeReasons.value.isEmpty)
+    }
+
+    @Test func anIncompleteMessageOverTheInputLimitIsClosed() throws {
+        let server = try EchoServer(limits: .init(maxInputBuffer: 1024))
+        let client = try Client(path: server.path)
+        defer { client.close() }
+        try client.send([UInt8](repeating: 65, count: 4096))
+        #expect(try client.receiveUntilClosed().isEmpty)
+        #expect(eventually { server.closeReasons.value == [.inputLimitExceeded] })
+    }
+
+    @Test func aClientThatNeverReadsIsClosedAtTheOutputLimitWhileOthersAreServed() throws {
+        // Every request is answered with 64 KiB; the slow client never reads any of it.
+        let server = try EchoServer(limits: .init(maxOutputBuffer: 256 * 1024)) { message, connection in
+            if message == Array("flood".utf8) {
+                connection.send([UInt8](repeating: 66, count: 64 * 1024))
+            } else {
+                connection.send(message + [0])
+            }
+        }
+        let slow = try Client(path: server.path)
+        defer { slow.close() }
+        let polite = try Client(path: server.path)
+        defer { polite.close() }
+        let flood = [UInt8](repeating: 0, count: 0) + Array("flood".utf8) + [0]
+        var requests = 0
+        while server.closeReasons.value.isEmpty, requests < 1000 {
+            // A send may fail once the server closed the slow connection.
+            guard (try? slow.send(flood)) != nil else { break }
+            requests += 1
+            let ping = Array("ping".utf8) + [0]
+            try polite.send(ping)
+            #expect(try polite.receive(count: ping.count) == ping)
+        }
+        #expect(eventually { server.closeReasons.value == [.outputLimitExceeded] })
+        let ping = Array("still there".utf8) + [0]
+        try polite.send(ping)
+        #expect(try polite.receive(count: ping.count) == ping)
+    }
+
+    @Test func aClientFloodingRequestsDoesNotStarveAnother() throws {
+        // Messages starting with "F" are swallowed; the flood never stops while we ping.
+        let server = try EchoServer(limits: .init(maxReadsPerWakeUp: 2)) { message, connection in
+            if message.first != UInt8(ascii: "F") { connection.send(message + [0]) }
+        }
+        let flooder = try Client(path: server.path)
+        defer { flooder.close() }
+        let pinger = try Client(path: server.path)
+        defer { pinger.close() }
+        let flooding = Shared(true)
+        let flooded = Shared(0)
+        var chunk: [UInt8] = []
+        for _ in 0..<1000 { chunk += Array("F".utf8) + [UInt8](repeating: 70, count: 62) + [0] }
+        let floodChunk = chunk
+        Thread.detachNewThread {
+            while flooding.value, (try? flooder.send(floodChunk)) != nil { flooded.update { $0 += 1 } }
+        }
+        defer { flooding.update { $0 = false } }
+        #expect(eventually { flooded.value > 10 })
+        for index in 0..<50 {
+            let ping = Array("ping \(index)".utf8) + [0]
+            let start = ContinuousClock.now
+            try pinger.send(ping)
+            #expect(try pinger.receive(count: ping.count) == ping)
+            #expect(ContinuousClock.now - start < .seconds(2))
+        }
+        #expect(flooding.value)
+    }
+
+    @Test func writabilityIsWatchedOnlyWhileOutputIsPending() throws {
+        let (clientEnd, serverEnd) = try UnixSocket.pair()
+        let client = try Client(descriptor: clientEnd)
+        defer { client.close() }
+        var connection: LoopBound<StreamConnection>?
+        let running = try LoopThread { loop in
+            connection = LoopBound(try StreamConnection(descriptor: serverEnd, loop: loop))
+        }
+        defer { running.stop() }
+        let server = connection!
+        let writable = UInt32(Interest.writable.rawValue)
+        #expect(try watchedEvents(running.loop, serverEnd).map { $0 & writable } == 0)
+
+        // More than the socket buffers hold, so part of it waits in the connection.
+        let reply = [UInt8](repeating: 7, count: 4 << 20)
+        let pending = running.sync { server.value.send(reply); return server.value.pendingOutputCount }
+        #expect(pending > 0)
+        #expect(try watchedEvents(running.loop, serverEnd).map { $0 & writable } == writable)
+
+        #expect(try client.receive(count: reply.count) == reply)
+        #expect(eventually { running.sync { server.value.pendingOutputCount } == 0 })
+        #expect(try watchedEvents(running.loop, serverEnd).map { $0 & writable } == 0)
+        running.sync { server.value.close() }
+    }
+
+    @Test func closeAfterFlushingDeliversTheLastReplyThenCloses() throws {
+        let server = try EchoServer { message, connection in
+            connection.send(Array("error: ".utf8) + message + [0])
+            connection.closeAfterFlushing()
+        }
+        let client = try Client(path: server.path)
+        defer { client.close() }
+        try client.send(Array("bad".utf8) + [0] + Array("ignored".utf8) + [0])
+        #expect(try client.receiveUntilClosed() == Array("error: bad".utf8) + [0])
+        #expect(eventually { server.closeReasons.value == [.closedLocally] })
+    }
+
+    @Test func aPeerThatHalfClosesStillGetsItsReplies() throws {
+        let server = try EchoServer()
+        let client = try Client(path: server.path)
+        defer { client.close() }
+        try client.send(Array("one".utf8) + [0] + Array("two".utf8) + [0])
+        shutdown(client.descriptor.rawValue, CInt(SHUT_WR))
+        #expect(try client.receiveUntilClosed() == Array("one".utf8) + [0] + Array("two".utf8) + [0])
+        #expect(eventually { server.closeReasons.value == [.peerClosed] })
+    }
+
+    @Test func connectionLimitRefusesTheExtraClientAndFreesItsSlotOnClose() throws {
+        let server = try EchoServer(maxConnections: 2)
+        let first = try Client(path: server.path)
+        let second = try Client(path: server.path)
+        defer { second.close() }
+        for client in [first, second] {
+            try client.send(Array("hi".utf8) + [0])
+            #expect(try client.receive(count: 3) == Array("hi".utf8) + [0])
+        }
+        let third = try Client(path: server.path)
+        #expect(try third.receiveUntilClosed().isEmpty)
+        third.close()
+        #expect(eventually { server.refused.value.count == 1 })
+        #expect(server.refused.value.first??.pid == getpid())
+
+        first.close()
+        #expect(eventually { server.closeReasons.value == [.peerClosed] })
+        let fourth = try Client(path: server.path)
+        defer { fourth.close() }
+        try fourth.send(Array("back".utf8) + [0])
+        #expect(try fourth.receive(count: 5) == Array("back".utf8) + [0])
+    }
+}
