@@ -32,11 +32,12 @@ struct PolicyReader {
     mutating func readFragment() -> PolicyFragment {
         var fragment = PolicyFragment(source: source)
         let root = JSONPath.root
-        guard let members = object(document.value, at: root, keys: ["schema", "version", "defaults", "apps"]) else {
+        guard let unchecked = object(document.value, at: root, keys: nil) else { return fragment }
+        // A document of another schema may mean anything by its other keys: say only that.
+        guard readSchema(unchecked["schema"], at: root.appending("schema")),
+              let members = object(document.value, at: root, keys: ["schema", "version", "defaults", "apps"]) else {
             return fragment
         }
-        // A document of another schema may mean anything by its other keys: say only that.
-        guard readSchema(members["schema"], at: root.appending("schema")) else { return fragment }
         if let value = members["version"] { fragment.version = readVersion(value, at: root.appending("version")) }
         if let value = members["defaults"] { fragment.defaults = readSettings(value, at: root.appending("defaults")) }
         if let value = members["apps"] { fragment.apps = readApps(value, at: root.appending("apps")) }
