@@ -27,6 +27,8 @@ public struct PolicyProblem: Error, Sendable, Hashable, CustomStringConvertible 
     public var description: String {
         var prefix = source ?? "<policy>"
         if let location { prefix += ":\(location.line):\(location.column)" }
+        // A problem of a whole file that has no place in it (unreadable, missing) needs no path.
+        if location == nil, path.components.isEmpty { return "\(prefix): \(message)" }
         return "\(prefix): \(path): \(message)"
     }
 
