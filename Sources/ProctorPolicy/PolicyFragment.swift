@@ -32,17 +32,32 @@ public struct PolicyFragment: Sendable, Hashable {
                 message: "found a document of \(bytes.count) bytes, expected at most \(PolicyLimits.maxDocumentBytes) "
                     + "(64 MiB, PolicyLimits.maxDocumentBytes)")])
         }
-        let document: JSONDocument
+        let root: JSONValue
         do {
-            document = try JSONParser.parseDocument(bytes, maxDepth: PolicyLimits.maxNestingDepth)
+            root = try JSONParser.parse(bytes, maxDepth: PolicyLimits.maxNestingDepth)
         } catch {
-            throw PolicyProblems([PolicyProblem(source: source, path: error.path, location: error.location,
-                                                message: "invalid JSON: \(error.message)")])
+            throw PolicyProblems([syntaxProblem(bytes, source: source)])
         }
-        var reader = PolicyReader(document: document, source: source)
+        var reader = PolicyReader(root: root, source: source)
         let fragment = reader.readFragment()
-        guard reader.problems.isEmpty else { throw PolicyProblems(reader.problemsInDocumentOrder) }
+        guard reader.problems.isEmpty else {
+            // Only now find where things are: parsing with positions costs several times more.
+            guard let document = try? JSONParser.parseDocument(bytes, maxDepth: PolicyLimits.maxNestingDepth) else {
+                preconditionFailure("a document that parsed once failed to parse again")
+            }
+            throw PolicyProblems(reader.locate(in: document))
+        }
         return fragment
+    }
+
+    /// The syntax error of a document that does not parse, with the path the parser had reached.
+    private static func syntaxProblem(_ bytes: [UInt8], source: String?) -> PolicyProblem {
+        do {
+            _ = try JSONParser.parseDocument(bytes, maxDepth: PolicyLimits.maxNestingDepth)
+            preconditionFailure("a document that failed to parse parsed the second time")
+        } catch {
+            return PolicyProblem(source: source, path: error.path, location: error.location, message: "invalid JSON: \(error.message)")
+        }
     }
 }
 

@@ -3,20 +3,30 @@ import JSONCore
 /// Walks a parsed policy document, builds the model from it and collects every problem on
 /// the way instead of stopping at the first: a value that is wrong is reported and left
 /// out, and reading goes on with its siblings.
+///
+/// Problems are recorded by path only; `locate` finds their lines and columns afterwards,
+/// so a valid document (the common case, and the one on proctord's start-up path) never
+/// pays for recording where each of its values starts.
 struct PolicyReader {
-    let document: JSONDocument
+    let root: JSONValue
     let source: String?
     private(set) var problems: [PolicyProblem] = []
 
-    init(document: JSONDocument, source: String?) {
-        self.document = document
+    init(root: JSONValue, source: String?) {
+        self.root = root
         self.source = source
     }
 
-    /// The problems in document order (line, then column), for output an administrator
-    /// can follow from the top of the file.
-    var problemsInDocumentOrder: [PolicyProblem] {
-        problems.enumerated().sorted { a, b in
+    /// `problems` with their places in `document` (the same bytes, parsed with positions),
+    /// in document order (line, then column) for output an administrator can follow from
+    /// the top of the file.
+    func locate(in document: JSONDocument) -> [PolicyProblem] {
+        let located = problems.map { problem in
+            var problem = problem
+            problem.location = document.location(of: problem.path)
+            return problem
+        }
+        return located.enumerated().sorted { a, b in
             let left = a.element.location.map { ($0.line, $0.column) } ?? (0, 0)
             let right = b.element.location.map { ($0.line, $0.column) } ?? (0, 0)
             return left != right ? left < right : a.offset < b.offset
@@ -24,7 +34,7 @@ struct PolicyReader {
     }
 
     mutating func report(_ path: JSONPath, _ message: String) {
-        problems.append(PolicyProblem(source: source, path: path, location: document.location(of: path), message: message))
+        problems.append(PolicyProblem(source: source, path: path, location: nil, message: message))
     }
 
     // MARK: - The document
@@ -32,10 +42,10 @@ struct PolicyReader {
     mutating func readFragment() -> PolicyFragment {
         var fragment = PolicyFragment(source: source)
         let root = JSONPath.root
-        guard let unchecked = object(document.value, at: root, keys: nil) else { return fragment }
+        guard let unchecked = object(self.root, at: root, keys: nil) else { return fragment }
         // A document of another schema may mean anything by its other keys: say only that.
         guard readSchema(unchecked["schema"], at: root.appending("schema")),
-              let members = object(document.value, at: root, keys: ["schema", "version", "defaults", "apps"]) else {
+              let members = object(self.root, at: root, keys: ["schema", "version", "defaults", "apps"]) else {
             return fragment
         }
         if let value = members["version"] { fragment.version = readVersion(value, at: root.appending("version")) }
@@ -78,7 +88,7 @@ struct PolicyReader {
         }
         var apps: [AppID: AppPolicy] = [:]
         apps.reserveCapacity(members.count)
-        for (id, entry) in members.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+        for (id, entry) in members {
             let entryPath = path.appending(id)
             if !PolicySyntax.isAppID(id) {
                 report(entryPath, "found the app id \(Self.quoted(id)), expected a reverse-DNS id such as \"com.example.notes\" "
@@ -233,7 +243,7 @@ struct PolicyReader {
             return nil
         }
         if let keys {
-            for key in members.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) where !keys.contains(key) {
+            for key in members.keys where !keys.contains(key) {
                 var message = "unknown key \(Self.quoted(key))"
                 if let suggestion = SpellingSuggestion.closest(to: key, in: keys) {
                     message += ", did you mean \"\(suggestion)\"?"
