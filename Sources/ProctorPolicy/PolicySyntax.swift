@@ -30,19 +30,47 @@ public enum PolicySyntax {
     /// An absolute path as the kernel reports a resolved one: starts with `/`, no empty,
     /// `.` or `..` components, no trailing `/`, no NUL.
     public static func isNormalisedAbsolutePath(_ text: String) -> Bool {
-        guard text.utf8.first == UInt8(ascii: "/"), text.utf8.count <= PolicyLimits.maxStringBytes,
-              !text.utf8.contains(0) else { return false }
-        if text == "/" { return true }
-        return text.utf8.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).allSatisfy { component in
-            !component.isEmpty && !component.elementsEqual(".".utf8) && !component.elementsEqual("..".utf8)
-        }
+        checkPath(text, allowingDoubleStar: true)
     }
 
     /// A `fileExport` glob: a normalised absolute path in which `*` matches within one
     /// component and `**`, written as a whole component, matches any number of them.
     public static func isPathGlob(_ text: String) -> Bool {
-        guard isNormalisedAbsolutePath(text) else { return false }
-        return text.split(separator: "/").allSatisfy { component in component == "**" || !component.contains("**") }
+        checkPath(text, allowingDoubleStar: false)
+    }
+
+    /// One pass over the bytes, without allocating: policies hold many paths and proctord's
+    /// start-up reads them all. With `allowingDoubleStar` false, `**` may only form a whole
+    /// component.
+    private static func checkPath(_ text: String, allowingDoubleStar: Bool) -> Bool {
+        guard text.utf8.first == UInt8(ascii: "/"), text.utf8.count <= PolicyLimits.maxStringBytes else { return false }
+        if text.utf8.count == 1 { return true }
+        var componentLength = 0
+        var dots = 0            // `.` bytes in the component so far
+        var stars = 0           // `*` bytes in the component so far
+        var hasDoubleStar = false
+        var previous: UInt8 = 0
+        func componentIsValid() -> Bool {
+            guard componentLength > 0, !(dots == componentLength && componentLength <= 2) else { return false }
+            return allowingDoubleStar || !hasDoubleStar || (stars == 2 && componentLength == 2)
+        }
+        for byte in text.utf8.dropFirst() {
+            switch byte {
+            case 0: return false
+            case UInt8(ascii: "/"):
+                guard componentIsValid() else { return false }
+                (componentLength, dots, stars, hasDoubleStar) = (0, 0, 0, false)
+            default:
+                componentLength += 1
+                if byte == UInt8(ascii: ".") { dots += 1 }
+                if byte == UInt8(ascii: "*") {
+                    stars += 1
+                    if previous == UInt8(ascii: "*") { hasDoubleStar = true }
+                }
+            }
+            previous = byte
+        }
+        return componentIsValid()
     }
 
     private static func isIDCharacter(_ byte: UInt8) -> Bool { isLetter(byte) || isDigit(byte) || byte == UInt8(ascii: "-") }

@@ -357,3 +357,26 @@ private func app(_ body: String) -> String {
         #expect(SpellingSuggestion.closest(to: "", in: keys) == nil)
     }
 }
+
+@Suite struct ParserSyntaxRuleTests {
+    @Test func pathRules() {
+        for valid in ["/", "/usr/bin/notes", "/opt/a b/c", "/x/...", "/x/.hidden", "/x/a.b"] {
+            #expect(PolicySyntax.isNormalisedAbsolutePath(valid), "\(valid)")
+            #expect(PolicySyntax.isPathGlob(valid), "\(valid)")
+        }
+        for invalid in ["", "x", "//", "/x/", "/x//y", "/x/./y", "/x/..", "/x\u{0}y"] {
+            #expect(!PolicySyntax.isNormalisedAbsolutePath(invalid), "\(invalid)")
+            #expect(!PolicySyntax.isPathGlob(invalid), "\(invalid)")
+        }
+        for glob in ["/**", "/home/*/Documents/**", "/a/**/b", "/a/*.pdf", "/a/*x*"] { #expect(PolicySyntax.isPathGlob(glob), "\(glob)") }
+        for glob in ["/a**", "/a/**b", "/a/***", "/a/*.**"] { #expect(!PolicySyntax.isPathGlob(glob), "\(glob)") }
+    }
+
+    @Test func idAndUserRules() {
+        #expect(PolicySyntax.isAppID("a.b") && PolicySyntax.isAppID("io.proctor.demo.notes") && PolicySyntax.isAppID("0-x.y-1"))
+        #expect(!PolicySyntax.isAppID("a") && !PolicySyntax.isAppID("a.b.") && !PolicySyntax.isAppID("a.*"))
+        #expect(PolicySyntax.isAppIDGlob("*") && PolicySyntax.isAppIDGlob("com.*.notes") && !PolicySyntax.isAppIDGlob("com.ex ample"))
+        #expect(PolicySyntax.isUserName("*") && PolicySyntax.isUserName("_apt") && PolicySyntax.isUserName("host$"))
+        #expect(!PolicySyntax.isUserName("$") && !PolicySyntax.isUserName("a*"))
+    }
+}
