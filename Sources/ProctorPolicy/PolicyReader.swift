@@ -272,9 +272,9 @@ struct PolicyReader {
     private mutating func enumeration<Value: RawRepresentable<String> & CaseIterable>(
         _ value: JSONValue, at path: JSONPath, as type: Value.Type
     ) -> Value? {
-        let expected = "one of " + Value.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
-        guard let text = string(value, at: path, expected: expected), let result = Value(rawValue: text) else {
-            if value.stringValue != nil { report(path, "found \(Self.found(value)), expected \(expected)") }
+        guard let text = value.stringValue, let result = Value(rawValue: text) else {
+            let expected = Value.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+            report(path, "found \(Self.found(value)), expected one of \(expected)")
             return nil
         }
         return result
