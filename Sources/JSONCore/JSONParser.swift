@@ -111,6 +111,11 @@ public enum JSONParser {
         }
 
         mutating func parseDocument() throws(JSONParseError) -> JSONValue {
+            // Some editors start UTF-8 files with a byte-order mark; name it rather than
+            // report a baffling "unexpected byte 0xEF".
+            if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
+                throw error("the document starts with a UTF-8 byte-order mark (EF BB BF), which JSON does not allow: save it without one")
+            }
             skipWhitespace()
             if recordOffsets { offsets[JSONPath.root] = index }
             let value = try parseValue()

@@ -176,6 +176,12 @@ private func parseError(_ bytes: [UInt8], maxDepth: Int = JSONParser.defaultMaxD
         #expect(parseError([0xFF])?.message == "unexpected byte 0xFF: expected a value")
     }
 
+    @Test func byteOrderMarkIsNamed() throws {
+        let error = try #require(parseError([0xEF, 0xBB, 0xBF] + Array("{}".utf8)))
+        #expect(error.message == "the document starts with a UTF-8 byte-order mark (EF BB BF), which JSON does not allow: save it without one")
+        #expect(error.location == SourceLocation(line: 1, column: 1))
+    }
+
     @Test func columnsCountCharactersNotBytes() throws {
         let error = try #require(parseError("{\"é😀\": x}"))
         #expect(error.location == SourceLocation(line: 1, column: 8))
