@@ -20,7 +20,7 @@ enum PolicyValidateCommand {
             "Reads PATH as proctord would and reports every problem at once. A directory is read like /etc/proctor/policy.d: "
                 + "its *.json files that are not dotfiles, in byte-wise lexical order of their names, merged: each setting under "
                 + "\"defaults\" comes from the last file that says it, and an app entry in a later file replaces that app's whole "
-                + "entry. A file is read as a complete policy (schema 1 and a version).",
+                + "entry. A file is read as a complete policy (schema 1 and a version); PATH - reads one from standard input.",
             "Each problem is one line on standard error: FILE:LINE:COLUMN: JSON.PATH: what was found and what is allowed. "
                 + "A valid policy prints one line: its version, the sha256 of its canonical form (the identity proctord reports), "
                 + "the number of apps and the files read.",
@@ -35,6 +35,7 @@ enum PolicyValidateCommand {
             ("proctorctl policy validate --fragment 20-mail.json", "Check one drop-in before copying it into policy.d."),
             ("proctorctl policy validate --json bundle.json | jq -r '.[].message'",
              "Check a bundle before 'proctorctl policy apply' and list the messages."),
+            ("mdm-export --host desk-42 | proctorctl policy validate -", "Check a policy another program writes."),
         ],
         run: run)
 
@@ -71,12 +72,13 @@ enum PolicyValidateCommand {
                 })
             }
         }
-        let bytes = try PolicyFile.read(path, source: path)
+        let source = path == "-" ? "<stdin>" : path
+        let bytes = try PolicyFile.read(path == "-" ? "/dev/stdin" : path, source: source)
         if asFragment {
-            let fragment = try PolicyFragment.parse(bytes, source: path)
-            return "drop-in, version \(fragment.version ?? "not set"), \(appCount(fragment.apps.count)), source \(path)"
+            let fragment = try PolicyFragment.parse(bytes, source: source)
+            return "drop-in, version \(fragment.version ?? "not set"), \(appCount(fragment.apps.count)), source \(source)"
         }
-        return describe(try Policy.parse(bytes, source: path), sources: [path])
+        return describe(try Policy.parse(bytes, source: source), sources: [source])
     }
 
     private static func describe(_ policy: Policy, sources: [String]) -> String {

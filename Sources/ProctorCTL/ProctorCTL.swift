@@ -97,6 +97,10 @@ public enum ProctorCTL {
         let candidates = Set(verbs.filter { $0.words.starts(with: prefix) && $0.words.count > prefix.count }
             .map { $0.words[prefix.count] }).sorted()
         let context = prefix.isEmpty ? "" : prefix.joined(separator: " ") + " "
+        if prefix.isEmpty, let option = arguments.first, option.hasPrefix("-") {
+            return try fail("found the option \(option) before a command: options follow the command, "
+                + "as in 'proctorctl COMMAND [OPTIONS] [ARGUMENTS]'")
+        }
         guard prefix.count < arguments.count, !arguments[prefix.count].hasPrefix("-") else {
             return try fail("'\(context.trimmingTrailingSpace)' needs a subcommand: \(candidates.joined(separator: ", "))")
         }
