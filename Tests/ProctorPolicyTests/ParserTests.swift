@@ -185,6 +185,7 @@ private func app(_ body: String) -> String {
     @Test func invalidVersion() throws {
         let empty = try onlyProblem("{\"schema\": 1, \"version\": \"\"}")
         #expect(empty.path == JSONPath.root.appending("version"))
+        #expect(empty.location == SourceLocation(line: 1, column: 15))
         #expect(empty.message == #"found "", expected a non-empty version string without control characters"#)
         #expect(try onlyProblem("{\"schema\": 1, \"version\": 3}").message == #"found 3, expected a version string such as "2026-11-29.1""#)
         let long = String(repeating: "v", count: PolicyLimits.maxVersionBytes + 1)
@@ -221,6 +222,7 @@ private func app(_ body: String) -> String {
     func invalidFileExportGlob(_ glob: String) throws {
         let problem = try onlyProblem(app("{\"dlp\": {\"fileExport\": {\"deny\": [\"/tmp/**\", \"\(glob)\"]}}}"))
         #expect(problem.path == Support.appPath("com.example.notes", "dlp", "fileExport", "deny").appending(index: 1))
+        #expect(problem.location == SourceLocation(line: 4, column: 70))
         #expect(problem.message == "found \"\(glob)\", expected an absolute path glob such as \"/home/*/Documents/**\" "
             + "(relative paths are refused; no \".\", \"..\" or empty components; \"**\" only as a whole component)")
     }
@@ -246,6 +248,7 @@ private func app(_ body: String) -> String {
     func numbersMustBeNonNegativeIntegers(_ number: String) throws {
         let charLimit = try onlyProblem(app("{\"dlp\": {\"clipboard\": {\"charLimit\": \(number)}}}"))
         #expect(charLimit.path == Support.appPath("com.example.notes", "dlp", "clipboard", "charLimit"))
+        #expect(charLimit.location == SourceLocation(line: 4, column: 49))
         #expect(charLimit.message.hasSuffix(", expected a non-negative integer"))
         let grace = try onlyProblem(app("{\"compliance\": {\"offlineGraceSeconds\": \(number)}}"))
         #expect(grace.path == Support.appPath("com.example.notes", "compliance", "offlineGraceSeconds"))
@@ -260,6 +263,7 @@ private func app(_ body: String) -> String {
     func invalidMinVersion(_ version: String) throws {
         let problem = try onlyProblem(app("{\"compliance\": {\"minVersion\": \"\(version)\"}}"))
         #expect(problem.path == Support.appPath("com.example.notes", "compliance", "minVersion"))
+        #expect(problem.location == SourceLocation(line: 4, column: 42))
         #expect(problem.message == "found \"\(version)\", expected a semantic version such as \"2.3.0\" or \"1.0.0-rc.1\"")
     }
 
@@ -322,6 +326,7 @@ private func app(_ body: String) -> String {
         let users = Array(repeating: "\"*\"", count: PolicyLimits.maxListCount + 1).joined(separator: ",")
         let problem = try onlyProblem(app("{\"match\": {\"users\": [\(users)]}}"))
         #expect(problem.path == Support.appPath("com.example.notes", "match", "users"))
+        #expect(problem.location == SourceLocation(line: 4, column: 37))
         #expect(problem.message == "found a list of 1025 entries, expected at most 1024 (PolicyLimits.maxListCount)")
     }
 
@@ -329,6 +334,7 @@ private func app(_ body: String) -> String {
         let path = "/" + String(repeating: "a", count: PolicyLimits.maxStringBytes)
         let problem = try onlyProblem(app("{\"match\": {\"executable\": \"\(path)\"}}"))
         #expect(problem.path == Support.appPath("com.example.notes", "match", "executable"))
+        #expect(problem.location == SourceLocation(line: 4, column: 37))
         #expect(problem.message == "found a string of 4097 bytes, expected at most 4096")
     }
 
@@ -336,6 +342,7 @@ private func app(_ body: String) -> String {
         let big = String(repeating: "x", count: PolicyLimits.maxConfigBytes)
         let problem = try onlyProblem(app("{\"config\": {\"blob\": \"\(big)\"}}"))
         #expect(problem.path == Support.appPath("com.example.notes", "config"))
+        #expect(problem.location == SourceLocation(line: 4, column: 27))
         #expect(problem.message == "found a config of 262155 bytes, expected at most 262144 (PolicyLimits.maxConfigBytes)")
     }
 
