@@ -12,6 +12,9 @@ public struct JSONParseError: Error, Hashable, Sendable, CustomStringConvertible
     public var message: String
     public var offset: Int
     public var location: SourceLocation
+    /// The innermost value being read when the error was found, as far as the parser knew
+    /// it (recorded by `parseDocument`; the root for `parse`).
+    public var path: JSONPath = .root
     public var description: String { "\(location): \(message)" }
 }
 
@@ -103,10 +106,16 @@ public enum JSONParser {
         func error(_ message: String, at offset: Int? = nil) -> JSONParseError {
             let offset = offset ?? index
             return JSONParseError(message: message, offset: offset,
-                                  location: JSONParser.location(of: offset, in: bytes, lineStarts: JSONParser.lineStarts(of: bytes)))
+                                  location: JSONParser.location(of: offset, in: bytes, lineStarts: JSONParser.lineStarts(of: bytes)),
+                                  path: JSONPath(path))
         }
 
         mutating func parseDocument() throws(JSONParseError) -> JSONValue {
+            // Some editors start UTF-8 files with a byte-order mark; name it rather than
+            // report a baffling "unexpected byte 0xEF".
+            if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
+                throw error("the document starts with a UTF-8 byte-order mark (EF BB BF), which JSON does not allow: save it without one")
+            }
             skipWhitespace()
             if recordOffsets { offsets[JSONPath.root] = index }
             let value = try parseValue()
@@ -173,7 +182,11 @@ public enum JSONParser {
                 }
                 let keyStart = index
                 let key = try parseString()
-                if members[key] != nil { throw error("duplicate key \"\(key)\"", at: keyStart) }
+                if members[key] != nil {
+                    var duplicate = error("duplicate key \"\(key)\": an object may say each key once", at: keyStart)
+                    duplicate.path = JSONPath(path + [.key(key)])
+                    throw duplicate
+                }
                 skipWhitespace()
                 guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
                     throw error("expected ':' after the key \"\(key)\"")

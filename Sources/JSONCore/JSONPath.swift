@@ -12,9 +12,16 @@ public struct JSONPath: Hashable, Sendable, CustomStringConvertible {
 
     public static let root = JSONPath()
 
-    public func appending(_ key: String) -> JSONPath { JSONPath(components + [.key(key)]) }
+    public func appending(_ key: String) -> JSONPath { appending(component: .key(key)) }
 
-    public func appending(index: Int) -> JSONPath { JSONPath(components + [.index(index)]) }
+    public func appending(index: Int) -> JSONPath { appending(component: .index(index)) }
+
+    private func appending(component: Component) -> JSONPath {
+        var extended = components
+        extended.reserveCapacity(components.count + 1)
+        extended.append(component)
+        return JSONPath(extended)
+    }
 
     public var parent: JSONPath? { components.isEmpty ? nil : JSONPath(Array(components.dropLast())) }
 

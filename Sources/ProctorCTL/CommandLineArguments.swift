@@ -1,0 +1,84 @@
+import ProctorPolicy
+
+/// An option a verb accepts: a flag (`--json`) or an option with a value (`--size N`,
+/// also written `--size=N`).
+public struct OptionSpec: Sendable, Hashable {
+    /// The long name with its dashes, `--json`.
+    public var name: String
+    /// The placeholder of the value in the manual (`N`), or nil for a flag.
+    public var valueName: String?
+    /// What the option does, for the manual.
+    public var help: String
+
+    public static func flag(_ name: String, help: String) -> OptionSpec { OptionSpec(name: name, valueName: nil, help: help) }
+
+    public static func value(_ name: String, _ valueName: String, help: String) -> OptionSpec {
+        OptionSpec(name: name, valueName: valueName, help: help)
+    }
+}
+
+/// A mistake in how a command was invoked: printed with a pointer to `--help`, exit 2.
+public struct UsageError: Error, Sendable, Hashable {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+}
+
+/// A verb's arguments after parsing: which flags were given, the options' values and the
+/// positional arguments in order.
+public struct ParsedArguments: Sendable, Hashable {
+    public var flags: Set<String> = []
+    public var values: [String: String] = [:]
+    public var positionals: [String] = []
+    /// `--help` or `-h` was given: show the manual, do nothing else.
+    public var wantsHelp = false
+
+    public func has(_ flag: String) -> Bool { flags.contains(flag) }
+
+    public func value(_ option: String) -> String? { values[option] }
+
+    /// Parses `arguments` against `options`. `--` ends the options; a lone `-` is a
+    /// positional argument (conventionally standard input).
+    public static func parse(_ arguments: [String], options: [OptionSpec]) throws(UsageError) -> ParsedArguments {
+        var parsed = ParsedArguments()
+        var index = 0
+        var optionsEnded = false
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if optionsEnded || !argument.hasPrefix("-") || argument == "-" {
+                parsed.positionals.append(argument)
+                continue
+            }
+            if argument == "--" { optionsEnded = true; continue }
+            if argument == "--help" || argument == "-h" { parsed.wantsHelp = true; continue }
+            let name: String
+            var attached: String?
+            if let equals = argument.firstIndex(of: "=") {
+                name = String(argument[..<equals])
+                attached = String(argument[argument.index(after: equals)...])
+            } else {
+                name = argument
+            }
+            guard let spec = options.first(where: { $0.name == name }) else {
+                var message = "unknown option \"\(name)\""
+                if let suggestion = SpellingSuggestion.closest(to: name, in: options.map(\.name) + ["--help"]) {
+                    message += ", did you mean \"\(suggestion)\"?"
+                }
+                throw UsageError(message)
+            }
+            guard let valueName = spec.valueName else {
+                if attached != nil { throw UsageError("option \(name) takes no value") }
+                parsed.flags.insert(name)
+                continue
+            }
+            if let attached {
+                parsed.values[name] = attached
+            } else {
+                guard index < arguments.count else { throw UsageError("option \(name) needs a value: \(name) \(valueName)") }
+                parsed.values[name] = arguments[index]
+                index += 1
+            }
+        }
+        return parsed
+    }
+}

@@ -1,0 +1,134 @@
+import ProctorPolicy
+
+/// proctorctl's logic: the table of commands and the dispatcher that parses a command
+/// line, finds the command, and runs it or prints its manual.
+public enum ProctorCTL {
+    /// Every command, in the order the overview lists them.
+    public static let verbs: [Verb] = [PolicyValidateCommand.verb]
+
+    /// Runs the command line `arguments` (without the program name), writing only to
+    /// `console`, and returns the exit status.
+    public static func run(_ arguments: [String], console: Console) -> ExitStatus {
+        guard let first = arguments.first else {
+            console.printError(overview)
+            return .invalidInput
+        }
+        if first == "--help" || first == "-h" {
+            console.print(overview)
+            return .success
+        }
+        if first == "help" { return help(Array(arguments.dropFirst()), console: console) }
+        let verb: Verb
+        do {
+            verb = try find(arguments)
+        } catch {
+            console.printError("proctorctl: \(error.message)")
+            console.printError("Try 'proctorctl --help'.")
+            return .invalidInput
+        }
+        do throws(UsageError) {
+            let parsed = try ParsedArguments.parse(Array(arguments.dropFirst(verb.words.count)), options: verb.options)
+            if parsed.wantsHelp {
+                console.print(verb.manual)
+                return .success
+            }
+            guard verb.positionalCount.contains(parsed.positionals.count) else {
+                throw UsageError(positionalCountMessage(verb, given: parsed.positionals.count))
+            }
+            return try verb.run(parsed, console)
+        } catch {
+            console.printError("\(verb.commandLine): \(error.message)")
+            console.printError("Usage: \(verb.synopsis)")
+            console.printError("Try '\(verb.commandLine) --help'.")
+            return .invalidInput
+        }
+    }
+
+    /// The overview printed by `proctorctl --help`.
+    public static var overview: String {
+        let names = verbs.map { ($0.words.joined(separator: " ") + " " + $0.argumentsSynopsis).trimmingTrailingSpace }
+        let width = (names + ["help [COMMAND]"]).map(\.count).max() ?? 0
+        var lines = [
+            "proctorctl - inspect and steer Proctor, the policy agent for managed Linux apps",
+            "",
+            "Usage: proctorctl COMMAND [OPTIONS] [ARGUMENTS]",
+            "",
+            "Commands:",
+        ]
+        for (name, verb) in zip(names, verbs) { lines.append("  " + name.padded(to: width) + "  " + verb.summary) }
+        lines.append("  " + "help [COMMAND]".padded(to: width) + "  show the manual of a command")
+        lines += [
+            "",
+            "Every command takes --help. Exit status: "
+                + ExitStatus.allCases.map { "\($0.rawValue) \($0.meaning)" }.joined(separator: ", ") + ".",
+        ]
+        return lines.joined(separator: "\n")
+    }
+
+    private static func help(_ words: [String], console: Console) -> ExitStatus {
+        if words.isEmpty {
+            console.print(overview)
+            return .success
+        }
+        if let verb = verbs.first(where: { $0.words == words }) {
+            console.print(verb.manual)
+            return .success
+        }
+        do {
+            _ = try find(words)
+            console.printError("proctorctl help: give only the command's words, such as 'proctorctl help policy validate'")
+        } catch {
+            console.printError("proctorctl help: \(error.message)")
+        }
+        return .invalidInput
+    }
+
+    /// The verb whose words begin `arguments`.
+    private static func find(_ arguments: [String]) throws(UsageError) -> Verb {
+        if let verb = verbs.filter({ arguments.starts(with: $0.words) }).max(by: { $0.words.count < $1.words.count }) {
+            return verb
+        }
+        // Find how far the words match, to say which word is wrong.
+        var prefix: [String] = []
+        for word in arguments {
+            guard verbs.contains(where: { $0.words.starts(with: prefix + [word]) }) else { break }
+            prefix.append(word)
+        }
+        let candidates = Set(verbs.filter { $0.words.starts(with: prefix) && $0.words.count > prefix.count }
+            .map { $0.words[prefix.count] }).sorted()
+        let context = prefix.isEmpty ? "" : prefix.joined(separator: " ") + " "
+        if prefix.isEmpty, let option = arguments.first, option.hasPrefix("-") {
+            return try fail("found the option \(option) before a command: options follow the command, "
+                + "as in 'proctorctl COMMAND [OPTIONS] [ARGUMENTS]'")
+        }
+        guard prefix.count < arguments.count, !arguments[prefix.count].hasPrefix("-") else {
+            return try fail("'\(context.trimmingTrailingSpace)' needs a subcommand: \(candidates.joined(separator: ", "))")
+        }
+        let word = arguments[prefix.count]
+        var message = "unknown command '\(context)\(word)'"
+        if let suggestion = SpellingSuggestion.closest(to: word, in: candidates) {
+            message += ", did you mean '\(context)\(suggestion)'?"
+        } else {
+            message += "; commands: \(candidates.map { context + $0 }.joined(separator: ", "))"
+        }
+        return try fail(message)
+    }
+
+    private static func fail(_ message: String) throws(UsageError) -> Verb { throw UsageError(message) }
+
+    private static func positionalCountMessage(_ verb: Verb, given: Int) -> String {
+        let range = verb.positionalCount
+        let expected = range.lowerBound == range.upperBound ? "\(range.lowerBound)" : "\(range.lowerBound) to \(range.upperBound)"
+        return "expected \(expected) argument\(range.upperBound == 1 ? "" : "s") (\(verb.argumentsSynopsis)), found \(given)"
+    }
+}
+
+extension String {
+    fileprivate var trimmingTrailingSpace: String {
+        var text = self
+        while text.last == " " { text.removeLast() }
+        return text
+    }
+
+    fileprivate func padded(to width: Int) -> String { self + String(repeating: " ", count: max(0, width - count)) }
+}

@@ -1,0 +1,110 @@
+import Glibc
+import JSONCore
+
+/// A policy read from a directory of drop-in files, and the files it came from.
+public struct LoadedPolicy: Sendable, Hashable {
+    public var policy: Policy
+    /// The file names merged, in merge order.
+    public var sources: [String]
+
+    public init(policy: Policy, sources: [String]) {
+        self.policy = policy
+        self.sources = sources
+    }
+}
+
+/// Reads a policy directory (`policy.d`): the only file access of the policy library, kept
+/// here so the daemon, the SDK's test kit and `proctorctl` read policy identically.
+public enum PolicyDirectory {
+    /// Reads every `*.json` file of `directoryPath` that is not a dotfile, in byte-wise
+    /// lexical order of the names, parses each and merges them (`Policy.merge`). Other
+    /// files are ignored, so editors' backups and `README`s may sit beside the policy.
+    ///
+    /// - Throws: every problem of every file (each naming its file), or one problem when
+    ///   the directory is missing, unreadable, or holds no policy file.
+    public static func load(_ directoryPath: String) throws(PolicyProblems) -> LoadedPolicy {
+        let names = try policyFileNames(in: directoryPath)
+        var fragments: [PolicyFragment] = []
+        var problems: [PolicyProblem] = []
+        var totalBytes = 0
+        for name in names {
+            do {
+                let bytes = try PolicyFile.read(directoryPath + "/" + name, source: name,
+                                                limit: PolicyLimits.maxDocumentBytes - totalBytes)
+                totalBytes += bytes.count
+                fragments.append(try PolicyFragment.parse(bytes, source: name))
+            } catch {
+                problems += error.problems
+            }
+        }
+        guard problems.isEmpty else { throw PolicyProblems(problems) }
+        return LoadedPolicy(policy: try Policy.merge(fragments), sources: names)
+    }
+
+    /// The names of the policy files in `directoryPath`, sorted by their UTF-8 bytes.
+    public static func policyFileNames(in directoryPath: String) throws(PolicyProblems) -> [String] {
+        guard let directory = opendir(directoryPath) else {
+            let reason = errno == ENOENT ? "does not exist" : "cannot be read: \(PolicyFile.describe(errno: errno))"
+            throw PolicyProblems([PolicyProblem(source: directoryPath, message: "policy directory \(directoryPath) \(reason)")])
+        }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            guard !name.hasPrefix("."), name.hasSuffix(".json") else { continue }
+            var status = stat()
+            guard stat(directoryPath + "/" + name, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { continue }
+            names.append(name)
+        }
+        guard !names.isEmpty else {
+            throw PolicyProblems([PolicyProblem(
+                source: directoryPath, message: "policy directory \(directoryPath) holds no *.json policy file")])
+        }
+        guard names.count <= PolicyLimits.maxFiles else {
+            throw PolicyProblems([PolicyProblem(
+                source: directoryPath,
+                message: "found \(names.count) policy files in \(directoryPath), expected at most \(PolicyLimits.maxFiles) (PolicyLimits.maxFiles)")])
+        }
+        return names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+}
+
+/// Reading one policy file with a bound on its size, so a huge or endless file (a FIFO,
+/// `/dev/zero`) is refused rather than read into memory.
+public enum PolicyFile {
+    /// The bytes of the file at `path`, at most `limit` of them.
+    ///
+    /// - Throws: a problem naming `source` when the file cannot be opened or read, or is
+    ///   larger than `limit`.
+    public static func read(_ path: String, source: String?, limit: Int = PolicyLimits.maxDocumentBytes) throws(PolicyProblems) -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
+        guard descriptor >= 0 else {
+            throw PolicyProblems([PolicyProblem(source: source, message: "cannot open \(path): \(describe(errno: errno))")])
+        }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw PolicyProblems([PolicyProblem(source: source, message: "cannot read \(path): \(describe(errno: errno))")])
+            }
+            if count == 0 { return bytes }
+            bytes += chunk[0..<count]
+            if bytes.count > limit {
+                throw PolicyProblems([PolicyProblem(
+                    source: source, location: SourceLocation(line: 1, column: 1),
+                    message: "found more than \(limit) bytes in \(path), expected at most \(PolicyLimits.maxDocumentBytes) "
+                        + "(64 MiB, PolicyLimits.maxDocumentBytes, for one file and for a whole policy directory)")])
+            }
+        }
+    }
+
+    static func describe(errno code: Int32) -> String {
+        guard let text = strerror(code) else { return "error \(code)" }
+        return String(cString: text)
+    }
+}

@@ -1,0 +1,78 @@
+import JSONCore
+
+/// One parsed and validated policy file. Unlike a `Policy` it may leave out `version`: a
+/// drop-in in `policy.d` that only adds an app need not name the whole policy's version.
+/// Fragments become a policy through `Policy.merge`.
+public struct PolicyFragment: Sendable, Hashable {
+    /// The file this came from, carried into problems found while merging.
+    public var source: String?
+    public var version: String?
+    public var defaults: AppSettings
+    public var apps: [AppID: AppPolicy]
+
+    public init(source: String? = nil, version: String? = nil, defaults: AppSettings = AppSettings(),
+                apps: [AppID: AppPolicy] = [:]) {
+        self.source = source
+        self.version = version
+        self.defaults = defaults
+        self.apps = apps
+    }
+
+    /// Parses and validates one policy file of schema 1.
+    ///
+    /// - Parameters:
+    ///   - bytes: the file's contents, UTF-8 JSON of at most `PolicyLimits.maxDocumentBytes`.
+    ///   - source: the file name to put in problems, or nil.
+    /// - Throws: every problem in the document at once, in document order. Malformed JSON
+    ///   is a single problem at the place the parser stopped.
+    public static func parse(_ bytes: [UInt8], source: String?) throws(PolicyProblems) -> PolicyFragment {
+        guard bytes.count <= PolicyLimits.maxDocumentBytes else {
+            throw PolicyProblems([PolicyProblem(
+                source: source, location: SourceLocation(line: 1, column: 1),
+                message: "found a document of \(bytes.count) bytes, expected at most \(PolicyLimits.maxDocumentBytes) "
+                    + "(64 MiB, PolicyLimits.maxDocumentBytes)")])
+        }
+        let root: JSONValue
+        do {
+            root = try JSONParser.parse(bytes, maxDepth: PolicyLimits.maxNestingDepth)
+        } catch {
+            throw PolicyProblems([syntaxProblem(bytes, source: source)])
+        }
+        var reader = PolicyReader(root: root, source: source)
+        let fragment = reader.readFragment()
+        guard reader.problems.isEmpty else {
+            // Only now find where things are: parsing with positions costs several times more.
+            guard let document = try? JSONParser.parseDocument(bytes, maxDepth: PolicyLimits.maxNestingDepth) else {
+                preconditionFailure("a document that parsed once failed to parse again")
+            }
+            throw PolicyProblems(reader.locate(in: document))
+        }
+        return fragment
+    }
+
+    /// The syntax error of a document that does not parse, with the path the parser had reached.
+    private static func syntaxProblem(_ bytes: [UInt8], source: String?) -> PolicyProblem {
+        do {
+            _ = try JSONParser.parseDocument(bytes, maxDepth: PolicyLimits.maxNestingDepth)
+            preconditionFailure("a document that failed to parse parsed the second time")
+        } catch {
+            return PolicyProblem(source: source, path: error.path, location: error.location, message: "invalid JSON: \(error.message)")
+        }
+    }
+}
+
+extension Policy {
+    /// Parses a complete policy document: one that says its `version`, such as a bundle
+    /// pushed through the Admin interface.
+    ///
+    /// - Throws: every problem at once; a missing `version` is one of them.
+    public static func parse(_ bytes: [UInt8], source: String?) throws(PolicyProblems) -> Policy {
+        let fragment = try PolicyFragment.parse(bytes, source: source)
+        guard let version = fragment.version else {
+            throw PolicyProblems([PolicyProblem(
+                source: source, path: JSONPath.root.appending("version"), location: SourceLocation(line: 1, column: 1),
+                message: "missing \"version\": a complete policy names its version, such as \"2026-11-29.1\"")])
+        }
+        return Policy(version: version, defaults: fragment.defaults, apps: fragment.apps)
+    }
+}
