@@ -65,7 +65,8 @@ struct VarlinkInterfaceParser {
         if consume("[]") { return .array(try type()) }
         if consume("[") {
             skipTrivia()
-            guard word() == "string" else { throw error("expected 'string' in a map type '[string]T'") }
+            let keyStart = index
+            guard word() == "string" else { throw error("expected 'string' in a map type '[string]T'", at: keyStart) }
             skipTrivia()
             guard consume("]") else { throw error("expected ']' after '[string'") }
             return .map(try type())
