@@ -10,6 +10,9 @@ struct VarlinkInterfaceParser {
 
     private let bytes: [UInt8]
     private var index = 0
+    /// How deeply types are nested right now; bounded so hostile input cannot exhaust the stack.
+    private var depth = 0
+    static let maxDepth = 64
     /// Named types referenced anywhere, with where, to check once all types are known.
     private var references: [(name: String, offset: Int)] = []
 
@@ -56,6 +59,9 @@ struct VarlinkInterfaceParser {
     // MARK: Types
 
     private mutating func type() throws(VarlinkInterfaceParseError) -> VarlinkType {
+        depth += 1
+        defer { depth -= 1 }
+        if depth > Self.maxDepth { throw error("types nested deeper than \(Self.maxDepth) levels") }
         skipTrivia()
         if consume("?") {
             skipTrivia()

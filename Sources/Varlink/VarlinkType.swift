@@ -47,9 +47,26 @@ public indirect enum VarlinkType: Sendable, Hashable, CustomStringConvertible {
         case (.named(let name), _): return types[name]?.accepts(value, types: types) ?? false
         case (.enum(let cases), .string(let s)): return cases.contains(s)
         case (.struct(let fields), .object(let members)):
-            return VarlinkStructShape(fields).firstInvalidMember(of: members, types: types) == nil
+            return Self.firstInvalidMember(of: members, fields: fields, types: types) == nil
         default: return false
         }
+    }
+
+    var isOptional: Bool { if case .maybe = self { true } else { false } }
+
+    /// The struct check for nested values: a linear search of the (few) fields, so checking
+    /// a value allocates nothing.
+    static func firstInvalidMember(of members: [String: JSONValue], fields: [VarlinkField],
+                                   types: [String: VarlinkType]) -> String? {
+        for (name, value) in members {
+            guard let field = fields.first(where: { $0.name == name }), field.type.accepts(value, types: types) else {
+                return name
+            }
+        }
+        if members.count < fields.count {  // every member is a known field, so equal counts mean none is missing
+            for field in fields where !field.type.isOptional && members[field.name] == nil { return field.name }
+        }
+        return nil
     }
 }
 
@@ -63,14 +80,14 @@ public struct VarlinkField: Sendable, Hashable {
     }
 }
 
-/// A struct's fields prepared for checking objects against them.
+/// A method's input fields prepared once for checking every call's parameters.
 struct VarlinkStructShape: Sendable {
     let fields: [String: VarlinkType]
     let required: [String]
 
     init(_ fields: [VarlinkField]) {
         self.fields = Dictionary(fields.map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first })
-        self.required = fields.compactMap { if case .maybe = $0.type { nil } else { $0.name } }
+        self.required = fields.filter { !$0.type.isOptional }.map(\.name)
     }
 
     /// The name of the first member that is unknown, missing or mistyped; `nil` when all conform.

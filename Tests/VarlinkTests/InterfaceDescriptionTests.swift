@@ -70,6 +70,8 @@ import Testing
         ("interface a.b\nfunction A() -> ()", "line 2, column 1: expected 'type', 'method' or 'error'"),
         ("interface a.b\ntype E (a, b, a)", "line 2, column 15: enum value a appears twice"),
         ("interface a.b\nmethod A(x: int -> ()", "line 2, column 17: expected ',' or ')' after the field x"),
+        ("interface a.b\nmethod A(x: " + String(repeating: "[]", count: 100) + "int) -> ()",
+         "line 2, column 141: types nested deeper than 64 levels"),
     ])
     func rejectsMalformedDefinitions(text: String, message: String) {
         #expect {
