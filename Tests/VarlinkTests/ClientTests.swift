@@ -19,15 +19,16 @@ final class BlockingTestServer: @unchecked Sendable {
         try #require(listen(listener, 8) == 0)
         let listener = listener
         Thread.detachNewThread { [done] in
-            let subscribers = Subscribers()
-            guard let service = try? makeService(subscribers: subscribers) else { return }
             while true {
                 // accept4 is GNU-only and hidden from Glibc; the test sets FD_CLOEXEC itself.
                 let fd = accept(listener, nil, nil)
                 if fd < 0 { break }
                 _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-                Self.serve(fd, service: service)
-                close(fd)
+                // A thread (and service) per connection: clients may hold several connections.
+                Thread.detachNewThread {
+                    if let service = try? makeService() { Self.serve(fd, service: service) }
+                    close(fd)
+                }
             }
             done.signal()
         }
@@ -128,5 +129,53 @@ final class BlockingTestServer: @unchecked Sendable {
         #expect(throws: VarlinkClientError.systemCallFailed(call: "connect", errno: ENOTDIR)) {
             try VarlinkClient(path: "/etc/hostname/socket")
         }
+    }
+}
+
+/// The Python `varlink` package (Tests/python/requirements.txt, in `.venv` at the repository
+/// root) is a client nobody on this project wrote: it fetches our interface description,
+/// parses it with its own IDL parser, and calls through it.
+@Suite struct PythonClientInteropTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let python = root.appendingPathComponent(".venv/bin/python").path
+
+    static let script = """
+        import json, sys, varlink
+        out = {}
+        with varlink.Client(address="unix:" + sys.argv[1]) as client:
+            with client.open("org.example.ping", namespaced=False) as ping:
+                out["ping"] = ping.Ping("hello", mode="loud")
+                out["count"] = [reply["n"] for reply in ping.Count(2, _more=True)]
+                ping.Forget("nothing comes back", _oneway=True)
+                try:
+                    ping.Fail()
+                except varlink.VarlinkError as error:
+                    out["error"] = [error.error(), error.parameters()]
+            with client.open("org.varlink.service", namespaced=False) as service:
+                out["interfaces"] = service.GetInfo()["interfaces"]
+        print(json.dumps(out))
+        """
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: python), "needs .venv with Tests/python/requirements.txt"))
+    func pythonVarlinkTalksToOurService() throws {
+        let server = try BlockingTestServer()
+        defer { server.stop() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.python)
+        process.arguments = ["-c", Self.script, server.path]
+        let stdout = Pipe()
+        process.standardOutput = stdout
+        try process.run()
+        let data = stdout.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let result = try JSONParser.parse(Array(data))
+        #expect(result == [
+            "ping": ["text": "hello", "peer": "socket"],
+            "count": [0, 1, 2],
+            "error": ["org.example.ping.Refused", ["why": "because"]],
+            "interfaces": ["org.varlink.service", "org.example.ping"],
+        ])
     }
 }
