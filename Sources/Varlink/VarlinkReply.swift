@@ -40,11 +40,18 @@ public struct VarlinkReply: Sendable, Hashable {
     /// Appends the reply as a NUL-terminated message. `parameters` is always present (clients
     /// such as Python's `varlink` expect it); `continues` and `error` only when set.
     public func encode(to out: inout [UInt8]) {
-        var message: [String: JSONValue] = ["parameters": .object(parameters)]
-        if continues { message["continues"] = true }
-        if let error { message["error"] = .string(error) }
-        JSONValue.object(message).write(to: &out)
-        out.append(0)
+        // Written by hand, in the canonical (sorted) key order, so the hot path builds no
+        // envelope dictionary.
+        out.append(UInt8(ascii: "{"))
+        if continues { out.append(contentsOf: #""continues":true,"#.utf8) }
+        if let error {
+            out.append(contentsOf: #""error":"#.utf8)
+            JSONValue.string(error).write(to: &out)
+            out.append(UInt8(ascii: ","))
+        }
+        out.append(contentsOf: #""parameters":"#.utf8)
+        JSONValue.object(parameters).write(to: &out)
+        out.append(contentsOf: [UInt8(ascii: "}"), 0])
     }
 
     /// The reply as one NUL-terminated message.

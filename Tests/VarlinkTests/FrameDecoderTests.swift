@@ -46,6 +46,14 @@ import Testing
         #expect(decoded == calls)
     }
 
+    @Test func appendsFromReadBuffersAndNonContiguousCollections() throws {
+        var decoder = VarlinkFrameDecoder()
+        stream.withUnsafeBytes { decoder.append($0) }
+        #expect(try drain(&decoder) == calls)
+        decoder.append(calls.map { $0.encoded() }.joined())
+        #expect(try drain(&decoder) == calls)
+    }
+
     @Test func manyMessagesInOneReadAndCompaction() throws {
         var decoder = VarlinkFrameDecoder(maxMessageBytes: 256)
         let one = VarlinkCall(method: "a.b.C", parameters: ["x": 1]).encoded()
