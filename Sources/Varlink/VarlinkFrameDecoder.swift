@@ -15,11 +15,15 @@ public struct VarlinkFrameDecoder: Sendable {
     /// Where the search for the next NUL resumes (all bytes in `start..<scanned` are non-NUL).
     private var scanned = 0
     private var failure: VarlinkFrameError?
+    /// Buffer capacity kept while no message is pending.
+    static let idleCapacity = 4096
 
     public init(maxMessageBytes: Int = 1 << 20) {
         precondition(maxMessageBytes > 0, "maxMessageBytes must be positive")
         self.maxMessageBytes = maxMessageBytes
     }
+
+    var bufferCapacity: Int { buffer.capacity }
 
     /// Bytes received but not yet returned as messages.
     public var bufferedByteCount: Int { buffer.count - start }
@@ -35,11 +39,7 @@ public struct VarlinkFrameDecoder: Sendable {
     /// Adds received bytes, for example straight from a read buffer. After a failure the bytes are dropped.
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         guard failure == nil else { return }
-        if start > 0, start == buffer.count {
-            buffer.removeAll(keepingCapacity: true)
-            start = 0
-            scanned = 0
-        } else if start >= 4096, start * 2 >= buffer.count {
+        if start >= 4096, start * 2 >= buffer.count {
             buffer.removeSubrange(0..<start)
             scanned -= start
             start = 0
@@ -54,6 +54,13 @@ public struct VarlinkFrameDecoder: Sendable {
         var index = scanned
         while index < end, buffer[index] != 0 { index += 1 }
         guard index < end else {
+            if start == end {
+                // Everything consumed: an idle connection should not keep a large read's buffer.
+                if buffer.capacity > Self.idleCapacity { buffer = [] } else { buffer.removeAll(keepingCapacity: true) }
+                start = 0
+                scanned = 0
+                return nil
+            }
             scanned = end
             if end - start > maxMessageBytes { try fail(.messageTooLarge(limit: maxMessageBytes)) }
             return nil

@@ -64,6 +64,13 @@ import Testing
         #expect(decoder.bufferedByteCount == 0)
     }
 
+    @Test func anIdleDecoderDropsALargeReadsBuffer() throws {
+        var decoder = VarlinkFrameDecoder()
+        decoder.append(Array(repeating: stream, count: 200).joined())
+        #expect(try drain(&decoder).count == 600)
+        #expect(decoder.bufferCapacity <= VarlinkFrameDecoder.idleCapacity)
+    }
+
     @Test func messageAtTheLimitIsAccepted() throws {
         let message = VarlinkCall(method: "a.b.C").encoded()
         var decoder = VarlinkFrameDecoder(maxMessageBytes: message.count - 1)
