@@ -9,6 +9,7 @@
 #   box_boot x.service              # boot; the box's target Wants= the units named
 #   box_run systemctl start x.service
 #   check "what is proven" test-command …
+#   check_output "what is proven" "expected output" command …
 #   box_finish                      # prints "N passed, N failed", kills the box, sets the exit code
 #
 # Inside the box, /run, /tmp, /var/tmp, /var/log/journal and /var/lib are fresh tmpfs and
@@ -146,6 +147,22 @@ check() {
         BOX_FAILED=$((BOX_FAILED + 1))
         echo "FAILED: $description"
         printf '%s\n' "$output" | sed 's/^/  | /'
+    fi
+}
+
+# check_output DESCRIPTION EXPECTED COMMAND… — one test: COMMAND must print exactly EXPECTED.
+check_output() {
+    local description=$1 expected=$2 actual
+    shift 2
+    actual=$("$@" 2>&1)
+    if [ "$actual" = "$expected" ]; then
+        BOX_PASSED=$((BOX_PASSED + 1))
+        echo "ok: $description"
+    else
+        BOX_FAILED=$((BOX_FAILED + 1))
+        echo "FAILED: $description"
+        echo "  | expected: $expected"
+        printf '%s\n' "$actual" | sed '1s/^/  | actual:   /; 2,$s/^/  |           /'
     fi
 }
 

@@ -4,7 +4,8 @@
 //       Logger, flushes, and fails if the sink refused it.
 //   systemdkit-probe serve
 //       takes the socket-activated descriptors, reports READY=1 with their names in STATUS=,
-//       then answers every connection with the FileDescriptorName of the socket it came in on.
+//       then answers every connection with the FileDescriptorName of the socket it came in on
+//       and the caller's executable as proctord finds it: SO_PEERCRED, then /proc/PID/exe.
 import CLinux
 import Glibc
 import SystemdKit
@@ -62,11 +63,21 @@ func serve() {
         for entry in polls where entry.revents & Int16(POLLIN) != 0 {
             let connection = clinux_accept_nonblocking(entry.fd)
             guard connection >= 0 else { continue }
-            let reply = Array((names[entry.fd]! + "\n").utf8)
+            let reply = Array((names[entry.fd]! + " " + peerExecutable(connection) + "\n").utf8)
             _ = reply.withUnsafeBytes { write(connection, $0.baseAddress, $0.count) }
             close(connection)
         }
     }
+}
+
+/// The peer's executable path, or `error:` and the errno text.
+func peerExecutable(_ connection: CInt) -> String {
+    var pid: pid_t = 0, uid: uid_t = 0, gid: gid_t = 0
+    guard clinux_peer_credentials(connection, &pid, &uid, &gid) == 0 else { return "error:SO_PEERCRED:\(errno)" }
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    let length = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
+    guard length >= 0 else { return "error:\(String(cString: strerror(errno)))" }
+    return String(decoding: buffer[0 ..< length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
 let arguments = CommandLine.arguments.dropFirst()
