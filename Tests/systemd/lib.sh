@@ -26,6 +26,7 @@ BOX_NAME=""
 BOX_PASSED=0
 BOX_FAILED=0
 BOX_BOOT_TIMEOUT=${BOX_BOOT_TIMEOUT:-30}
+BOX_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)   # the checkout lib.sh belongs to
 
 # box_new NAME BIN_DIR — makes the box folder and installs the teardown trap.
 box_new() {
@@ -55,6 +56,25 @@ box_unit() {
 # box_write_unit NAME — writes a unit file into the box from standard input.
 box_write_unit() {
     cat > "$BOX_ROOT/units/$1"
+}
+
+# box_proctor_units EXEC_START [SED_EXPRESSION…] — the project's units (systemd/) in the box,
+# with proctord.service's ExecStart= replaced (e.g. "$BIN_DIR/proctord" or a stand-in)
+# and any extra sed expressions applied to it (e.g. 's/^WatchdogSec=.*/WatchdogSec=3s/').
+box_proctor_units() {
+    local exec_start=$1 expression
+    shift
+    local arguments=(-e "s|^ExecStart=.*|ExecStart=$exec_start|")
+    for expression in "$@"; do arguments+=(-e "$expression"); done
+    sed "${arguments[@]}" "$BOX_REPO/systemd/proctord.service" > "$BOX_ROOT/units/proctord.service"
+    cp "$BOX_REPO/systemd/proctord.socket" "$BOX_REPO/systemd/proctord-admin.socket" "$BOX_ROOT/units/"
+}
+
+# box_proctor_accounts — after box_boot: the proctor-admin group (sysusers.d) and
+# /etc/proctor/policy.d (tmpfiles.d), created in the box's /etc overlay.
+box_proctor_accounts() {
+    box_run systemd-sysusers "$BOX_REPO/systemd/proctor.sysusers" 2>/dev/null &&
+        box_run systemd-tmpfiles --create "$BOX_REPO/systemd/proctor.tmpfiles"
 }
 
 # box_catalog FILE — adds a journal catalog file; `journalctl --update-catalog` inside the

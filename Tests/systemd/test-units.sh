@@ -15,20 +15,23 @@ python=$(command -v /usr/bin/python3 || command -v python3)
 units="$repo/systemd"
 exposure_limit=${PROCTOR_EXPOSURE_LIMIT:-2.0}
 
+host_etc_before=$(sha256sum /etc/group /etc/passwd; ls -d /etc/proctor /var/lib/proctor /var/lib/private/proctor 2>&1)
 box_new units "$BIN_DIR"
 
 # The project's units with ExecStart= pointed at a binary that exists: the probe, which
 # takes the activated sockets and reports READY=1 like proctord.
-copy_unit() {  # copy_unit UNIT EXEC_START [TYPE]
-    sed -e "s|^ExecStart=.*|ExecStart=$2|" ${3:+-e "s|^Type=.*|Type=$3|"} "$units/$1" > "$BOX_ROOT/units/$1"
+box_proctor_units "$probe serve"
+# proctord's sandbox around other commands, run once (Type=oneshot, no sockets or watchdog).
+sandboxed_oneshot() {  # sandboxed_oneshot NAME COMMAND [SED_EXPRESSION]
+    sed -e "s|^ExecStart=.*|ExecStart=$2|" -e "s|^Type=.*|Type=oneshot|" \
+        -e "/^WatchdogSec=/d" -e "/^Requires=/d" -e "/^After=/d" -e "/^Sockets=/d" -e "/^Also=/d" -e "/^Restart=/d" \
+        ${3:+-e "$3"} "$units/proctord.service" > "$BOX_ROOT/units/$1"
 }
-copy_unit proctord.service "$probe serve"
-cp "$units/proctord.socket" "$units/proctord-admin.socket" "$BOX_ROOT/units/"
-# The same sandbox running the probe's logger (Foundation thread, sd_journal_sendv) once.
-sed -e "s|^ExecStart=.*|ExecStart=$probe log auto b1a2f28f21824eeaa03407dabfd373a4 warning \"Decision denied\" APP_ID=com.example.notes ACTION=clipboard.copy TARGET=unmanaged RULE=apps.com.example.notes.dlp.clipboard DECISION=deny SESSION=s-1 POLICY_VERSION=2026-11-29.1|" \
-    -e "s|^Type=.*|Type=oneshot|" -e "/^WatchdogSec=/d" -e "/^Requires=/d" -e "/^After=/d" -e "/^Sockets=/d" \
-    -e "/^Also=/d" -e "/^Restart=/d" \
-    "$units/proctord.service" > "$BOX_ROOT/units/sandboxed-log.service"
+# The probe's logger (a Foundation thread, sd_journal_sendv) under the sandbox.
+sandboxed_oneshot sandboxed-log.service "$probe log auto b1a2f28f21824eeaa03407dabfd373a4 warning \"Decision denied\" APP_ID=com.example.notes ACTION=clipboard.copy TARGET=unmanaged RULE=apps.com.example.notes.dlp.clipboard DECISION=deny SESSION=s-1 POLICY_VERSION=2026-11-29.1"
+# Why CAP_SYS_PTRACE is kept: reading a root process's executable with and without it.
+sandboxed_oneshot exe-with-ptrace.service "/bin/readlink -e /proc/1/exe"
+sandboxed_oneshot exe-without-ptrace.service "/bin/readlink -e /proc/1/exe" "/^\(CapabilityBoundingSet\|AmbientCapabilities\)=/d"
 box_catalog "$units/proctor.catalog"
 
 (
@@ -56,10 +59,9 @@ if ! box_boot; then
     box_finish
 fi
 
-box_run systemd-sysusers "$units/proctor.sysusers" 2>/dev/null
-check "sysusers creates the proctor-admin group in the box" box_run getent group proctor-admin
-check "tmpfiles creates /etc/proctor/policy.d" \
-    sh -c "nsenter -t $BOX_PID -m -p systemd-tmpfiles --create '$units/proctor.tmpfiles' && nsenter -t $BOX_PID -m -p test -d /etc/proctor/policy.d"
+check "sysusers.d and tmpfiles.d entries apply in the box" box_proctor_accounts
+check "… creating the proctor-admin group" box_run getent group proctor-admin
+check "… and /etc/proctor/policy.d" box_run test -d /etc/proctor/policy.d
 
 box_run systemctl start proctord.socket proctord-admin.socket
 check "with only the sockets started, the service is not running" \
@@ -101,6 +103,10 @@ box_run systemctl stop proctord.service 2>/dev/null
 check_output "after the service stops, the socket starts it again on demand" \
     "admin $python_exe" ask /run/proctor/admin.socket
 
+check "in proctord's sandbox, readlink /proc/1/exe (a root process) works" \
+    box_run systemctl start exe-with-ptrace.service
+check "… and fails without CAP_SYS_PTRACE, which is why the unit keeps it" \
+    sh -c "! nsenter -t $BOX_PID -m -p systemctl start exe-without-ptrace.service 2>/dev/null"
 check "the probe's logger works inside the same sandbox (journal target detected)" \
     box_run systemctl start sandboxed-log.service
 check "the denial in the journal carries MESSAGE_ID, APP_ID, RULE and DECISION" \
@@ -113,4 +119,7 @@ check "journalctl -x explains the denial with its fields filled in" \
     sh -c "nsenter -t $BOX_PID -m -p journalctl --no-pager -x -u sandboxed-log MESSAGE_ID=b1a2f28f21824eeaa03407dabfd373a4 |
         grep -F 'Proctor denied clipboard.copy for com.example.notes (rule apps.com.example.notes.dlp.clipboard)'"
 
+box_teardown
+check_output "the host's /etc/group, /etc/passwd, /etc/proctor and /var/lib are as before" "$host_etc_before" \
+    sh -c "sha256sum /etc/group /etc/passwd; ls -d /etc/proctor /var/lib/proctor /var/lib/private/proctor 2>&1"
 box_finish
