@@ -18,6 +18,9 @@
 # database) reaches the host. The host's files are read-only from the box's point of view
 # only by convention: the box is root, so tests must write through these mounts only.
 # The box folder lives beside the built binaries, not in /tmp: the box's /tmp is its own.
+# bash runs the teardown trap for a signal only when the foreground command returns, so
+# bound every command (timeout 20 systemctl …, box_wait_for) and wait on long ones with
+# `cmd & wait $!`.
 
 BOX_PID=""            # PID (host view) of the box's systemd
 BOX_LAUNCHER_PID=""   # the unshare process whose child that systemd is

@@ -104,4 +104,23 @@ check "the host's catalog database is untouched" \
 check "the host's journal has no record of the probe" \
     sh -c "! journalctl --no-pager -q MESSAGE_ID=$message_id 2>/dev/null | grep -q ."
 rm -f "$host_tmp_marker"
+
+# Every way out of a test script ends its box: an error exit, and a SIGTERM mid-test.
+abort_script() {  # abort_script HOW — boots a box, records its PID 1 and folder, leaves by HOW
+    bash -c '. "$1/lib.sh"; box_new abort "$2"; box_boot || exit 9
+             echo "$BOX_PID $BOX_ROOT" > "$2/abort-box.txt"
+             case $3 in error) exit 3 ;; signal) sleep 60 & wait $! ;; esac' _ "$here" "$BIN_DIR" "$1" &
+}
+for how in error signal; do
+    rm -f "$BIN_DIR/abort-box.txt"
+    abort_script "$how"
+    script_pid=$!
+    box_wait_for 30 test -s "$BIN_DIR/abort-box.txt"
+    [ "$how" = signal ] && kill -TERM "$script_pid"
+    wait "$script_pid"
+    read -r abort_pid abort_root < "$BIN_DIR/abort-box.txt"
+    check "after an exit by $how the box's systemd ($abort_pid) is gone" sh -c "! kill -0 ${abort_pid:-0} 2>/dev/null"
+    check "… and its folder is removed" test ! -e "${abort_root:-/nonexistent}"
+done
+rm -f "$BIN_DIR/abort-box.txt"
 box_finish
