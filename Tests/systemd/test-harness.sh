@@ -109,7 +109,7 @@ rm -f "$host_tmp_marker"
 abort_script() {  # abort_script HOW — boots a box, records its PID 1 and folder, leaves by HOW
     bash -c '. "$1/lib.sh"; box_new abort "$2"; box_boot || exit 9
              echo "$BOX_PID $BOX_ROOT" > "$2/abort-box.txt"
-             case $3 in error) exit 3 ;; signal) sleep 60 & wait $! ;; esac' _ "$here" "$BIN_DIR" "$1" >/dev/null 2>&1 &
+             case $3 in error) exit 3 ;; signal) box_run sleep 60 & wait $! ;; esac' _ "$here" "$BIN_DIR" "$1" >/dev/null 2>&1 &
 }
 for how in error signal; do
     rm -f "$BIN_DIR/abort-box.txt"
