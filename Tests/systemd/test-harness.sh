@@ -95,6 +95,13 @@ check "journalctl --update-catalog accepts the catalog" box_run journalctl --upd
 check "journalctl -x shows the catalog text" \
     sh -c "nsenter -t $BOX_PID -m -p journalctl --no-pager -x MESSAGE_ID=$message_id | grep -F 'logged this through SystemdKit'"
 
+# journald stopped while a program logs: the sink's failure is counted and reported, not hidden.
+box_run systemctl stop systemd-journald.socket systemd-journald-dev-log.socket systemd-journald.service 2>/dev/null
+check "with journald stopped, the journal sink reports the failure (errno from sd_journal_sendv)" \
+    sh -c "nsenter -t $BOX_PID -m -p $probe log journal $message_id err 'Nobody listens' 2>&1 >/dev/null |
+        grep -E '^systemdkit-probe: sending to the journal failed: .* \(errno [0-9]+\)$'"
+check "… and the probe exits non-zero" sh -c "! nsenter -t $BOX_PID -m -p $probe log journal $message_id err x >/dev/null 2>&1"
+
 box_pid=$BOX_PID
 box_teardown
 check "the box's systemd is gone after teardown" sh -c "! kill -0 $box_pid 2>/dev/null"
