@@ -25,7 +25,6 @@ public final class Logger: Sendable {
         var droppedSinceReport = 0
         var counters = Counters(dropped: 0, sinkFailures: 0, lastSinkFailure: nil)
         var flushWaiters: [DispatchSemaphore] = []
-        var stopping = false
     }
 
     /// The most events waiting to be written at once.
@@ -51,8 +50,8 @@ public final class Logger: Sendable {
     }
 
     /// Events still queued when the last reference goes are discarded: call `flush()` first.
+    /// The background thread, woken here, finds the logger gone and ends.
     deinit {
-        state.withLock { $0.stopping = true }
         wakeDrainer.signal()
     }
 
@@ -128,20 +127,16 @@ public final class Logger: Sendable {
                     guard let logger else { return }
                     outcome = logger.drainOnce()
                 }
-                switch outcome {
-                case .wrote: continue
-                case .idle: wake.wait()
-                case .stopped: return
-                }
+                if outcome == .idle { wake.wait() }
             }
         }
     }
 
-    private enum DrainOutcome { case wrote, idle, stopped }
+    private enum DrainOutcome { case wrote, idle }
 
     /// Writes one batch or the drop report; says whether there was work.
     private func drainOnce() -> DrainOutcome {
-        enum Step { case write([LogEvent]), reportDrops(Int), wait, stop }
+        enum Step { case write([LogEvent]), reportDrops(Int), wait }
         let (step, finishedFlushes) = state.withLock { state -> (Step, [DispatchSemaphore]) in
             if !state.queue.isEmpty {
                 let batch = state.queue
@@ -158,7 +153,6 @@ public final class Logger: Sendable {
             state.drainerIsWriting = false
             let waiters = state.flushWaiters
             state.flushWaiters.removeAll()
-            if state.stopping { return (.stop, waiters) }
             state.drainerIsWaiting = true
             return (.wait, waiters)
         }
@@ -172,8 +166,6 @@ public final class Logger: Sendable {
             return .wrote
         case .wait:
             return .idle
-        case .stop:
-            return .stopped
         }
     }
 

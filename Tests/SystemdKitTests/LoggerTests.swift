@@ -110,6 +110,19 @@ private final class RecordingSink: LogSink {
         #expect(Set(sink.written.map(\.message)).count == 4000)
     }
 
+    @Test func releasingTheLoggerEndsItsThread() async throws {
+        weak var released: Logger?
+        do {
+            let logger = Logger(sink: RecordingSink(), droppedMessagesID: dropsID)
+            released = logger
+            logger.log(event(1))
+            logger.flush()
+        }
+        // The background thread holds the logger only while writing a batch.
+        for _ in 0 ..< 100 where released != nil { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(released == nil)
+    }
+
     @Test func stderrSinkWritesLinesToItsDescriptor() throws {
         let pipe = try Pipe()
         let logger = Logger(sink: StderrSink(descriptor: pipe.write), droppedMessagesID: dropsID)
