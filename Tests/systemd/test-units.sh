@@ -67,10 +67,10 @@ box_run systemctl start proctord.socket proctord-admin.socket
 check "with only the sockets started, the service is not running" \
     test "$(box_run systemctl show -P ActiveState proctord.service)" = inactive
 check "agent socket: mode 0666, root:root" \
-    test "$(box_run stat -c '%a %U:%G %F' /run/proctor/agent.socket)" = "666 root:root socket"
+    test "$(box_run stat -c '%a %U:%G %F' /run/proctor/io.proctor.Agent)" = "666 root:root socket"
 check "admin socket: mode 0660, root:proctor-admin" \
-    test "$(box_run stat -c '%a %U:%G %F' /run/proctor/admin.socket)" = "660 root:proctor-admin socket"
-agent_inode=$(box_run stat -c %i /run/proctor/agent.socket)
+    test "$(box_run stat -c '%a %U:%G %F' /run/proctor/io.proctor.Admin)" = "660 root:proctor-admin socket"
+agent_inode=$(box_run stat -c %i /run/proctor/io.proctor.Agent)
 
 ask() {  # ask SOCKET — connects and prints the reply line
     box_run "$python" -c 'import socket,sys
@@ -79,15 +79,15 @@ print(s.makefile().readline().strip())' "$1"
 }
 python_exe=$("$python" -c 'import os, sys; print(os.path.realpath(sys.executable))')
 check "the first connection to the agent socket starts the service, which answers as 'agent'" \
-    test "$(ask /run/proctor/agent.socket | cut -d' ' -f1)" = agent
+    test "$(ask /run/proctor/io.proctor.Agent | cut -d' ' -f1)" = agent
 check_output "the sandboxed dynamic user reads a root caller's /proc/PID/exe (CAP_SYS_PTRACE, ProtectProc=ptraceable)" \
-    "agent $python_exe" ask /run/proctor/agent.socket
+    "agent $python_exe" ask /run/proctor/io.proctor.Agent
 check "the service is active after activation" box_run systemctl is-active --quiet proctord.service
-check_output "the admin socket reaches the same process as 'admin'" "admin $python_exe" ask /run/proctor/admin.socket
+check_output "the admin socket reaches the same process as 'admin'" "admin $python_exe" ask /run/proctor/io.proctor.Admin
 check "STATUS= names both handed-over sockets" \
     sh -c "nsenter -t $BOX_PID -m -p systemctl status proctord.service | grep -F 'Status: \"sockets admin=1 agent=1\"'"
 check "the socket file is the one systemd bound (same inode)" \
-    test "$(box_run stat -c %i /run/proctor/agent.socket)" = "$agent_inode"
+    test "$(box_run stat -c %i /run/proctor/io.proctor.Agent)" = "$agent_inode"
 
 main_pid=$(box_run systemctl show -P MainPID proctord.service)
 check "the service runs as a dynamic (non-root) user" \
@@ -98,10 +98,10 @@ check "its only capability is CAP_SYS_PTRACE (bounding and ambient)" \
 
 box_run systemctl restart proctord.service
 check_output "after a service restart the sockets still exist (RuntimeDirectoryPreserve)" \
-    "agent $python_exe" ask /run/proctor/agent.socket
+    "agent $python_exe" ask /run/proctor/io.proctor.Agent
 box_run systemctl stop proctord.service 2>/dev/null
 check_output "after the service stops, the socket starts it again on demand" \
-    "admin $python_exe" ask /run/proctor/admin.socket
+    "admin $python_exe" ask /run/proctor/io.proctor.Admin
 
 check "in proctord's sandbox, readlink /proc/1/exe (a root process) works" \
     box_run systemctl start exe-with-ptrace.service
