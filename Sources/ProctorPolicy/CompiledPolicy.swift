@@ -2,8 +2,11 @@ import JSONCore
 
 /// A policy compiled for deciding: every app's settings resolved (app → `defaults` →
 /// `BuiltinDefaults`) with the JSON path of the deciding setting worked out ahead, and every
-/// glob compiled. `decide` then costs two hash lookups (the app and, for actions between
-/// apps, the other app) whatever the number of apps, builds no strings and allocates nothing.
+/// glob compiled (identical lists once).
+///
+/// `decide` costs one hash lookup for the app and, for actions between apps, one for the
+/// other app, whatever the number of apps; it reads plain values from a dense record, builds
+/// no strings and allocates nothing (a `file.export` resolves its path on the stack).
 ///
 /// Semantics (DESIGN.md §4): an app is *managed* when the policy names it with state
 /// `authorized`; an unknown, blocked or retired app, or a missing target, is unmanaged. An
@@ -18,66 +21,42 @@ public struct CompiledPolicy: Sendable {
 
     /// The policy this was compiled from.
     public let policy: Policy
-    private let apps: [AppID: CompiledApp]
+    let table: AppTable
+    /// Record `r` is the app `appIDs[r]`.
+    let appIDs: [AppID]
+    let records: [AppRecord]
+    let tables: CompiledTables
 
     /// Compiles `policy`; the cost is linear in the size of the policy.
     public init(_ policy: Policy) {
         self.policy = policy
-        let defaults = ResolvedSettings(policy.defaults, at: JSONPath([.key("defaults")]).description, over: .builtin)
-        var apps: [AppID: CompiledApp] = Dictionary(minimumCapacity: policy.apps.count)
-        for (id, app) in policy.apps {
+        var tables = CompiledTables()
+        let builtin = tables.builtinSettings()
+        let defaults = tables.overlay(policy.defaults, at: JSONPath([.key("defaults")]).description, over: builtin)
+        let ids = policy.apps.keys.sorted()
+        var records: [AppRecord] = []
+        records.reserveCapacity(ids.count)
+        for id in ids {
+            let app = policy.apps[id]!
             let path = JSONPath([.key("apps"), .key(id)]).description
-            apps[id] = CompiledApp(id: id, state: app.state,
-                                   settings: ResolvedSettings(app.settings, at: path, over: defaults),
-                                   stateRule: path + ".state")
+            records.append(AppRecord(state: app.state, stateRule: tables.addRule(path + ".state"),
+                                     settings: tables.overlay(app.settings, at: path, over: defaults)))
         }
-        self.apps = apps
-    }
-
-    /// The decision for `request`, naming the rule that made it.
-    public func decide(_ request: DecisionRequest) -> Decision {
-        guard let app = apps[request.app] else { return Self.unknownApp }
-        guard app.state == .authorized else { return app.stateDenial }
-        switch request.action {
-        case .launch:
-            return app.decideLaunch(version: request.appVersion)
-        case .clipboardCopy:
-            return app.decideCopy(to: standing(of: request.target, toward: app), size: request.size)
-        case .clipboardPaste:
-            return app.decidePaste(from: standing(of: request.target, toward: app))
-        case .shareSend:
-            return app.decideShare(sending: true, other: standing(of: request.target, toward: app), otherID: request.target)
-        case .shareReceive:
-            return app.decideShare(sending: false, other: standing(of: request.target, toward: app), otherID: request.target)
-        case .print:
-            return app.decidePrint()
-        case .screenCapture:
-            return app.decideScreenCapture()
-        case .fileExport:
-            return app.decideExport(path: request.target)
-        }
+        table = AppTable(ids) { records[$0].state == .authorized }
+        appIDs = ids
+        self.records = records
+        self.tables = tables
     }
 
     /// The entry of `app` in the policy, whatever its state.
     public func appPolicy(_ app: AppID) -> AppPolicy? { policy.apps[app] }
 
     /// Whether `app` is named in the policy with state `authorized`.
-    public func isManaged(_ app: AppID) -> Bool { apps[app]?.isManaged ?? false }
+    public func isManaged(_ app: AppID) -> Bool { table.find(app)?.isManaged ?? false }
 
     /// The ids of every managed app, sorted; what an SDK needs besides its own effective rules
     /// to decide copies and shares towards other apps locally.
     public var managedAppIDs: [AppID] {
-        apps.values.filter(\.isManaged).map(\.id).sorted()
+        appIDs.indices.filter { records[$0].state == .authorized }.map { appIDs[$0] }
     }
-
-    func compiledApp(_ app: AppID) -> CompiledApp? { apps[app] }
-
-    private func standing(of target: String?, toward app: CompiledApp) -> TargetStanding {
-        guard let target else { return .unmanaged }
-        if target == app.id { return .sameApp }
-        return apps[target]?.isManaged == true ? .managed : .unmanaged
-    }
-
-    private static let unknownApp = Decision(allowed: false, rule: BuiltinDefaults.Rule.unknownApp,
-                                             reason: DecisionReason.unknownApp)
 }

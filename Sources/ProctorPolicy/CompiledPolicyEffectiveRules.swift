@@ -7,10 +7,14 @@ extension CompiledPolicy {
     /// has an allow list and `compliance.minVersion` when none is set. Nil for an app the policy
     /// does not name. This is what the SDK caches and what `Register` replies carry.
     public func effectiveRules(for app: AppID) -> JSONValue? {
-        guard let settings = compiledApp(app)?.settings else { return nil }
-        var fileExport: [String: JSONValue] = ["deny": .array(settings.fileExportDeny.globs.map { .string($0.pattern) })]
-        if let allow = settings.fileExportAllow {
-            fileExport["allow"] = .array(allow.globs.map { .string($0.pattern) })
+        guard let entry = table.find(app) else { return nil }
+        let settings = records[entry.record].settings
+        func patterns(_ list: ResolvedList) -> JSONValue {
+            .array(tables.pathGlobLists[Int(list.list)].map { .string($0.pattern) })
+        }
+        var fileExport: [String: JSONValue] = ["deny": patterns(settings.fileExportDeny)]
+        if settings.fileExportAllow.list >= 0 {
+            fileExport["allow"] = patterns(settings.fileExportAllow)
         }
         let dlp: JSONValue = [
             "clipboard": [
@@ -20,7 +24,7 @@ extension CompiledPolicy {
             "share": [
                 "send": .string(settings.shareSend.value.rawValue),
                 "receive": .string(settings.shareReceive.value.rawValue),
-                "exempt": .array(settings.shareExempt.list.patterns.map(JSONValue.string)),
+                "exempt": .array(tables.appIDGlobLists[Int(settings.shareExempt.list)].patterns.map(JSONValue.string)),
             ],
             "print": .string(settings.print.value.rawValue),
             "screenCapture": .string(settings.screenCapture.value.rawValue),
@@ -31,8 +35,8 @@ extension CompiledPolicy {
             "onViolation": .string(settings.onViolation.value.rawValue),
             "offlineGraceSeconds": .number(settings.offlineGraceSeconds.value),
         ]
-        if let minimum = settings.minVersion.value {
-            compliance["minVersion"] = .string(minimum.description)
+        if settings.minVersion.value >= 0 {
+            compliance["minVersion"] = .string(tables.versions[Int(settings.minVersion.value)].description)
         }
         return ["dlp": dlp, "compliance": .object(compliance)]
     }

@@ -1,140 +1,157 @@
-/// A setting's value together with the rule that supplied it: the JSON path of the app entry
-/// or `defaults` that set it, or the `builtin.<name>` of its built-in default.
+/// A position in `CompiledPolicy`'s table of rule strings.
+typealias RuleID = Int32
+
+/// A setting's value and the rule that supplied it: the JSON path of the app entry or
+/// `defaults` that set it, or the `builtin.<name>` of its built-in default.
 struct Resolved<Value: Sendable>: Sendable {
-    let value: Value
-    let rule: String
+    var value: Value
+    var rule: RuleID
 }
 
-/// A list of path globs with the rule of the list and of each entry
-/// (`apps["x"].dlp.fileExport.deny` and `…deny[2]`).
-struct ResolvedPathGlobs: Sendable {
-    let globs: [PathGlob]
-    let rule: String
-    let entryRules: [String]
+/// A list setting: the position of the compiled list in one of `CompiledPolicy`'s list
+/// tables (-1 for "no list"), the rule of the list, and the rules of its entries, which
+/// follow the list's rule in the rule table (entry `i` is `rule + 1 + i`).
+struct ResolvedList: Sendable {
+    var list: Int32
+    var rule: RuleID
 
-    init(_ patterns: [String], rule: String, entryRules: [String]) {
-        globs = patterns.map(PathGlob.init)
-        self.rule = rule
-        self.entryRules = entryRules
-    }
-
-    /// The rule of the first glob that matches the resolved path, or nil.
-    func firstMatch(_ bytes: UnsafeBufferPointer<UInt8>, _ segments: UnsafeBufferPointer<PathSegment>) -> String? {
-        for index in globs.indices where globs[index].matches(bytes, segments) { return entryRules[index] }
-        return nil
-    }
+    func entryRule(_ index: Int) -> RuleID { rule + 1 + RuleID(index) }
 }
 
-/// The exempt app-id globs of `dlp.share.exempt`, with the rule of each entry.
-struct ResolvedGlobList: Sendable {
-    let list: GlobList
-    let rule: String
-    let entryRules: [String]
-}
-
-/// Every setting of DLP and compliance resolved to a value and its deciding rule.
-///
-/// Built in layers: the built-in defaults, overlaid by `defaults`, overlaid by each app's
-/// entry. A layer that does not say a setting shares the layer below's value and rule
-/// string, so an app that only changes one thing costs one new rule string.
+/// Every DLP and compliance setting resolved to a value and its deciding rule. Only plain
+/// values and table positions, so records sit densely in one array and reading them costs
+/// no reference counting.
 struct ResolvedSettings: Sendable {
-    let clipboardLevel: Resolved<ClipboardLevel>
-    let clipboardCharLimit: Resolved<Int>
-    let shareSend: Resolved<ShareLevel>
-    let shareReceive: Resolved<ShareLevel>
-    let shareExempt: ResolvedGlobList
-    let print: Resolved<Toggle>
-    let screenCapture: Resolved<Toggle>
-    /// Nil when no layer has an allow list.
-    let fileExportAllow: ResolvedPathGlobs?
-    let fileExportDeny: ResolvedPathGlobs
-    let notifications: Resolved<NotificationLevel>
-    let minVersion: Resolved<SemanticVersion?>
-    let onViolation: Resolved<Violation>
-    let offlineGraceSeconds: Resolved<Int>
+    var clipboardLevel: Resolved<ClipboardLevel>
+    var clipboardCharLimit: Resolved<Int>
+    var shareSend: Resolved<ShareLevel>
+    var shareReceive: Resolved<ShareLevel>
+    /// Into `CompiledPolicy.appIDGlobLists`.
+    var shareExempt: ResolvedList
+    var print: Resolved<Toggle>
+    var screenCapture: Resolved<Toggle>
+    /// Into `CompiledPolicy.pathGlobLists`; `list == -1` when no layer has an allow list.
+    var fileExportAllow: ResolvedList
+    var fileExportDeny: ResolvedList
+    var notifications: Resolved<NotificationLevel>
+    /// Into `CompiledPolicy.versions`; -1 for no minimum.
+    var minVersion: Resolved<Int32>
+    var onViolation: Resolved<Violation>
+    var offlineGraceSeconds: Resolved<Int>
+}
+
+/// One app of the policy, compiled.
+struct AppRecord: Sendable {
+    var state: AppState
+    /// `apps["x"].state`
+    var stateRule: RuleID
+    var settings: ResolvedSettings
+}
+
+/// The tables a compiled policy decides from, filled while compiling. Identical glob lists
+/// are compiled once and shared by every app that has them.
+struct CompiledTables: Sendable {
+    var rules: [String] = []
+    var appIDGlobLists: [GlobList] = []
+    var pathGlobLists: [[PathGlob]] = []
+    var versions: [SemanticVersion] = []
+    private var appIDGlobListPositions: [[String]: Int32] = [:]
+    private var pathGlobListPositions: [[String]: Int32] = [:]
+
+    mutating func addRule(_ rule: String) -> RuleID {
+        rules.append(rule)
+        return RuleID(rules.count - 1)
+    }
+
+    /// The rule of a list and of each entry, consecutively.
+    private mutating func addListRules(_ listRule: String, count: Int, entry: (Int) -> String) -> RuleID {
+        let first = addRule(listRule)
+        for index in 0..<count { _ = addRule(entry(index)) }
+        return first
+    }
+
+    private mutating func appIDGlobList(_ patterns: [String]) -> Int32 {
+        if let position = appIDGlobListPositions[patterns] { return position }
+        appIDGlobLists.append(GlobList(patterns))
+        let position = Int32(appIDGlobLists.count - 1)
+        appIDGlobListPositions[patterns] = position
+        return position
+    }
+
+    private mutating func pathGlobList(_ patterns: [String]) -> Int32 {
+        if let position = pathGlobListPositions[patterns] { return position }
+        pathGlobLists.append(patterns.map(PathGlob.init))
+        let position = Int32(pathGlobLists.count - 1)
+        pathGlobListPositions[patterns] = position
+        return position
+    }
 
     /// The built-in defaults of `BuiltinDefaults`.
-    static let builtin: ResolvedSettings = {
+    mutating func builtinSettings() -> ResolvedSettings {
         typealias Rule = BuiltinDefaults.Rule
+        let exempt = BuiltinDefaults.shareExempt
+        let deny = BuiltinDefaults.fileExportDeny
+        let allow = BuiltinDefaults.fileExportAllow
         return ResolvedSettings(
-            clipboardLevel: Resolved(value: BuiltinDefaults.clipboardLevel, rule: Rule.clipboardLevel),
-            clipboardCharLimit: Resolved(value: BuiltinDefaults.clipboardCharLimit, rule: Rule.clipboardCharLimit),
-            shareSend: Resolved(value: BuiltinDefaults.shareSend, rule: Rule.shareSend),
-            shareReceive: Resolved(value: BuiltinDefaults.shareReceive, rule: Rule.shareReceive),
-            shareExempt: ResolvedGlobList(list: GlobList(BuiltinDefaults.shareExempt), rule: Rule.shareExempt,
-                                          entryRules: BuiltinDefaults.shareExempt.map { _ in Rule.shareExempt }),
-            print: Resolved(value: BuiltinDefaults.print, rule: Rule.print),
-            screenCapture: Resolved(value: BuiltinDefaults.screenCapture, rule: Rule.screenCapture),
-            fileExportAllow: BuiltinDefaults.fileExportAllow.map {
-                ResolvedPathGlobs($0, rule: Rule.fileExportAllow, entryRules: $0.map { _ in Rule.fileExportAllow })
-            },
-            fileExportDeny: ResolvedPathGlobs(BuiltinDefaults.fileExportDeny, rule: Rule.fileExportDeny,
-                                              entryRules: BuiltinDefaults.fileExportDeny.map { _ in Rule.fileExportDeny }),
-            notifications: Resolved(value: BuiltinDefaults.notifications, rule: Rule.notifications),
-            minVersion: Resolved(value: BuiltinDefaults.minVersion, rule: Rule.minVersion),
-            onViolation: Resolved(value: BuiltinDefaults.onViolation, rule: Rule.onViolation),
-            offlineGraceSeconds: Resolved(value: BuiltinDefaults.offlineGraceSeconds, rule: Rule.offlineGraceSeconds))
-    }()
-
-    private init(clipboardLevel: Resolved<ClipboardLevel>, clipboardCharLimit: Resolved<Int>,
-                 shareSend: Resolved<ShareLevel>, shareReceive: Resolved<ShareLevel>, shareExempt: ResolvedGlobList,
-                 print: Resolved<Toggle>, screenCapture: Resolved<Toggle>,
-                 fileExportAllow: ResolvedPathGlobs?, fileExportDeny: ResolvedPathGlobs,
-                 notifications: Resolved<NotificationLevel>, minVersion: Resolved<SemanticVersion?>,
-                 onViolation: Resolved<Violation>, offlineGraceSeconds: Resolved<Int>) {
-        self.clipboardLevel = clipboardLevel
-        self.clipboardCharLimit = clipboardCharLimit
-        self.shareSend = shareSend
-        self.shareReceive = shareReceive
-        self.shareExempt = shareExempt
-        self.print = print
-        self.screenCapture = screenCapture
-        self.fileExportAllow = fileExportAllow
-        self.fileExportDeny = fileExportDeny
-        self.notifications = notifications
-        self.minVersion = minVersion
-        self.onViolation = onViolation
-        self.offlineGraceSeconds = offlineGraceSeconds
+            clipboardLevel: Resolved(value: BuiltinDefaults.clipboardLevel, rule: addRule(Rule.clipboardLevel)),
+            clipboardCharLimit: Resolved(value: BuiltinDefaults.clipboardCharLimit, rule: addRule(Rule.clipboardCharLimit)),
+            shareSend: Resolved(value: BuiltinDefaults.shareSend, rule: addRule(Rule.shareSend)),
+            shareReceive: Resolved(value: BuiltinDefaults.shareReceive, rule: addRule(Rule.shareReceive)),
+            shareExempt: ResolvedList(list: appIDGlobList(exempt),
+                                      rule: addListRules(Rule.shareExempt, count: exempt.count) { _ in Rule.shareExempt }),
+            print: Resolved(value: BuiltinDefaults.print, rule: addRule(Rule.print)),
+            screenCapture: Resolved(value: BuiltinDefaults.screenCapture, rule: addRule(Rule.screenCapture)),
+            fileExportAllow: ResolvedList(list: allow.map { pathGlobList($0) } ?? -1,
+                                          rule: addListRules(Rule.fileExportAllow, count: allow?.count ?? 0) { _ in Rule.fileExportAllow }),
+            fileExportDeny: ResolvedList(list: pathGlobList(deny),
+                                         rule: addListRules(Rule.fileExportDeny, count: deny.count) { _ in Rule.fileExportDeny }),
+            notifications: Resolved(value: BuiltinDefaults.notifications, rule: addRule(Rule.notifications)),
+            minVersion: Resolved(value: BuiltinDefaults.minVersion.map { version($0) } ?? -1, rule: addRule(Rule.minVersion)),
+            onViolation: Resolved(value: BuiltinDefaults.onViolation, rule: addRule(Rule.onViolation)),
+            offlineGraceSeconds: Resolved(value: BuiltinDefaults.offlineGraceSeconds, rule: addRule(Rule.offlineGraceSeconds)))
     }
 
-    /// `settings` (found at `path`, e.g. `defaults` or `apps["x"]`) laid over `base`.
-    init(_ settings: AppSettings, at path: String, over base: ResolvedSettings) {
+    private mutating func version(_ version: SemanticVersion) -> Int32 {
+        versions.append(version)
+        return Int32(versions.count - 1)
+    }
+
+    /// `settings`, found at `path` (`defaults`, `apps["x"]`), laid over `base`: what the layer
+    /// does not say keeps the value and rule of the layer below.
+    mutating func overlay(_ settings: AppSettings, at path: String, over base: ResolvedSettings) -> ResolvedSettings {
         let dlp = settings.dlp
         let compliance = settings.compliance
-        func pick<Value>(_ value: Value?, _ suffix: String, _ below: Resolved<Value>) -> Resolved<Value> {
-            guard let value else { return below }
-            return Resolved(value: value, rule: path + suffix)
+        var resolved = base
+        func pick<Value>(_ value: Value?, _ suffix: String, _ target: inout Resolved<Value>) {
+            if let value { target = Resolved(value: value, rule: addRule(path + suffix)) }
         }
-        func rules(_ suffix: String, count: Int) -> [String] {
-            (0..<count).map { "\(path)\(suffix)[\($0)]" }
-        }
-        clipboardLevel = pick(dlp.clipboardLevel, ".dlp.clipboard.level", base.clipboardLevel)
-        clipboardCharLimit = pick(dlp.clipboardCharLimit, ".dlp.clipboard.charLimit", base.clipboardCharLimit)
-        shareSend = pick(dlp.shareSend, ".dlp.share.send", base.shareSend)
-        shareReceive = pick(dlp.shareReceive, ".dlp.share.receive", base.shareReceive)
+        pick(dlp.clipboardLevel, ".dlp.clipboard.level", &resolved.clipboardLevel)
+        pick(dlp.clipboardCharLimit, ".dlp.clipboard.charLimit", &resolved.clipboardCharLimit)
+        pick(dlp.shareSend, ".dlp.share.send", &resolved.shareSend)
+        pick(dlp.shareReceive, ".dlp.share.receive", &resolved.shareReceive)
         if let exempt = dlp.shareExempt {
-            shareExempt = ResolvedGlobList(list: GlobList(exempt), rule: path + ".dlp.share.exempt",
-                                           entryRules: rules(".dlp.share.exempt", count: exempt.count))
-        } else {
-            shareExempt = base.shareExempt
+            let listPath = path + ".dlp.share.exempt"
+            resolved.shareExempt = ResolvedList(list: appIDGlobList(exempt),
+                                                rule: addListRules(listPath, count: exempt.count) { "\(listPath)[\($0)]" })
         }
-        print = pick(dlp.print, ".dlp.print", base.print)
-        screenCapture = pick(dlp.screenCapture, ".dlp.screenCapture", base.screenCapture)
+        pick(dlp.print, ".dlp.print", &resolved.print)
+        pick(dlp.screenCapture, ".dlp.screenCapture", &resolved.screenCapture)
         if let allow = dlp.fileExportAllow {
-            fileExportAllow = ResolvedPathGlobs(allow, rule: path + ".dlp.fileExport.allow",
-                                                entryRules: rules(".dlp.fileExport.allow", count: allow.count))
-        } else {
-            fileExportAllow = base.fileExportAllow
+            let listPath = path + ".dlp.fileExport.allow"
+            resolved.fileExportAllow = ResolvedList(list: pathGlobList(allow),
+                                                    rule: addListRules(listPath, count: allow.count) { "\(listPath)[\($0)]" })
         }
         if let deny = dlp.fileExportDeny {
-            fileExportDeny = ResolvedPathGlobs(deny, rule: path + ".dlp.fileExport.deny",
-                                               entryRules: rules(".dlp.fileExport.deny", count: deny.count))
-        } else {
-            fileExportDeny = base.fileExportDeny
+            let listPath = path + ".dlp.fileExport.deny"
+            resolved.fileExportDeny = ResolvedList(list: pathGlobList(deny),
+                                                   rule: addListRules(listPath, count: deny.count) { "\(listPath)[\($0)]" })
         }
-        notifications = pick(dlp.notifications, ".dlp.notifications", base.notifications)
-        minVersion = compliance.minVersion.map { Resolved(value: $0, rule: path + ".compliance.minVersion") } ?? base.minVersion
-        onViolation = pick(compliance.onViolation, ".compliance.onViolation", base.onViolation)
-        offlineGraceSeconds = pick(compliance.offlineGraceSeconds, ".compliance.offlineGraceSeconds", base.offlineGraceSeconds)
+        pick(dlp.notifications, ".dlp.notifications", &resolved.notifications)
+        if let minimum = compliance.minVersion {
+            resolved.minVersion = Resolved(value: version(minimum), rule: addRule(path + ".compliance.minVersion"))
+        }
+        pick(compliance.onViolation, ".compliance.onViolation", &resolved.onViolation)
+        pick(compliance.offlineGraceSeconds, ".compliance.offlineGraceSeconds", &resolved.offlineGraceSeconds)
+        return resolved
     }
 }
