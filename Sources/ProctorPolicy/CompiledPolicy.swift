@@ -19,17 +19,13 @@ public struct CompiledPolicy: Sendable {
     /// with `builtin.fileExport.pathTooLong`.
     public static let maxExportPathBytes = 4096
 
+    let storage: CompiledPolicyStorage
+
     /// The policy this was compiled from.
-    public let policy: Policy
-    let table: AppTable
-    /// Record `r` is the app `appIDs[r]`.
-    let appIDs: [AppID]
-    let records: [AppRecord]
-    let tables: CompiledTables
+    public var policy: Policy { storage.policy }
 
     /// Compiles `policy`; the cost is linear in the size of the policy.
     public init(_ policy: Policy) {
-        self.policy = policy
         var tables = CompiledTables()
         let builtin = tables.builtinSettings()
         let defaults = tables.overlay(policy.defaults, at: JSONPath([.key("defaults")]).description, over: builtin)
@@ -39,24 +35,24 @@ public struct CompiledPolicy: Sendable {
         for id in ids {
             let app = policy.apps[id]!
             let path = JSONPath([.key("apps"), .key(id)]).description
-            records.append(AppRecord(state: app.state, stateRule: tables.addRule(path + ".state"),
+            records.append(AppRecord(state: app.state, stateRule: path + ".state",
                                      settings: tables.overlay(app.settings, at: path, over: defaults)))
         }
-        table = AppTable(ids) { records[$0].state == .authorized }
-        appIDs = ids
-        self.records = records
-        self.tables = tables
+        storage = CompiledPolicyStorage(policy: policy, appIDs: ids, records: records, tables: tables)
     }
+
+    /// The decision for `request`, naming the rule that made it.
+    public func decide(_ request: DecisionRequest) -> Decision { storage.decide(request) }
 
     /// The entry of `app` in the policy, whatever its state.
     public func appPolicy(_ app: AppID) -> AppPolicy? { policy.apps[app] }
 
     /// Whether `app` is named in the policy with state `authorized`.
-    public func isManaged(_ app: AppID) -> Bool { table.find(app)?.isManaged ?? false }
+    public func isManaged(_ app: AppID) -> Bool { storage.table.find(app)?.isManaged ?? false }
 
     /// The ids of every managed app, sorted; what an SDK needs besides its own effective rules
     /// to decide copies and shares towards other apps locally.
     public var managedAppIDs: [AppID] {
-        appIDs.indices.filter { records[$0].state == .authorized }.map { appIDs[$0] }
+        storage.appIDs.indices.filter { storage.records[$0].state == .authorized }.map { storage.appIDs[$0] }
     }
 }

@@ -1,21 +1,28 @@
-/// The app ids of a compiled policy in one open-addressing hash table laid out flat: 16-byte
-/// slots (hash, record number with the app's managed flag in the top bit, and where the id
-/// sits in the byte arena) and the id bytes in one arena. A lookup hashes the id a word at a
-/// time and usually touches one slot line and one arena line; whether another app is managed
-/// is answered from the slot without reading the app's record.
+/// The app ids of a compiled policy in one open-addressing hash table laid out flat: one
+/// 64-byte slot (a cache line) per position, holding the hash, the record number with the
+/// app's managed flag in the top bit, and the id's first 48 bytes; longer ids continue in a
+/// byte arena. A lookup hashes the id a word at a time and usually reads one cache line;
+/// whether another app is managed is answered from the slot without reading its record.
 ///
 /// The keys come from the policy (administrator input), not from callers, so a caller can
 /// only make a lookup probe the clusters the policy already has: lookups cannot be made
 /// slower by crafted ids.
-struct AppTable: Sendable {
+///
+/// The storage is raw memory owned by the table, written once in `init` and never again,
+/// hence `@unchecked Sendable`; a lookup reads it without reference counting.
+final class AppTable: @unchecked Sendable {
     struct Slot: Sendable {
         var hash: UInt32
         /// `Slot.empty`, or the record number with `managedBit` set for a managed app.
         var entry: UInt32
-        /// The id's bytes are `keyBytes[keyStart..<keyStart + keyLength]`.
-        var keyStart: UInt32
         var keyLength: UInt32
+        /// Where the id's bytes after the first `inlineKeyBytes` continue in the arena.
+        var overflowStart: UInt32
+        /// The id's first `inlineKeyBytes` bytes, zero-padded.
+        var inlineKey: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64)
     }
+
+    static let inlineKeyBytes = 48
 
     /// What a lookup finds.
     struct Entry {
@@ -26,30 +33,44 @@ struct AppTable: Sendable {
     static let empty = UInt32.max
     static let managedBit: UInt32 = 1 << 31
 
-    private let slots: [Slot]
+    private let slots: UnsafeMutableBufferPointer<Slot>
     private let mask: Int
-    private let keyBytes: [UInt8]
+    private let keyBytes: UnsafeMutableBufferPointer<UInt8>
 
     /// A table of `ids` (unique), record `r` being `ids[r]`; `managed(r)` says whether it is managed.
     init(_ ids: [AppID], managed: (Int) -> Bool) {
         precondition(ids.count < Int(Self.managedBit), "too many apps for one table")
         var capacity = 8
         while capacity < ids.count * 2 { capacity *= 2 }
-        var slots = [Slot](repeating: Slot(hash: 0, entry: Self.empty, keyStart: 0, keyLength: 0), count: capacity)
+        let emptySlot = Slot(hash: 0, entry: Self.empty, keyLength: 0, overflowStart: 0, inlineKey: (0, 0, 0, 0, 0, 0))
+        var slots = [Slot](repeating: emptySlot, count: capacity)
         var keyBytes: [UInt8] = []
         for (record, id) in ids.enumerated() {
-            let keyStart = UInt32(keyBytes.count)
-            keyBytes.append(contentsOf: id.utf8)
+            let utf8 = Array(id.utf8)
+            var inlineKey: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
+            withUnsafeMutableBytes(of: &inlineKey) { inline in
+                for (offset, byte) in utf8.prefix(Self.inlineKeyBytes).enumerated() { inline[offset] = byte }
+            }
+            let overflowStart = UInt32(keyBytes.count)
+            keyBytes.append(contentsOf: utf8.dropFirst(Self.inlineKeyBytes))
             let hash = Self.withBytes(of: id) { Self.hash($0) }
             var index = Int(truncatingIfNeeded: hash) & (capacity - 1)
             while slots[index].entry != Self.empty { index = (index + 1) & (capacity - 1) }
             slots[index] = Slot(hash: UInt32(truncatingIfNeeded: hash),
                                 entry: UInt32(record) | (managed(record) ? Self.managedBit : 0),
-                                keyStart: keyStart, keyLength: UInt32(keyBytes.count) - keyStart)
+                                keyLength: UInt32(utf8.count), overflowStart: overflowStart, inlineKey: inlineKey)
         }
-        self.slots = slots
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<Slot>.stride * capacity, alignment: 64)
+        self.slots = UnsafeMutableBufferPointer(start: raw.bindMemory(to: Slot.self, capacity: capacity), count: capacity)
+        _ = self.slots.initialize(from: slots)
         mask = capacity - 1
-        self.keyBytes = keyBytes
+        self.keyBytes = UnsafeMutableBufferPointer.allocate(capacity: max(1, keyBytes.count))
+        _ = self.keyBytes.initialize(from: keyBytes)
+    }
+
+    deinit {
+        slots.deallocate()
+        keyBytes.deallocate()
     }
 
     /// The record of `id`, or nil when the policy does not name it.
@@ -57,26 +78,28 @@ struct AppTable: Sendable {
         Self.withBytes(of: id) { bytes in
             let hash = Self.hash(bytes)
             let shortHash = UInt32(truncatingIfNeeded: hash)
-            return slots.withUnsafeBufferPointer { slots in
-                keyBytes.withUnsafeBufferPointer { keyBytes in
-                    var index = Int(truncatingIfNeeded: hash) & mask
-                    while true {
-                        let slot = slots[index]
-                        if slot.entry == Self.empty { return nil }
-                        if slot.hash == shortHash && Int(slot.keyLength) == bytes.count
-                            && Self.equal(keyBytes, Int(slot.keyStart), bytes) {
-                            return Entry(record: Int(slot.entry & ~Self.managedBit), isManaged: slot.entry & Self.managedBit != 0)
-                        }
-                        index = (index + 1) & mask
-                    }
+            var index = Int(truncatingIfNeeded: hash) & mask
+            while true {
+                let slot = slots.baseAddress! + index
+                let entry = slot.pointee.entry
+                if entry == Self.empty { return nil }
+                if slot.pointee.hash == shortHash && Int(slot.pointee.keyLength) == bytes.count && keyEquals(slot, bytes) {
+                    return Entry(record: Int(entry & ~Self.managedBit), isManaged: entry & Self.managedBit != 0)
                 }
+                index = (index + 1) & mask
             }
         }
     }
 
-    private static func equal(_ arena: UnsafeBufferPointer<UInt8>, _ start: Int, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let base = bytes.baseAddress, let arenaBase = arena.baseAddress else { return bytes.isEmpty }
-        return memoryEquals(arenaBase + start, base, bytes.count)
+    /// Whether the id in `slot` (whose length equals `bytes.count`) is `bytes`.
+    private func keyEquals(_ slot: UnsafeMutablePointer<Slot>, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let inlineCount = min(bytes.count, Self.inlineKeyBytes)
+        let inline = UnsafeRawPointer(slot).advanced(by: MemoryLayout<Slot>.offset(of: \Slot.inlineKey)!)
+        guard Self.memoryEquals(inline.assumingMemoryBound(to: UInt8.self), base, inlineCount) else { return false }
+        guard bytes.count > inlineCount else { return true }
+        return Self.memoryEquals(UnsafePointer(keyBytes.baseAddress! + Int(slot.pointee.overflowStart)),
+                                 base + inlineCount, bytes.count - inlineCount)
     }
 
     private static func memoryEquals(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {

@@ -8,16 +8,16 @@ enum TargetStanding {
     case unmanaged
 }
 
-extension CompiledPolicy {
-    /// The decision for `request`, naming the rule that made it.
-    public func decide(_ request: DecisionRequest) -> Decision {
+extension CompiledPolicyStorage {
+    /// See `CompiledPolicy.decide`.
+    func decide(_ request: DecisionRequest) -> Decision {
         guard let entry = table.find(request.app) else { return Self.unknownApp }
-        return records.withUnsafeBufferPointer { records in
+        do {
             // Fields are read through the pointer so only the cache lines a decision needs are touched.
-            let record = records.baseAddress! + entry.record
+            let record = UnsafePointer(records.baseAddress! + entry.record)
             let state = record.pointee.state
             guard state == .authorized else {
-                return Decision(allowed: false, rule: rule(record.pointee.stateRule),
+                return Decision(allowed: false, rule: record.pointee.stateRule,
                                 reason: state == .blocked ? DecisionReason.blocked : DecisionReason.retired)
             }
             let settings = UnsafeRawPointer(record).advanced(by: MemoryLayout<AppRecord>.offset(of: \AppRecord.settings)!)
@@ -35,10 +35,10 @@ extension CompiledPolicy {
                 return decideShare(settings, sending: false, other: request.target, standing(of: request.target, toward: request.app))
             case .print:
                 let print = settings.pointee.print
-                return Decision(allowed: print.value == .allow, rule: rule(print.rule), reason: DecisionReason.print(print.value))
+                return Decision(allowed: print.value == .allow, rule: print.rule, reason: DecisionReason.print(print.value))
             case .screenCapture:
                 let capture = settings.pointee.screenCapture
-                return Decision(allowed: capture.value == .allow, rule: rule(capture.rule),
+                return Decision(allowed: capture.value == .allow, rule: capture.rule,
                                 reason: DecisionReason.screenCapture(capture.value))
             case .fileExport:
                 return decideExport(settings, path: request.target)
@@ -46,24 +46,22 @@ extension CompiledPolicy {
         }
     }
 
-    func rule(_ id: RuleID) -> String { tables.rules[Int(id)] }
-
     private func standing(of target: String?, toward app: AppID) -> TargetStanding {
         guard let target else { return .unmanaged }
         if target == app { return .sameApp }
         return table.find(target)?.isManaged == true ? .managed : .unmanaged
     }
 
-    private func decideLaunch(_ settings: UnsafePointer<ResolvedSettings>, stateRule: RuleID, version: SemanticVersion?) -> Decision {
+    private func decideLaunch(_ settings: UnsafePointer<ResolvedSettings>, stateRule: String, version: SemanticVersion?) -> Decision {
         let minimum = settings.pointee.minVersion
         guard minimum.value >= 0 else {
-            return Decision(allowed: true, rule: rule(stateRule), reason: DecisionReason.authorized)
+            return Decision(allowed: true, rule: stateRule, reason: DecisionReason.authorized)
         }
         if let version, version >= tables.versions[Int(minimum.value)] {
-            return Decision(allowed: true, rule: rule(minimum.rule), reason: DecisionReason.versionMeetsMinimum)
+            return Decision(allowed: true, rule: minimum.rule, reason: DecisionReason.versionMeetsMinimum)
         }
         let violation = settings.pointee.onViolation.value
-        return Decision(allowed: violation == .warn, rule: rule(minimum.rule),
+        return Decision(allowed: violation == .warn, rule: minimum.rule,
                         reason: DecisionReason.versionBelowMinimum(violation, versionKnown: version != nil),
                         violation: violation)
     }
@@ -82,9 +80,9 @@ extension CompiledPolicy {
         }
         let charLimit = settings.pointee.clipboardCharLimit.value
         if !allowed, charLimit > 0, let size, size >= 0, size <= charLimit {
-            return Decision(allowed: true, rule: rule(settings.pointee.clipboardCharLimit.rule), reason: DecisionReason.clipboardCharLimit)
+            return Decision(allowed: true, rule: settings.pointee.clipboardCharLimit.rule, reason: DecisionReason.clipboardCharLimit)
         }
-        return Decision(allowed: allowed, rule: rule(level.rule), reason: DecisionReason.copy(level.value, targetManaged: targetManaged))
+        return Decision(allowed: allowed, rule: level.rule, reason: DecisionReason.copy(level.value, targetManaged: targetManaged))
     }
 
     private func decidePaste(_ settings: UnsafePointer<ResolvedSettings>, from source: TargetStanding) -> Decision {
@@ -96,7 +94,7 @@ extension CompiledPolicy {
         case .managed: sourceManaged
         case .blocked: false
         }
-        return Decision(allowed: allowed, rule: rule(level.rule), reason: DecisionReason.paste(level.value, sourceManaged: sourceManaged))
+        return Decision(allowed: allowed, rule: level.rule, reason: DecisionReason.paste(level.value, sourceManaged: sourceManaged))
     }
 
     /// `share.send` (`sending`) or `share.receive`; an exempt app counts like a managed one.
@@ -112,7 +110,7 @@ extension CompiledPolicy {
             }
         }
         let allowed = level.value == .any || (level.value == .managed && otherManaged)
-        return Decision(allowed: allowed, rule: rule(level.rule),
+        return Decision(allowed: allowed, rule: level.rule,
                         reason: sending ? DecisionReason.send(level.value, receiverManaged: otherManaged)
                                         : DecisionReason.receive(level.value, senderManaged: otherManaged))
     }
@@ -121,7 +119,7 @@ extension CompiledPolicy {
     private func decideExport(_ settings: UnsafePointer<ResolvedSettings>, path: String?) -> Decision {
         guard let path else { return Self.exportPathMissing }
         return AppTable.withBytes(of: path) { bytes in
-            guard bytes.count <= Self.maxExportPathBytes else { return Self.exportPathTooLong }
+            guard bytes.count <= CompiledPolicy.maxExportPathBytes else { return Self.exportPathTooLong }
             return LexicalPath.withSegments(of: bytes) { bytes, segments in
                 let deny = settings.pointee.fileExportDeny
                 if let index = firstMatch(deny, bytes, segments) {
@@ -129,12 +127,12 @@ extension CompiledPolicy {
                 }
                 let allow = settings.pointee.fileExportAllow
                 guard allow.list >= 0 else {
-                    return Decision(allowed: true, rule: rule(allow.rule), reason: DecisionReason.exportNoAllowList)
+                    return Decision(allowed: true, rule: allow.rule, reason: DecisionReason.exportNoAllowList)
                 }
                 if let index = firstMatch(allow, bytes, segments) {
                     return Decision(allowed: true, rule: rule(allow.entryRule(index)), reason: DecisionReason.exportAllowed)
                 }
-                return Decision(allowed: false, rule: rule(allow.rule), reason: DecisionReason.exportNotAllowed)
+                return Decision(allowed: false, rule: allow.rule, reason: DecisionReason.exportNotAllowed)
             } ?? Self.exportPathRelative
         }
     }

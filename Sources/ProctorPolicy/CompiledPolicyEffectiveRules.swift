@@ -7,8 +7,9 @@ extension CompiledPolicy {
     /// has an allow list and `compliance.minVersion` when none is set. Nil for an app the policy
     /// does not name. This is what the SDK caches and what `Register` replies carry.
     public func effectiveRules(for app: AppID) -> JSONValue? {
-        guard let entry = table.find(app) else { return nil }
-        let settings = records[entry.record].settings
+        guard let entry = storage.table.find(app) else { return nil }
+        let settings = storage.records[entry.record].settings
+        let tables = storage.tables
         func patterns(_ list: ResolvedList) -> JSONValue {
             .array(tables.pathGlobLists[Int(list.list)].map { .string($0.pattern) })
         }

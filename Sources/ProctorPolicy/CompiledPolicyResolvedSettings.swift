@@ -2,25 +2,25 @@
 typealias RuleID = Int32
 
 /// A setting's value and the rule that supplied it: the JSON path of the app entry or
-/// `defaults` that set it, or the `builtin.<name>` of its built-in default.
+/// `defaults` that set it, or the `builtin.<name>` of its built-in default. The rule sits
+/// beside the value so a decision reads one cache line for both.
 struct Resolved<Value: Sendable>: Sendable {
     var value: Value
-    var rule: RuleID
+    var rule: String
 }
 
-/// A list setting: the position of the compiled list in one of `CompiledPolicy`'s list
-/// tables (-1 for "no list"), the rule of the list, and the rules of its entries, which
-/// follow the list's rule in the rule table (entry `i` is `rule + 1 + i`).
+/// A list setting: the position of the compiled list in one of the list tables (-1 for
+/// "no list"), the rule of the list, and where the rules of its entries start in the rule
+/// table (entry `i` is `entryRules + i`).
 struct ResolvedList: Sendable {
     var list: Int32
-    var rule: RuleID
+    var entryRules: RuleID
+    var rule: String
 
-    func entryRule(_ index: Int) -> RuleID { rule + 1 + RuleID(index) }
+    func entryRule(_ index: Int) -> RuleID { entryRules + RuleID(index) }
 }
 
-/// Every DLP and compliance setting resolved to a value and its deciding rule. Only plain
-/// values and table positions, so records sit densely in one array and reading them costs
-/// no reference counting.
+/// Every DLP and compliance setting resolved to a value and its deciding rule.
 struct ResolvedSettings: Sendable {
     var clipboardLevel: Resolved<ClipboardLevel>
     var clipboardCharLimit: Resolved<Int>
@@ -44,7 +44,7 @@ struct ResolvedSettings: Sendable {
 struct AppRecord: Sendable {
     var state: AppState
     /// `apps["x"].state`
-    var stateRule: RuleID
+    var stateRule: String
     var settings: ResolvedSettings
 }
 
@@ -63,11 +63,11 @@ struct CompiledTables: Sendable {
         return RuleID(rules.count - 1)
     }
 
-    /// The rule of a list and of each entry, consecutively.
-    private mutating func addListRules(_ listRule: String, count: Int, entry: (Int) -> String) -> RuleID {
-        let first = addRule(listRule)
+    /// A list's setting with the rules of its entries added to the rule table.
+    private mutating func list(_ list: Int32, rule: String, count: Int, entry: (Int) -> String) -> ResolvedList {
+        let first = RuleID(rules.count)
         for index in 0..<count { _ = addRule(entry(index)) }
-        return first
+        return ResolvedList(list: list, entryRules: first, rule: rule)
     }
 
     private mutating func appIDGlobList(_ patterns: [String]) -> Int32 {
@@ -93,22 +93,20 @@ struct CompiledTables: Sendable {
         let deny = BuiltinDefaults.fileExportDeny
         let allow = BuiltinDefaults.fileExportAllow
         return ResolvedSettings(
-            clipboardLevel: Resolved(value: BuiltinDefaults.clipboardLevel, rule: addRule(Rule.clipboardLevel)),
-            clipboardCharLimit: Resolved(value: BuiltinDefaults.clipboardCharLimit, rule: addRule(Rule.clipboardCharLimit)),
-            shareSend: Resolved(value: BuiltinDefaults.shareSend, rule: addRule(Rule.shareSend)),
-            shareReceive: Resolved(value: BuiltinDefaults.shareReceive, rule: addRule(Rule.shareReceive)),
-            shareExempt: ResolvedList(list: appIDGlobList(exempt),
-                                      rule: addListRules(Rule.shareExempt, count: exempt.count) { _ in Rule.shareExempt }),
-            print: Resolved(value: BuiltinDefaults.print, rule: addRule(Rule.print)),
-            screenCapture: Resolved(value: BuiltinDefaults.screenCapture, rule: addRule(Rule.screenCapture)),
-            fileExportAllow: ResolvedList(list: allow.map { pathGlobList($0) } ?? -1,
-                                          rule: addListRules(Rule.fileExportAllow, count: allow?.count ?? 0) { _ in Rule.fileExportAllow }),
-            fileExportDeny: ResolvedList(list: pathGlobList(deny),
-                                         rule: addListRules(Rule.fileExportDeny, count: deny.count) { _ in Rule.fileExportDeny }),
-            notifications: Resolved(value: BuiltinDefaults.notifications, rule: addRule(Rule.notifications)),
-            minVersion: Resolved(value: BuiltinDefaults.minVersion.map { version($0) } ?? -1, rule: addRule(Rule.minVersion)),
-            onViolation: Resolved(value: BuiltinDefaults.onViolation, rule: addRule(Rule.onViolation)),
-            offlineGraceSeconds: Resolved(value: BuiltinDefaults.offlineGraceSeconds, rule: addRule(Rule.offlineGraceSeconds)))
+            clipboardLevel: Resolved(value: BuiltinDefaults.clipboardLevel, rule: Rule.clipboardLevel),
+            clipboardCharLimit: Resolved(value: BuiltinDefaults.clipboardCharLimit, rule: Rule.clipboardCharLimit),
+            shareSend: Resolved(value: BuiltinDefaults.shareSend, rule: Rule.shareSend),
+            shareReceive: Resolved(value: BuiltinDefaults.shareReceive, rule: Rule.shareReceive),
+            shareExempt: list(appIDGlobList(exempt), rule: Rule.shareExempt, count: exempt.count) { _ in Rule.shareExempt },
+            print: Resolved(value: BuiltinDefaults.print, rule: Rule.print),
+            screenCapture: Resolved(value: BuiltinDefaults.screenCapture, rule: Rule.screenCapture),
+            fileExportAllow: list(allow.map { pathGlobList($0) } ?? -1, rule: Rule.fileExportAllow,
+                                  count: allow?.count ?? 0) { _ in Rule.fileExportAllow },
+            fileExportDeny: list(pathGlobList(deny), rule: Rule.fileExportDeny, count: deny.count) { _ in Rule.fileExportDeny },
+            notifications: Resolved(value: BuiltinDefaults.notifications, rule: Rule.notifications),
+            minVersion: Resolved(value: BuiltinDefaults.minVersion.map { version($0) } ?? -1, rule: Rule.minVersion),
+            onViolation: Resolved(value: BuiltinDefaults.onViolation, rule: Rule.onViolation),
+            offlineGraceSeconds: Resolved(value: BuiltinDefaults.offlineGraceSeconds, rule: Rule.offlineGraceSeconds))
     }
 
     private mutating func version(_ version: SemanticVersion) -> Int32 {
@@ -123,7 +121,7 @@ struct CompiledTables: Sendable {
         let compliance = settings.compliance
         var resolved = base
         func pick<Value>(_ value: Value?, _ suffix: String, _ target: inout Resolved<Value>) {
-            if let value { target = Resolved(value: value, rule: addRule(path + suffix)) }
+            if let value { target = Resolved(value: value, rule: path + suffix) }
         }
         pick(dlp.clipboardLevel, ".dlp.clipboard.level", &resolved.clipboardLevel)
         pick(dlp.clipboardCharLimit, ".dlp.clipboard.charLimit", &resolved.clipboardCharLimit)
@@ -131,24 +129,21 @@ struct CompiledTables: Sendable {
         pick(dlp.shareReceive, ".dlp.share.receive", &resolved.shareReceive)
         if let exempt = dlp.shareExempt {
             let listPath = path + ".dlp.share.exempt"
-            resolved.shareExempt = ResolvedList(list: appIDGlobList(exempt),
-                                                rule: addListRules(listPath, count: exempt.count) { "\(listPath)[\($0)]" })
+            resolved.shareExempt = list(appIDGlobList(exempt), rule: listPath, count: exempt.count) { "\(listPath)[\($0)]" }
         }
         pick(dlp.print, ".dlp.print", &resolved.print)
         pick(dlp.screenCapture, ".dlp.screenCapture", &resolved.screenCapture)
         if let allow = dlp.fileExportAllow {
             let listPath = path + ".dlp.fileExport.allow"
-            resolved.fileExportAllow = ResolvedList(list: pathGlobList(allow),
-                                                    rule: addListRules(listPath, count: allow.count) { "\(listPath)[\($0)]" })
+            resolved.fileExportAllow = list(pathGlobList(allow), rule: listPath, count: allow.count) { "\(listPath)[\($0)]" }
         }
         if let deny = dlp.fileExportDeny {
             let listPath = path + ".dlp.fileExport.deny"
-            resolved.fileExportDeny = ResolvedList(list: pathGlobList(deny),
-                                                   rule: addListRules(listPath, count: deny.count) { "\(listPath)[\($0)]" })
+            resolved.fileExportDeny = list(pathGlobList(deny), rule: listPath, count: deny.count) { "\(listPath)[\($0)]" }
         }
         pick(dlp.notifications, ".dlp.notifications", &resolved.notifications)
         if let minimum = compliance.minVersion {
-            resolved.minVersion = Resolved(value: version(minimum), rule: addRule(path + ".compliance.minVersion"))
+            resolved.minVersion = Resolved(value: version(minimum), rule: path + ".compliance.minVersion")
         }
         pick(compliance.onViolation, ".compliance.onViolation", &resolved.onViolation)
         pick(compliance.offlineGraceSeconds, ".compliance.offlineGraceSeconds", &resolved.offlineGraceSeconds)
