@@ -48,14 +48,17 @@ struct SyntheticPolicy {
         "/media/usb/keys/disk.key", "relative/path.txt", "/home/ann/Downloads/file.bin/",
     ]
 
-    /// `count` requests over uniformly random apps (one in 20 unknown), actions and targets.
+    /// `count` requests over random actions and targets (any app of the policy, or none in
+    /// it), asked by uniformly random apps (one in 20 unknown) — or, with `activeApps`, by that
+    /// many apps only, as on a machine where a few managed apps are running.
     /// Each request owns fresh copies of its strings, as a request parsed off a socket does,
     /// so the workload does not read the policy's own id strings.
-    func requests(count: Int, seed: UInt64) -> [DecisionRequest] {
+    func requests(count: Int, seed: UInt64, activeApps: Int? = nil) -> [DecisionRequest] {
         func fresh(_ text: String) -> String { String(decoding: Array(text.utf8), as: UTF8.self) }
         var random = SeededGenerator(seed: seed)
+        let askers = activeApps.map { Array(appIDs.shuffled(using: &random).prefix($0)) } ?? appIDs
         return (0..<count).map { _ in
-            let app = Int.random(in: 0..<20, using: &random) == 0 ? "org.unknown.app" : appIDs.randomElement(using: &random)!
+            let app = Int.random(in: 0..<20, using: &random) == 0 ? "org.unknown.app" : askers.randomElement(using: &random)!
             let action = Action.allCases.randomElement(using: &random)!
             let target: String? = switch action {
             case .fileExport: Self.exportPaths.randomElement(using: &random)!
