@@ -1,4 +1,4 @@
-/// A position in `CompiledPolicy`'s table of rule strings.
+/// A position in `CompiledTables.rules`, the rule strings of list entries.
 typealias RuleID = Int32
 
 /// A setting's value and the rule that supplied it: the JSON path of the app entry or
@@ -51,6 +51,7 @@ struct AppRecord: Sendable {
 /// The tables a compiled policy decides from, filled while compiling. Identical glob lists
 /// are compiled once and shared by every app that has them.
 struct CompiledTables: Sendable {
+    /// The rules of list entries (`…dlp.share.exempt[0]`), each list's entries consecutive.
     var rules: [String] = []
     var appIDGlobLists: [GlobList] = []
     var pathGlobLists: [[PathGlob]] = []
@@ -58,7 +59,7 @@ struct CompiledTables: Sendable {
     private var appIDGlobListPositions: [[String]: Int32] = [:]
     private var pathGlobListPositions: [[String]: Int32] = [:]
 
-    mutating func addRule(_ rule: String) -> RuleID {
+    private mutating func addRule(_ rule: String) -> RuleID {
         rules.append(rule)
         return RuleID(rules.count - 1)
     }

@@ -7,7 +7,6 @@ final class CompiledPolicyStorage: @unchecked Sendable {
     /// Record `r` is the app `appIDs[r]`.
     let appIDs: [AppID]
     let records: UnsafeMutableBufferPointer<AppRecord>
-    let rules: UnsafeMutableBufferPointer<String>
     let tables: CompiledTables
 
     init(policy: Policy, appIDs: [AppID], records: [AppRecord], tables: CompiledTables) {
@@ -16,20 +15,18 @@ final class CompiledPolicyStorage: @unchecked Sendable {
         self.tables = tables
         self.records = UnsafeMutableBufferPointer.allocate(capacity: max(1, records.count))
         _ = self.records.initialize(from: records)
-        rules = UnsafeMutableBufferPointer.allocate(capacity: max(1, tables.rules.count))
-        _ = rules.initialize(from: tables.rules)
         table = AppTable(appIDs) { records[$0].state == .authorized }
         recordCount = records.count
     }
 
+    /// How many records are initialised (`records` has room for at least one).
     private let recordCount: Int
 
     deinit {
         records.baseAddress!.deinitialize(count: recordCount)
         records.deallocate()
-        rules.baseAddress!.deinitialize(count: tables.rules.count)
-        rules.deallocate()
     }
 
-    func rule(_ id: RuleID) -> String { rules[Int(id)] }
+    /// The rule of a list entry (`apps["x"].dlp.fileExport.deny[2]`).
+    func rule(_ id: RuleID) -> String { tables.rules[Int(id)] }
 }
