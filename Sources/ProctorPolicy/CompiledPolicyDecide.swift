@@ -12,37 +12,35 @@ extension CompiledPolicyStorage {
     /// See `CompiledPolicy.decide`.
     func decide(_ request: DecisionRequest) -> Decision {
         guard let entry = table.find(request.app) else { return Self.unknownApp }
-        do {
-            // Fields are read through the pointer so only the cache lines a decision needs are touched.
-            let record = UnsafePointer(records.baseAddress! + entry.record)
-            let state = record.pointee.state
-            guard state == .authorized else {
-                return Decision(allowed: false, rule: record.pointee.stateRule,
-                                reason: state == .blocked ? DecisionReason.blocked : DecisionReason.retired)
-            }
-            let settings = UnsafeRawPointer(record).advanced(by: MemoryLayout<AppRecord>.offset(of: \AppRecord.settings)!)
-                .assumingMemoryBound(to: ResolvedSettings.self)
-            switch request.action {
-            case .launch:
-                return decideLaunch(settings, stateRule: record.pointee.stateRule, version: request.appVersion)
-            case .clipboardCopy:
-                return decideCopy(settings, to: standing(of: request.target, toward: request.app), size: request.size)
-            case .clipboardPaste:
-                return decidePaste(settings, from: standing(of: request.target, toward: request.app))
-            case .shareSend:
-                return decideShare(settings, sending: true, other: request.target, standing(of: request.target, toward: request.app))
-            case .shareReceive:
-                return decideShare(settings, sending: false, other: request.target, standing(of: request.target, toward: request.app))
-            case .print:
-                let print = settings.pointee.print
-                return Decision(allowed: print.value == .allow, rule: print.rule, reason: DecisionReason.print(print.value))
-            case .screenCapture:
-                let capture = settings.pointee.screenCapture
-                return Decision(allowed: capture.value == .allow, rule: capture.rule,
-                                reason: DecisionReason.screenCapture(capture.value))
-            case .fileExport:
-                return decideExport(settings, path: request.target)
-            }
+        // Fields are read through the pointer so only the cache lines a decision needs are touched.
+        let record = UnsafePointer(records.baseAddress! + entry.record)
+        let state = record.pointee.state
+        guard state == .authorized else {
+            return Decision(allowed: false, rule: record.pointee.stateRule,
+                            reason: state == .blocked ? DecisionReason.blocked : DecisionReason.retired)
+        }
+        let settings = UnsafeRawPointer(record).advanced(by: MemoryLayout<AppRecord>.offset(of: \AppRecord.settings)!)
+            .assumingMemoryBound(to: ResolvedSettings.self)
+        switch request.action {
+        case .launch:
+            return decideLaunch(settings, stateRule: record.pointee.stateRule, version: request.appVersion)
+        case .clipboardCopy:
+            return decideCopy(settings, to: standing(of: request.target, toward: request.app), size: request.size)
+        case .clipboardPaste:
+            return decidePaste(settings, from: standing(of: request.target, toward: request.app))
+        case .shareSend:
+            return decideShare(settings, sending: true, other: request.target, standing(of: request.target, toward: request.app))
+        case .shareReceive:
+            return decideShare(settings, sending: false, other: request.target, standing(of: request.target, toward: request.app))
+        case .print:
+            let print = settings.pointee.print
+            return Decision(allowed: print.value == .allow, rule: print.rule, reason: DecisionReason.print(print.value))
+        case .screenCapture:
+            let capture = settings.pointee.screenCapture
+            return Decision(allowed: capture.value == .allow, rule: capture.rule,
+                            reason: DecisionReason.screenCapture(capture.value))
+        case .fileExport:
+            return decideExport(settings, path: request.target)
         }
     }
 
