@@ -135,11 +135,16 @@ final class AppTable: @unchecked Sendable {
         }
         if offset < bytes.count {
             var tail: UInt64 = 0
-            var shift: UInt64 = 0
-            while offset < bytes.count {
-                tail |= UInt64(bytes[offset]) << shift
-                shift += 8
-                offset += 1
+            if bytes.count >= 8 {
+                // The last eight bytes, overlapping words already mixed: one load, no loop.
+                tail = raw.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self)
+            } else {
+                var shift: UInt64 = 0
+                while offset < bytes.count {
+                    tail |= UInt64(bytes[offset]) << shift
+                    shift += 8
+                    offset += 1
+                }
             }
             hash = (hash ^ tail) &* 0xC4CE_B9FE_1A85_EC53
         }
