@@ -36,6 +36,9 @@ final class AppTable: @unchecked Sendable {
     private let slots: UnsafeMutableBufferPointer<Slot>
     private let mask: Int
     private let keyBytes: UnsafeMutableBufferPointer<UInt8>
+    /// The longest id in the table: a longer one is refused before it is hashed, so a caller's
+    /// megabyte-long "id" costs nothing.
+    private let longestKey: Int
 
     /// A table of `ids` (unique), record `r` being `ids[r]`; `managed(r)` says whether it is managed.
     init(_ ids: [AppID], managed: (Int) -> Bool) {
@@ -64,6 +67,7 @@ final class AppTable: @unchecked Sendable {
         self.slots = UnsafeMutableBufferPointer(start: raw.bindMemory(to: Slot.self, capacity: capacity), count: capacity)
         _ = self.slots.initialize(from: slots)
         mask = capacity - 1
+        longestKey = ids.map(\.utf8.count).max() ?? 0
         self.keyBytes = UnsafeMutableBufferPointer.allocate(capacity: max(1, keyBytes.count))
         _ = self.keyBytes.initialize(from: keyBytes)
     }
@@ -75,7 +79,8 @@ final class AppTable: @unchecked Sendable {
 
     /// The record of `id`, or nil when the policy does not name it.
     func find(_ id: String) -> Entry? {
-        Self.withBytes(of: id) { bytes in
+        guard id.utf8.count <= longestKey else { return nil }
+        return Self.withBytes(of: id) { bytes in
             let hash = Self.hash(bytes)
             let shortHash = UInt32(truncatingIfNeeded: hash)
             var index = Int(truncatingIfNeeded: hash) & mask
