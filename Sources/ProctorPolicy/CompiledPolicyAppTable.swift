@@ -1,8 +1,8 @@
 /// The app ids of a compiled policy in one open-addressing hash table laid out flat: one
 /// 64-byte slot (a cache line) per position, holding the hash, the record number with the
-/// app's managed flag in the top bit, and the id's first 48 bytes; longer ids continue in a
-/// byte arena. A lookup hashes the id a word at a time and usually reads one cache line;
-/// whether another app is managed is answered from the slot without reading its record.
+/// app's state in the top two bits, and the id's first 48 bytes; longer ids continue in a
+/// byte arena. A lookup hashes the id a word at a time and usually reads one cache line; the
+/// app's state (and so whether it is managed) comes from the slot without reading its record.
 ///
 /// The keys come from the policy (administrator input), not from callers, so a caller can
 /// only make a lookup probe the clusters the policy already has: lookups cannot be made
@@ -13,7 +13,7 @@
 final class AppTable: @unchecked Sendable {
     struct Slot: Sendable {
         var hash: UInt32
-        /// `Slot.empty`, or the record number with `managedBit` set for a managed app.
+        /// `AppTable.empty`, or the record number with the state's code shifted by `stateShift`.
         var entry: UInt32
         var keyLength: UInt32
         /// Where the id's bytes after the first `inlineKeyBytes` continue in the arena.
@@ -27,19 +27,27 @@ final class AppTable: @unchecked Sendable {
     /// What a lookup finds.
     struct Entry {
         let record: Int
-        let isManaged: Bool
+        let state: AppState
+
+        var isManaged: Bool { state == .authorized }
     }
 
     static let empty = UInt32.max
-    static let managedBit: UInt32 = 1 << 31
+    static let stateShift: UInt32 = 30
+    static let recordMask: UInt32 = (1 << stateShift) - 1
+    /// The states in the order of their codes; code 3 with every record bit set is `empty`.
+    static let states: [AppState] = [.authorized, .blocked, .retired]
 
     private let slots: UnsafeMutableBufferPointer<Slot>
     private let mask: Int
     private let keyBytes: UnsafeMutableBufferPointer<UInt8>
+    /// The longest id in the table: a longer one is refused before it is hashed, so a caller's
+    /// megabyte-long "id" costs nothing.
+    private let longestKey: Int
 
-    /// A table of `ids` (unique), record `r` being `ids[r]`; `managed(r)` says whether it is managed.
-    init(_ ids: [AppID], managed: (Int) -> Bool) {
-        precondition(ids.count < Int(Self.managedBit), "too many apps for one table")
+    /// A table of `ids` (unique), record `r` being `ids[r]` in state `state(r)`.
+    init(_ ids: [AppID], state: (Int) -> AppState) {
+        precondition(ids.count < Int(Self.recordMask), "too many apps for one table")
         var capacity = 8
         while capacity < ids.count * 2 { capacity *= 2 }
         let emptySlot = Slot(hash: 0, entry: Self.empty, keyLength: 0, overflowStart: 0, inlineKey: (0, 0, 0, 0, 0, 0))
@@ -57,13 +65,14 @@ final class AppTable: @unchecked Sendable {
             var index = Int(truncatingIfNeeded: hash) & (capacity - 1)
             while slots[index].entry != Self.empty { index = (index + 1) & (capacity - 1) }
             slots[index] = Slot(hash: UInt32(truncatingIfNeeded: hash),
-                                entry: UInt32(record) | (managed(record) ? Self.managedBit : 0),
+                                entry: UInt32(record) | UInt32(Self.states.firstIndex(of: state(record))!) << Self.stateShift,
                                 keyLength: UInt32(utf8.count), overflowStart: overflowStart, inlineKey: inlineKey)
         }
         let raw = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<Slot>.stride * capacity, alignment: 64)
         self.slots = UnsafeMutableBufferPointer(start: raw.bindMemory(to: Slot.self, capacity: capacity), count: capacity)
         _ = self.slots.initialize(from: slots)
         mask = capacity - 1
+        longestKey = ids.map(\.utf8.count).max() ?? 0
         self.keyBytes = UnsafeMutableBufferPointer.allocate(capacity: max(1, keyBytes.count))
         _ = self.keyBytes.initialize(from: keyBytes)
     }
@@ -75,7 +84,8 @@ final class AppTable: @unchecked Sendable {
 
     /// The record of `id`, or nil when the policy does not name it.
     func find(_ id: String) -> Entry? {
-        Self.withBytes(of: id) { bytes in
+        guard id.utf8.count <= longestKey else { return nil }
+        return Self.withBytes(of: id) { bytes in
             let hash = Self.hash(bytes)
             let shortHash = UInt32(truncatingIfNeeded: hash)
             var index = Int(truncatingIfNeeded: hash) & mask
@@ -84,10 +94,18 @@ final class AppTable: @unchecked Sendable {
                 let entry = slot.pointee.entry
                 if entry == Self.empty { return nil }
                 if slot.pointee.hash == shortHash && Int(slot.pointee.keyLength) == bytes.count && keyEquals(slot, bytes) {
-                    return Entry(record: Int(entry & ~Self.managedBit), isManaged: entry & Self.managedBit != 0)
+                    return Entry(record: Int(entry & Self.recordMask), state: Self.state(code: entry >> Self.stateShift))
                 }
                 index = (index + 1) & mask
             }
+        }
+    }
+
+    private static func state(code: UInt32) -> AppState {
+        switch code {
+        case 0: .authorized
+        case 1: .blocked
+        default: .retired
         }
     }
 
@@ -135,11 +153,16 @@ final class AppTable: @unchecked Sendable {
         }
         if offset < bytes.count {
             var tail: UInt64 = 0
-            var shift: UInt64 = 0
-            while offset < bytes.count {
-                tail |= UInt64(bytes[offset]) << shift
-                shift += 8
-                offset += 1
+            if bytes.count >= 8 {
+                // The last eight bytes, overlapping words already mixed: one load, no loop.
+                tail = raw.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self)
+            } else {
+                var shift: UInt64 = 0
+                while offset < bytes.count {
+                    tail |= UInt64(bytes[offset]) << shift
+                    shift += 8
+                    offset += 1
+                }
             }
             hash = (hash ^ tail) &* 0xC4CE_B9FE_1A85_EC53
         }

@@ -12,9 +12,10 @@ extension CompiledPolicyStorage {
     /// See `CompiledPolicy.decide`.
     func decide(_ request: DecisionRequest) -> Decision {
         guard let entry = table.find(request.app) else { return Self.unknownApp }
-        // Fields are read through the pointer so only the cache lines a decision needs are touched.
+        // Fields are read through the pointer so only the cache lines a decision needs are
+        // touched; the state comes from the hash slot, so most decisions read one record line.
         let record = UnsafePointer(records.baseAddress! + entry.record)
-        let state = record.pointee.state
+        let state = entry.state
         guard state == .authorized else {
             return Decision(allowed: false, rule: record.pointee.stateRule,
                             reason: state == .blocked ? DecisionReason.blocked : DecisionReason.retired)

@@ -26,15 +26,15 @@ struct ResolvedSettings: Sendable {
     var clipboardCharLimit: Resolved<Int>
     var shareSend: Resolved<ShareLevel>
     var shareReceive: Resolved<ShareLevel>
-    /// Into `CompiledPolicy.appIDGlobLists`.
+    /// Into `CompiledTables.appIDGlobLists`.
     var shareExempt: ResolvedList
     var print: Resolved<Toggle>
     var screenCapture: Resolved<Toggle>
-    /// Into `CompiledPolicy.pathGlobLists`; `list == -1` when no layer has an allow list.
+    /// Into `CompiledTables.pathGlobLists`; `list == -1` when no layer has an allow list.
     var fileExportAllow: ResolvedList
     var fileExportDeny: ResolvedList
     var notifications: Resolved<NotificationLevel>
-    /// Into `CompiledPolicy.versions`; -1 for no minimum.
+    /// Into `CompiledTables.versions`; -1 for no minimum.
     var minVersion: Resolved<Int32>
     var onViolation: Resolved<Violation>
     var offlineGraceSeconds: Resolved<Int>

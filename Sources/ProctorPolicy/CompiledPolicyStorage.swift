@@ -15,7 +15,7 @@ final class CompiledPolicyStorage: @unchecked Sendable {
         self.tables = tables
         self.records = UnsafeMutableBufferPointer.allocate(capacity: max(1, records.count))
         _ = self.records.initialize(from: records)
-        table = AppTable(appIDs) { records[$0].state == .authorized }
+        table = AppTable(appIDs) { records[$0].state }
         recordCount = records.count
     }
 

@@ -7,8 +7,8 @@ protocol BenchCommand: Sendable {
     static var name: String { get }
     /// One line for `--help`.
     static var summary: String { get }
-    /// Measures and returns the figures, calling `progress` with each as soon as it is known.
-    static func run(_ options: BenchOptions, progress: (Figure) -> Void) throws -> [Figure]
+    /// Measures, handing each figure to `report` as soon as it is known.
+    static func run(_ options: BenchOptions, report: (Figure) -> Void) throws
 }
 
 /// Options every subcommand understands.
@@ -65,7 +65,7 @@ enum BenchCommandLine {
         report.start()
         do {
             for command in selected {
-                _ = try command.run(options) { report.add($0) }
+                try command.run(options) { report.add($0) }
             }
         } catch {
             printError("proctor-bench: \(error)")

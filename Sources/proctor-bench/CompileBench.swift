@@ -6,7 +6,7 @@ enum CompileBench: BenchCommand {
     static let summary = "policy compile time (ms) for 10 000 apps using every rule kind"
     static let appCount = 10_000
 
-    static func run(_ options: BenchOptions, progress: (Figure) -> Void) throws -> [Figure] {
+    static func run(_ options: BenchOptions, report: (Figure) -> Void) throws {
         let synthetic = SyntheticPolicy(appCount: appCount)
         let runs = options.quick ? 5 : 30
         var samples: [Double] = []
@@ -18,8 +18,6 @@ enum CompileBench: BenchCommand {
             managed &+= engine.isManaged(SyntheticPolicy.appID(0)) ? 1 : 0
         }
         if managed == Int.min { print(managed) }
-        let figure = Figure(name: "compile.apps\(appCount)", unit: "ms", samples: samples)
-        progress(figure)
-        return [figure]
+        report(Figure(name: "compile.apps\(appCount)", unit: "ms", samples: samples))
     }
 }

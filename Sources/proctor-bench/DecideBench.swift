@@ -12,9 +12,8 @@ enum DecideBench: BenchCommand {
     static let batchSize = 1_000
     static let activeApps = 64
 
-    static func run(_ options: BenchOptions, progress: (Figure) -> Void) throws -> [Figure] {
+    static func run(_ options: BenchOptions, report: (Figure) -> Void) throws {
         let batches = options.quick ? 200 : 3_000
-        var figures: [Figure] = []
         var checksum = 0
         for appCount in appCounts {
             let synthetic = SyntheticPolicy(appCount: appCount)
@@ -23,14 +22,11 @@ enum DecideBench: BenchCommand {
                 // A pool larger than the caches at the big sizes, walked batch by batch.
                 let pool = synthetic.requests(count: batchSize * 64, seed: UInt64(appCount), activeApps: active)
                 let name = "decide.apps\(appCount)" + (active.map { ".active\($0)" } ?? "")
-                let figure = Figure(name: name, unit: "ns", samples: measure(engine, pool, batches: batches, checksum: &checksum))
-                progress(figure)
-                figures.append(figure)
+                report(Figure(name: name, unit: "ns", samples: measure(engine, pool, batches: batches, checksum: &checksum)))
             }
         }
         // Keeps the optimiser from discarding the decisions; never true in practice.
         if checksum == Int.min { print(checksum) }
-        return figures
     }
 
     /// Nanoseconds per decision of each batch.

@@ -36,6 +36,15 @@ import Testing
         #expect(engine.managedAppIDs.count == ids.count - ids.indices.filter { $0 % 7 == 0 }.count)
     }
 
+    @Test func anIDLongerThanAnyInPolicyIsUnknown() {
+        let engine = CompiledPolicy(EngineFixtures.policy())
+        let huge = EngineFixtures.managedTarget + String(repeating: "x", count: 1 << 20)
+        #expect(!engine.isManaged(huge))
+        #expect(engine.decide(DecisionRequest(app: huge, action: .print)).rule == "builtin.unknownApp")
+        let share = engine.decide(DecisionRequest(app: EngineFixtures.managedTarget, action: .shareSend, target: huge))
+        #expect(!share.allowed)
+    }
+
     @Test func anEmptyPolicyKnowsNoApp() {
         let engine = CompiledPolicy(Policy(version: "empty"))
         for id in ["", "a", "com.example.notes", Self.longPrefix] {
