@@ -102,6 +102,9 @@ final class Daemon {
     /// Takes the sockets (from systemd, else binds them), announces readiness and runs the
     /// loop until SIGTERM or SIGINT.
     func serve() throws(StartupError) {
+        // Closing lets SQLite fold its write-ahead log into state.db and remove it, so a
+        // stopped daemon leaves one self-contained file (what an administrator copies).
+        defer { store.close() }
         let (agentSocket, adminSocket) = try openSockets()
         let agentService = VarlinkService<ConnectionContext>(vendor: "Proctor", product: "proctord",
                                                              version: Self.version, url: "https://proctor.invalid/")
