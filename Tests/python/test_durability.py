@@ -90,6 +90,7 @@ def test_policy_survives_kill_9_during_applies(workdir):
     acknowledged = {}  # version -> sha256 the daemon reported in its reply
     observed_sha = {}  # version -> sha256 seen in force after a restart
     next_number = 0
+    startup_kills = 0
     daemon.start()
     try:
         started = time.monotonic()
@@ -124,9 +125,16 @@ def test_policy_survives_kill_9_during_applies(workdir):
             client.join(10)
             assert not client.is_alive()
             daemon.stop()
+            if rng.random() < 0.3:
+                # Also a kill while it starts: opening, checking and recovering the database.
+                daemon.start(wait_ready=False)
+                time.sleep(rng.uniform(0, 0.02))
+                daemon.stop(signal.SIGKILL)
+                startup_kills += 1
             daemon.start()
             check_state_after_crash(daemon, sent, acknowledged, observed_sha, history_limit)
         assert len(acknowledged) >= kills, "the client should get several applies through per round"
+        assert startup_kills > 0
         assert time.monotonic() - started < 60
     finally:
         daemon.stop()
@@ -216,6 +224,27 @@ def test_rollback_survives_restart(daemon):
     assert excinfo.value.parameters == {"expected": "v2", "current": "v1"}
 
 
+def test_clean_stop_leaves_everything_in_state_db_alone(daemon):
+    """After SIGTERM the database is one self-contained file, as an administrator copying
+    state.db of a stopped daemon expects: nothing left behind in a -wal."""
+    admin(daemon, "ApplyPolicy", {"policy": base_policy("kept.1")})
+    directive = admin(daemon, "Wipe", {"appId": "io.proctor.test.notes"})["directiveId"]
+    assert daemon.stop() == 0
+    database = os.path.join(daemon.state_dir, "state.db")
+    assert not os.path.exists(database + "-wal")
+    copy = Daemon(os.path.join(daemon.root, "copy"))
+    os.makedirs(copy.state_dir)
+    write_policy(copy.config_dir, base_policy())
+    with open(database, "rb") as source, open(os.path.join(copy.state_dir, "state.db"), "wb") as target:
+        target.write(source.read())
+    copy.start()
+    try:
+        assert admin(copy, "Status")["policy"]["version"] == "kept.1"
+        assert [d["id"] for d in agent_still_serves(copy)["directives"]] == [directive]
+    finally:
+        copy.stop()
+
+
 # MARK: The effective policy: policy.d overlaid by the applied bundle
 
 
@@ -268,6 +297,18 @@ def test_bundle_overlays_policy_directory(workdir):
         assert "io.proctor.test.new" in apps and "io.proctor.test.only-dir" in apps
     finally:
         daemon.stop()
+
+
+def test_applied_bundle_serves_alone_when_policy_directory_is_broken_at_start(daemon):
+    applied = admin(daemon, "ApplyPolicy", {"policy": base_policy("bundle.only")})
+    with open(os.path.join(daemon.config_dir, "policy.d", "00-test.json"), "w") as f:
+        f.write('{"schema": 1, "apps": {"bad id": {}}}')
+    restart(daemon)
+    status = admin(daemon, "Status")
+    assert (status["policy"]["version"], status["policy"]["sha256"]) == ("bundle.only", applied["sha256"])
+    assert status["policy"]["sources"] == ["applied bundle bundle.only"]
+    assert status["lastReload"]["ok"] is False
+    assert agent_still_serves(daemon)["policyVersion"] == "bundle.only"
 
 
 # MARK: Faults: full disk, read-only directory, corrupt database
@@ -344,6 +385,12 @@ def test_full_disk_fails_writes_clearly_and_keeps_serving(workdir, small_state_m
         assert [e["version"] for e in admin(daemon, "PolicyHistory")["entries"]] == ["before-full"]
         assert agent_still_serves(daemon)["policyVersion"] == "before-full"
         assert daemon.process.poll() is None
+        # Restarted on the full disk (a crash, the watchdog): it comes up with the applied
+        # policy and serves; writes still fail clearly.
+        restart(daemon)
+        assert admin(daemon, "Status")["policy"]["version"] == "before-full"
+        assert agent_still_serves(daemon)["policyVersion"] == "before-full"
+        expect_storage_failure(daemon, "ApplyPolicy", {"policy": big}, "no space", database)
         os.unlink(filler)
         assert admin(daemon, "ApplyPolicy", {"policy": big})["version"] == "while-full"
         assert admin(daemon, "Wipe", {"appId": "io.proctor.test.notes"})["directiveId"]
@@ -394,10 +441,8 @@ def test_corrupt_database_is_moved_aside_and_replaced(workdir, damage):
         daemon.start()
         for number in range(30):
             admin(daemon, "ApplyPolicy", {"policy": numbered_policy(number)})
-        daemon.stop()
-        with sqlite3.connect(database) as connection:  # move everything from the WAL into state.db
-            connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        assert os.path.getsize(database) > 8192 and os.path.getsize(database + "-wal") == 0
+        daemon.stop()  # a clean stop folds the WAL into state.db
+        assert os.path.getsize(database) > 8192 and not os.path.exists(database + "-wal")
         with open(database, "r+b") as f:
             f.seek(4096)  # past the header page: the file still opens, its pages do not add up
             f.write(random.Random(7).randbytes(os.path.getsize(database) - 8192))
