@@ -79,8 +79,9 @@ def numbered_policy(number):
 
 def test_policy_survives_kill_9_during_applies(workdir):
     """At least 50 SIGKILLs at random moments while one fast client applies numbered
-    policies with compare-and-swap. After each restart the policy in force is one whole
-    applied version, history is consistent, and nothing acknowledged is lost."""
+    policies with compare-and-swap and another orders wipes. After each restart the policy
+    in force is one whole applied version, history is consistent, and nothing
+    acknowledged (apply or wipe) is lost."""
     history_limit = 8
     kills = 55
     rng = random.Random(int(os.environ.get("PROCTOR_CRASH_SEED", "5")))
@@ -89,41 +90,55 @@ def test_policy_survives_kill_9_during_applies(workdir):
     sent = {}          # version -> (number, policy) for every apply ever sent
     acknowledged = {}  # version -> sha256 the daemon reported in its reply
     observed_sha = {}  # version -> sha256 seen in force after a restart
+    wipes = set()      # directive ids acknowledged to the wiping client
+    failures = []      # what went wrong in a client thread
     next_number = 0
     startup_kills = 0
+
+    def until_killed(body):
+        def run():
+            try:
+                connection = Connection(daemon.admin)
+                while True:
+                    body(connection)
+            except (ConnectionError, OSError):
+                pass  # the kill
+            except Exception as error:  # an assertion in the thread fails the test
+                failures.append(error)
+        thread = threading.Thread(target=run)
+        thread.start()
+        return thread
+
+    def apply_next(connection):
+        nonlocal next_number, expected
+        next_number += 1
+        policy = numbered_policy(next_number)
+        sent[policy["version"]] = (next_number, policy)
+        reply = connection.call("io.proctor.Admin.ApplyPolicy", {"policy": policy, "expectedVersion": expected})
+        assert "error" not in reply, reply
+        assert reply["parameters"]["version"] == policy["version"]
+        acknowledged[policy["version"]] = reply["parameters"]["sha256"]
+        expected = policy["version"]
+
+    def wipe(connection):
+        reply = connection.call("io.proctor.Admin.Wipe", {"appId": "io.proctor.test.notes"})
+        assert "error" not in reply, reply
+        wipes.add(reply["parameters"]["directiveId"])
+        time.sleep(0.005)
+
     daemon.start()
     try:
         started = time.monotonic()
         for round_number in range(kills):
-            status = admin(daemon, "Status")
-            version = status["policy"]["version"]
-            stop = threading.Event()
-
-            def apply_loop(expected):
-                nonlocal next_number
-                try:
-                    connection = Connection(daemon.admin)
-                    while not stop.is_set():
-                        next_number += 1
-                        policy = numbered_policy(next_number)
-                        sent[policy["version"]] = (next_number, policy)
-                        reply = connection.call("io.proctor.Admin.ApplyPolicy",
-                                                {"policy": policy, "expectedVersion": expected})
-                        assert "error" not in reply, reply
-                        assert reply["parameters"]["version"] == policy["version"]
-                        acknowledged[policy["version"]] = reply["parameters"]["sha256"]
-                        expected = policy["version"]
-                except (ConnectionError, OSError):
-                    pass  # the kill
-
-            client = threading.Thread(target=apply_loop, args=(version,))
-            client.start()
+            expected = admin(daemon, "Status")["policy"]["version"]
+            clients = [until_killed(apply_next), until_killed(wipe)]
             time.sleep(rng.uniform(0, 0.05))
             daemon.process.send_signal(signal.SIGKILL)
             daemon.process.wait()
-            stop.set()
-            client.join(10)
-            assert not client.is_alive()
+            for client in clients:
+                client.join(10)
+                assert not client.is_alive()
+            assert not failures, failures
             daemon.stop()
             if rng.random() < 0.3:
                 # Also a kill while it starts: opening, checking and recovering the database.
@@ -133,8 +148,10 @@ def test_policy_survives_kill_9_during_applies(workdir):
                 startup_kills += 1
             daemon.start()
             check_state_after_crash(daemon, sent, acknowledged, observed_sha, history_limit)
+            recorded = {w["id"] for w in admin(daemon, "GetApp", {"appId": "io.proctor.test.notes"})["app"]["wipes"]}
+            assert wipes <= recorded, f"acknowledged wipes lost: {sorted(wipes - recorded)}"
         assert len(acknowledged) >= kills, "the client should get several applies through per round"
-        assert startup_kills > 0
+        assert len(wipes) >= kills and startup_kills > 0
         assert time.monotonic() - started < 60
     finally:
         daemon.stop()
