@@ -506,6 +506,29 @@ def test_read_only_state_directory_without_a_database_is_a_clear_start_up_error(
         unmount(daemon.state_dir)
 
 
+def test_read_only_state_directory_with_an_unreadable_wal_refuses_to_start(daemon):
+    """A -wal without its -shm cannot be read in a read-only directory: rather than serve
+    the older state in state.db, proctord stops and says why."""
+    if os.geteuid() != 0:
+        pytest.skip("bind mounts need root")
+    admin(daemon, "ApplyPolicy", {"policy": base_policy("only-in-wal")})
+    daemon.stop(signal.SIGKILL)
+    database = os.path.join(daemon.state_dir, "state.db")
+    os.unlink(database + "-shm")
+    subprocess.run(["mount", "--bind", daemon.state_dir, daemon.state_dir], check=True)
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", daemon.state_dir], check=True)
+        daemon.start(wait_ready=False)
+        assert daemon.process.wait(timeout=20) == 1
+        assert f"the directory is read-only and the write-ahead log {database}-wal cannot be read without its -shm file" \
+            in daemon.log()
+        daemon.stop()
+    finally:
+        unmount(daemon.state_dir)
+    daemon.start()
+    assert admin(daemon, "Status")["policy"]["version"] == "only-in-wal"
+
+
 # MARK: Migration (the store's unit tests cover each step; this is the daemon on an old file)
 
 SCHEMA_VERSION_1 = """
