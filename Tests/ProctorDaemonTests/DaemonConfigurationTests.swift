@@ -28,6 +28,7 @@ import Testing
         #expect(configuration.lockPath == "/run/proctor/proctord.lock")
         #expect(configuration.logTarget == .auto)
         #expect(configuration.historyLimit == 20)
+        #expect(configuration.idleMessageTimeoutSeconds == 10)
         #expect(!configuration.debugLogging)
     }
 
@@ -46,7 +47,7 @@ import Testing
         let configuration = try parsed(
             ["--state-dir", "/tmp/state", "--config-dir", "/tmp/config", "--runtime-dir", "/tmp/run",
              "--log-target", "stderr", "--debug", "--admin-group", "wheel", "--max-connections", "8",
-             "--max-message-bytes", "4096", "--history-limit", "3"],
+             "--max-message-bytes", "4096", "--message-timeout", "2", "--history-limit", "3"],
             environment: ["STATE_DIRECTORY": "/var/lib/proctor-a", "RUNTIME_DIRECTORY": "/run/proctor-a"])
         var expected = DaemonConfiguration()
         expected.stateDirectory = "/tmp/state"
@@ -57,6 +58,7 @@ import Testing
         expected.adminGroup = "wheel"
         expected.maxConnections = 8
         expected.maxMessageBytes = 4096
+        expected.idleMessageTimeoutSeconds = 2
         expected.historyLimit = 3
         #expect(configuration == expected)
     }
@@ -74,13 +76,15 @@ import Testing
         #expect(usageError(["--history-limit", "0"]) == "--history-limit expects a whole number ≥ 1, got \"0\"")
         #expect(usageError(["--max-connections", "many"]) == "--max-connections expects a whole number ≥ 1, got \"many\"")
         #expect(usageError(["--max-message-bytes", "100"]) == "--max-message-bytes expects a whole number ≥ 1024, got \"100\"")
+        #expect(usageError(["--message-timeout", "-1"]) == "--message-timeout expects a whole number ≥ 1, got \"-1\"")
         #expect(usageError(["--statedir", "/x"]) == "unknown option \"--statedir\" (see proctord --help)")
         #expect(usageError(["/var/lib/proctor"]) == "unknown option \"/var/lib/proctor\" (see proctord --help)")
     }
 
     @Test func usageNamesEveryOption() {
         for option in ["--config-dir", "--state-dir", "--runtime-dir", "--log-target", "--debug", "--admin-group",
-                       "--max-connections", "--max-message-bytes", "--history-limit", "--help", "--version"] {
+                       "--max-connections", "--max-message-bytes", "--message-timeout", "--history-limit", "--help",
+                       "--version"] {
             #expect(DaemonConfiguration.usage.contains(option), "usage lacks \(option)")
         }
     }
