@@ -390,6 +390,7 @@ def test_full_disk_fails_writes_clearly_and_keeps_serving(workdir, small_state_m
     daemon.start()
     try:
         admin(daemon, "ApplyPolicy", {"policy": base_policy("before-full")})
+        directive = admin(daemon, "Wipe", {"appId": "io.proctor.test.notes"})["directiveId"]
         filler = fill(small_state_mount)
         database = os.path.join(small_state_mount, "state.db")
         big = base_policy("while-full")
@@ -401,6 +402,15 @@ def test_full_disk_fails_writes_clearly_and_keeps_serving(workdir, small_state_m
         assert admin(daemon, "Status")["policy"]["version"] == "before-full"
         assert [e["version"] for e in admin(daemon, "PolicyHistory")["entries"]] == ["before-full"]
         assert agent_still_serves(daemon)["policyVersion"] == "before-full"
+        # An acknowledgement that cannot be recorded is refused, so the wipe stays pending.
+        agent = Connection(daemon.agent)
+        session = agent.call("io.proctor.Agent.Register", {"appId": "io.proctor.test.notes"})["parameters"]
+        assert [d["id"] for d in session["directives"]] == [directive]
+        refused = agent.call("io.proctor.Agent.AcknowledgeWipe", {"session": session["session"], "directiveId": directive})
+        assert refused["error"] == "io.proctor.Agent.StorageFailure" and "no space" in refused["parameters"]["message"]
+        assert [d["id"] for d in agent.call("io.proctor.Agent.Register",
+                                            {"appId": "io.proctor.test.notes"})["parameters"]["directives"]] == [directive]
+        agent.close()
         assert daemon.process.poll() is None
         # Restarted on the full disk (a crash, the watchdog): it comes up with the applied
         # policy and serves; writes still fail clearly.
