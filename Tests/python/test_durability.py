@@ -129,7 +129,7 @@ def test_policy_survives_kill_9_during_applies(workdir):
     daemon.start()
     try:
         started = time.monotonic()
-        for round_number in range(kills):
+        for _ in range(kills):
             expected = admin(daemon, "Status")["policy"]["version"]
             clients = [until_killed(apply_next), until_killed(wipe)]
             time.sleep(rng.uniform(0, 0.05))
@@ -347,7 +347,7 @@ def small_state_mount(workdir):
 
 def unmount(path):
     """Unmounts `path`, waiting briefly for a daemon that is still exiting to let go."""
-    for attempt in range(50):
+    for _ in range(50):
         if subprocess.run(["umount", path], capture_output=True).returncode == 0:
             return
         time.sleep(0.1)
