@@ -52,6 +52,7 @@ let package = Package(
         .executableTarget(name: "proctord", dependencies: ["ProctorDaemon"]),
         .executableTarget(name: "proctorctl", dependencies: ["ProctorCTL"]),
         .executableTarget(name: "proctor-demo", dependencies: ["ProctorKit"]),
+        .executableTarget(name: "proctor-kit-testapp", dependencies: ["ProctorKit"]),
         .executableTarget(name: "proctor-bench",
                           dependencies: ["ProctorPolicy", "Varlink", "LinuxIO", "JSONCore", "ProctorKit"]),
 

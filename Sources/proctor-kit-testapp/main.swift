@@ -1,0 +1,15 @@
+// The application ProctorKit's tests run as a child process. It logs every delegate call,
+// and every event its application subclass sees first, as one line on standard output.
+//
+// Environment (so the tests can pick each path of ApplicationMain):
+//   TESTAPP_PRINCIPAL       principalClassName argument (unset: nil, so Info.plist decides)
+//   TESTAPP_DELEGATE        delegateClassName argument (unset: LoggingDelegate; empty: nil)
+//   TESTAPP_DECLINE_LAUNCH  "1": didFinishLaunching returns false
+import ProctorKit
+import Foundation
+
+let environment = ProcessInfo.processInfo.environment
+let delegateName = environment["TESTAPP_DELEGATE"] ?? "LoggingDelegate"
+ApplicationMain(CommandLine.argc, CommandLine.unsafeArgv,
+                environment["TESTAPP_PRINCIPAL"],
+                delegateName.isEmpty ? nil : delegateName)
