@@ -142,7 +142,7 @@ open class Application {
     // MARK: Running
 
     /// Takes over the process: starts the event sources, launches on the main queue and
-    /// serves it until termination. `signals` must have been created before any other thread.
+    /// serves it until termination.
     func run(arguments: [String], signals: SignalWatcher) -> Never {
         Application.current = self
         signalWatcher = signals
@@ -151,9 +151,9 @@ open class Application {
         startMemoryPressureMonitor()
         let options: [LaunchOptionsKey: Any] = [.arguments: arguments]
         Task { @MainActor in await self.launch(options: options) }
-        // The main run loop serves the main queue (and so the main actor). Not dispatchMain():
-        // it parks the main thread in sigsuspend with an empty mask, where the lifecycle
-        // signals would run their default actions instead of waiting for the signalfd.
+        // The main run loop serves the main queue (and so the main actor) on the main thread.
+        // Not dispatchMain(): on Linux it parks the main thread (pthread_exit, then sigsuspend)
+        // and drains the main queue on a worker thread, misleading main-thread checks.
         while true { RunLoop.main.run() }
     }
 

@@ -8,7 +8,7 @@
 ///   none (the application class may set `delegate` itself).
 ///
 /// Call it first thing in `main.swift`: it takes ownership of SIGTERM, SIGINT, SIGHUP,
-/// SIGTSTP and SIGCONT by blocking them before any other thread exists. A name that does not
+/// SIGTSTP and SIGCONT by installing its own handlers for them. A name that does not
 /// resolve, or an unreadable Info.plist, ends the process with one line on standard error
 /// naming the class and where its name came from, and a distinct `ApplicationExitStatus`.
 /// `fileID` identifies the caller's module; leave it to its default.

@@ -145,3 +145,34 @@ import TestSupport
         }
     }
 }
+
+/// Regressions and the application's view of its Info.plist.
+@Suite struct ApplicationEnvironmentTests {
+    /// Blocking the lifecycle signals (for a signalfd) was inherited by every child the app
+    /// started, which then ignored SIGTERM from `systemctl stop`.
+    @Test func childProcessesDoNotInheritBlockedLifecycleSignals() throws {
+        let app = try TestApp.launch(environment: ["TESTAPP_REPORT_CHILD_SIGNALS": "1"])
+        let lines = try app.waitForOutputLine("delegate didBecomeActive")
+        try app.send(SIGTERM)
+        try app.waitForExit()
+        let blocked = try #require(lines.first { $0.hasPrefix("child SigBlk: ") })
+        let ignored = try #require(lines.first { $0.hasPrefix("child SigIgn: ") })
+        for (line, prefix) in [(blocked, "child SigBlk: "), (ignored, "child SigIgn: ")] {
+            let mask = try #require(UInt64(line.dropFirst(prefix.count), radix: 16))
+            for signal in [SIGTERM, SIGHUP, SIGTSTP, SIGCONT] {
+                #expect(mask & (1 << UInt64(signal - 1)) == 0, "\(line) has signal \(signal)")
+            }
+        }
+    }
+
+    @Test func infoDictionaryIsTheInfoPlistInUse() throws {
+        let directory = try TemporaryDirectory()
+        let plist = directory.appending("Info.plist")
+        try PropertyListSerialization.data(fromPropertyList: ["ProctorAppID": "com.example.notes"], format: .binary, options: 0)
+            .write(to: plist)
+        let app = try TestApp.launch(infoPlist: plist.path, environment: ["TESTAPP_PRINT_INFO_KEY": "ProctorAppID"])
+        try app.waitForOutputLine("info ProctorAppID=com.example.notes")
+        try app.send(SIGTERM)
+        #expect(try app.waitForExit() == 0)
+    }
+}
