@@ -42,7 +42,7 @@ enum MemoryPressureMonitor {
                 if errno == EINTR { continue }
                 break
             }
-            if event.revents & Int16(POLLERR | POLLNVAL) != 0 { break }
+            if event.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 { break }
             if event.revents & Int16(POLLPRI) != 0 { onPressure() }
         }
         close(descriptor)
