@@ -1,0 +1,64 @@
+// libFuzzer target for the Varlink byte parsers: the frame decoder and connection state
+// (bytes from any client) and the interface-definition parser. Not part of a SwiftPM
+// target; Fuzz/build-varlink-fuzz.sh builds it (see docs/varlink.md).
+import JSONCore
+import Varlink
+
+private let pingInterface = """
+    interface org.example.fuzz
+    type Mode (loud, quiet)
+    method Ping(text: string, mode: ?Mode, tags: ?[]string, extra: ?object, counts: ?[string]int) -> (text: string)
+    method Stream(count: int) -> (n: int)
+    """
+
+private func makeService() -> VarlinkService<Int> {
+    let service = VarlinkService<Int>(vendor: "fuzz", product: "fuzz", version: "0", url: "")
+    do {
+        try service.addInterface(pingInterface, methods: [
+            "Ping": VarlinkMethod { call, _, reply in reply.reply(["text": call.parameters["text"] ?? ""]) },
+            "Stream": VarlinkMethod(requiresMore: true) { call, _, reply in
+                for n in 0..<min(call.parameters["count"]?.intValue ?? 0, 4) { reply.send(["n": .number(n)]) }
+                reply.reply(["n": 0])
+            },
+        ])
+    } catch {
+        preconditionFailure("fuzz interface does not parse: \(error)")
+    }
+    return service
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    guard let mode = bytes.first else { return 0 }
+    let input = bytes.dropFirst()
+    if mode & 1 == 0 {
+        // The first byte also picks where reads split, so partial messages are exercised.
+        let chunk = Int(mode >> 1) + 1
+        let connection = VarlinkConnection(service: makeService(), context: 0, maxMessageBytes: 4096)
+        var replyDecoder = VarlinkFrameDecoder()
+        var start = input.startIndex
+        while start < input.endIndex {
+            let end = min(start + chunk, input.endIndex)
+            let output = connection.receive(input[start..<end])
+            replyDecoder.append(output.bytes)
+            // Every byte the connection sends must be a valid reply.
+            do {
+                while try replyDecoder.nextReply() != nil {}
+            } catch {
+                preconditionFailure("connection produced an invalid reply: \(error)")
+            }
+            if output.close != nil { break }
+            start = end
+        }
+    } else {
+        if let text = String(validating: input, as: UTF8.self),
+           let description = try? VarlinkInterfaceDescription(parsing: text) {
+            // A description that parsed must check any parameters without trapping.
+            for method in description.methods.values {
+                _ = description.invalidParameter(in: ["a": 1, "b": ["c": [true, nil]]], of: method)
+            }
+        }
+    }
+    return 0
+}

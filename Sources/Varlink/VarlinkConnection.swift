@@ -1,0 +1,132 @@
+/// What the owner of a connection must do after feeding it bytes: write `bytes` (if any),
+/// then close the connection if `close` is set.
+public struct VarlinkConnectionOutput: Sendable, Hashable {
+    public var bytes: [UInt8] = []
+    public var close: VarlinkCloseReason?
+
+    public init(bytes: [UInt8] = [], close: VarlinkCloseReason? = nil) {
+        self.bytes = bytes
+        self.close = close
+    }
+
+    public var isEmpty: Bool { bytes.isEmpty && close == nil }
+}
+
+/// Why the protocol wants a connection closed.
+public enum VarlinkCloseReason: Sendable, Hashable, CustomStringConvertible {
+    /// The client sent something that is not a Varlink call; it cannot be resynchronised.
+    case invalidInput(VarlinkFrameError)
+    /// The client sent more than `limit` bytes of further calls while one call was still open.
+    case tooMuchPendingInput(limit: Int)
+
+    public var description: String {
+        switch self {
+        case .invalidInput(let error): "invalid input: \(error)"
+        case .tooMuchPendingInput(let limit): "more than \(limit) bytes of calls queued behind an open call"
+        }
+    }
+}
+
+/// The protocol side of one server connection, free of sockets: feed it received bytes, and
+/// it returns what to write and whether to close.
+///
+/// Calls are answered in order, as Varlink requires: while a call is still open (its handler
+/// kept the reply handle, for example a `more` stream), later calls wait in the buffer, at
+/// most `maxMessageBytes` of them. Replies given outside `receive` (a stream's next event,
+/// or calls released when an open call ends) go to `onLaterOutput`.
+/// Use it from one thread (the event loop's); it is a class because reply handles kept by
+/// handlers write to it after `receive` has returned.
+public final class VarlinkConnection<Context> {
+    public let service: VarlinkService<Context>
+    /// The value handed to every handler on this connection (peer credentials, session, …).
+    public var context: Context
+    /// Receives output produced outside `receive`. Set it before the first stream can reply.
+    public var onLaterOutput: ((VarlinkConnectionOutput) -> Void)?
+
+    private var decoder: VarlinkFrameDecoder
+    private var pending = VarlinkConnectionOutput()
+    private var openCall: VarlinkReplyHandle?
+    /// While calls are being processed, output is collected; afterwards it is handed over at
+    /// once (returned from `receive`, or given to `onLaterOutput`).
+    private var isProcessing = false
+    private var isClosed = false
+
+    public init(service: VarlinkService<Context>, context: Context, maxMessageBytes: Int = 1 << 20) {
+        self.service = service
+        self.context = context
+        self.decoder = VarlinkFrameDecoder(maxMessageBytes: maxMessageBytes)
+    }
+
+    /// Takes bytes read from the client; returns the replies to write and whether to close.
+    public func receive(_ bytes: some Collection<UInt8>) -> VarlinkConnectionOutput {
+        guard !isClosed else { return VarlinkConnectionOutput() }
+        isProcessing = true
+        decoder.append(bytes)
+        processCalls()
+        isProcessing = false
+        return takeOutput()
+    }
+
+    /// The peer hung up or the owner closed the connection: open calls are cancelled (their
+    /// `onCancel` runs) and later replies are dropped.
+    public func closed() {
+        guard !isClosed else { return }
+        isClosed = true
+        let call = openCall
+        openCall = nil
+        call?.cancel()
+    }
+
+    private func processCalls() {
+        while openCall == nil, !isClosed, pending.close == nil {
+            let call: VarlinkCall
+            do {
+                guard let next = try decoder.nextCall() else { return }
+                call = next
+            } catch {
+                fail(error)
+                return
+            }
+            let handle = VarlinkReplyHandle(call: call, sink: self)
+            if !call.oneway { openCall = handle }
+            service.dispatch(call, context: context, reply: handle)
+        }
+        if openCall != nil, decoder.bufferedByteCount > decoder.maxMessageBytes {
+            pending.close = .tooMuchPendingInput(limit: decoder.maxMessageBytes)
+        }
+    }
+
+    private func fail(_ error: VarlinkFrameError) {
+        // A JSON object with a bad member is a call we can answer; anything else is not.
+        switch error {
+        case .missingMethod: VarlinkReply(error: .invalidParameter("method")).encode(to: &pending.bytes)
+        case .invalidField(let name, _, _): VarlinkReply(error: .invalidParameter(name)).encode(to: &pending.bytes)
+        default: break
+        }
+        pending.close = .invalidInput(error)
+    }
+
+    private func takeOutput() -> VarlinkConnectionOutput {
+        let output = pending
+        pending = VarlinkConnectionOutput()
+        if output.close != nil { closed() }
+        return output
+    }
+}
+
+extension VarlinkConnection: VarlinkReplySink {
+    func deliver(_ reply: VarlinkReply, from handle: VarlinkReplyHandle) {
+        guard !isClosed else { return }
+        if !handle.isOneway { reply.encode(to: &pending.bytes) }
+        let endsOpenCall = handle === openCall && !reply.continues
+        if endsOpenCall { openCall = nil }
+        guard !isProcessing else { return }
+        if endsOpenCall {
+            isProcessing = true
+            processCalls()
+            isProcessing = false
+        }
+        let output = takeOutput()
+        if !output.isEmpty { onLaterOutput?(output) }
+    }
+}

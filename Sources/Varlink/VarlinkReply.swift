@@ -1,0 +1,63 @@
+public import JSONCore
+
+/// A Varlink reply: the JSON object a service sends back, terminated by a NUL byte.
+public struct VarlinkReply: Sendable, Hashable {
+    /// The method's output, or the error's parameters when `error` is set.
+    public var parameters: [String: JSONValue]
+    /// More replies to the same call follow (only for calls made with `more`).
+    public var continues: Bool
+    /// The fully qualified error name when the call failed.
+    public var error: String?
+
+    public init(parameters: [String: JSONValue] = [:], continues: Bool = false, error: String? = nil) {
+        self.parameters = parameters
+        self.continues = continues
+        self.error = error
+    }
+
+    /// The final reply carrying `error`.
+    public init(error: VarlinkError) {
+        self.init(parameters: error.parameters, continues: false, error: error.name)
+    }
+
+    /// Decodes a reply from a parsed message object.
+    public init(message: [String: JSONValue]) throws(VarlinkFrameError) {
+        var parameters: [String: JSONValue] = [:]
+        switch message["parameters"] {
+        case nil, .null?: break
+        case .object(let members)?: parameters = members
+        case let other?: throw .invalidField(name: "parameters", expected: "an object", found: other.typeDescription)
+        }
+        var error: String?
+        switch message["error"] {
+        case nil, .null?: break
+        case .string(let name)?: error = name
+        case let other?: throw .invalidField(name: "error", expected: "a string", found: other.typeDescription)
+        }
+        self.init(parameters: parameters, continues: try VarlinkCall.flag("continues", in: message), error: error)
+    }
+
+    /// Appends the reply as a NUL-terminated message. `parameters` is always present (clients
+    /// such as Python's `varlink` expect it); `continues` and `error` only when set.
+    public func encode(to out: inout [UInt8]) {
+        // Written by hand, in the canonical (sorted) key order, so the hot path builds no
+        // envelope dictionary.
+        out.append(UInt8(ascii: "{"))
+        if continues { out.append(contentsOf: #""continues":true,"#.utf8) }
+        if let error {
+            out.append(contentsOf: #""error":"#.utf8)
+            JSONValue.string(error).write(to: &out)
+            out.append(UInt8(ascii: ","))
+        }
+        out.append(contentsOf: #""parameters":"#.utf8)
+        JSONValue.object(parameters).write(to: &out)
+        out.append(contentsOf: [UInt8(ascii: "}"), 0])
+    }
+
+    /// The reply as one NUL-terminated message.
+    public func encoded() -> [UInt8] {
+        var out: [UInt8] = []
+        encode(to: &out)
+        return out
+    }
+}

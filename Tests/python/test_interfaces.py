@@ -1,0 +1,34 @@
+"""The project's Varlink interface files must parse with the independent Python
+`varlink` package, not only with our own IDL parser."""
+
+import pathlib
+
+import pytest
+import varlink
+
+INTERFACES = pathlib.Path(__file__).resolve().parents[2] / "Sources" / "ProctorDaemon" / "Interfaces"
+
+
+@pytest.mark.parametrize(
+    "name, methods",
+    [
+        ("io.proctor.Agent", {"Register", "ReportEvent", "Decide", "Subscribe", "AcknowledgeWipe", "ReportFeedback"}),
+        (
+            "io.proctor.Admin",
+            {"Status", "ListApps", "GetApp", "GetPolicy", "ValidatePolicy", "ApplyPolicy", "Reload", "Decide",
+             "Wipe", "Notify", "PolicyHistory", "RollbackPolicy", "Events"},
+        ),
+    ],
+)
+def test_interface_parses_with_python_varlink(name, methods):
+    text = (INTERFACES / f"{name}.varlink").read_text()
+    interface = varlink.Interface(text)
+    assert interface.name == name
+    # The package keeps types, methods and errors together in `members`; its method class is private.
+    parsed_methods = {key for key, member in interface.members.items() if type(member).__name__ == "_Method"}
+    assert parsed_methods == methods
+
+
+def test_python_varlink_rejects_a_broken_interface():
+    with pytest.raises(SyntaxError):
+        varlink.Interface("interface io.proctor.Broken\nmethod Missing(x: ) -> ()\n")
