@@ -1,3 +1,4 @@
+import JSONCore
 extension StateStore {
     /// The bundle in force: the newest history entry, or `nil` if none was ever applied.
     public func currentBundle() throws(StoreError) -> BundleRecord? {

@@ -1,3 +1,4 @@
+import JSONCore
 import Testing
 @testable import ProctorStore
 
@@ -118,16 +119,5 @@ import Testing
         try store.apply(version: "ü", canonicalJSON: text, expectedVersion: nil, at: 1, byUID: 0)
         #expect(try store.currentBundle()?.canonicalJSON == text)
         #expect(try store.rollback(to: "ü", at: 2, byUID: 0).version == "ü")
-    }
-}
-
-@Suite struct SHA256Tests {
-    @Test func knownVectors() {
-        #expect(SHA256.hexDigest(of: "") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
-        #expect(SHA256.hexDigest(of: "abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-        #expect(SHA256.hexDigest(of: "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")
-            == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
-        #expect(SHA256.hexDigest(of: String(repeating: "a", count: 1_000_000))
-            == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 }

@@ -1,5 +1,5 @@
 import Testing
-import ProctorPolicy
+import JSONCore
 
 @Suite struct SHA256Tests {
     /// FIPS 180-4 / NIST CSRC example vectors.

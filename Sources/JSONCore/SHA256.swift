@@ -61,3 +61,8 @@ public enum SHA256 {
         0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
     ]
 }
+
+extension SHA256 {
+    /// The hex digest of a string's UTF-8 bytes.
+    public static func hexDigest(of text: String) -> String { hexDigest(Array(text.utf8)) }
+}

@@ -1,0 +1,1 @@
+// Placeholder so the package resolves while these tests are being written.
