@@ -18,12 +18,12 @@ public struct Verb: Sendable {
     /// Command lines with a sentence on what each does.
     public var examples: [(command: String, explanation: String)]
     /// Runs the command on parsed arguments whose count and options are already checked.
-    public var run: @Sendable (ParsedArguments, Console) throws(UsageError) -> ExitStatus
+    public var run: @Sendable (ParsedArguments, CommandContext) throws(CommandFailure) -> ExitStatus
 
     public init(words: [String], summary: String, argumentsSynopsis: String, positionalCount: ClosedRange<Int>,
                 options: [OptionSpec], description: [String], exitStatuses: [(ExitStatus, String)],
                 examples: [(command: String, explanation: String)],
-                run: @escaping @Sendable (ParsedArguments, Console) throws(UsageError) -> ExitStatus) {
+                run: @escaping @Sendable (ParsedArguments, CommandContext) throws(CommandFailure) -> ExitStatus) {
         self.words = words
         self.summary = summary
         self.argumentsSynopsis = argumentsSynopsis
