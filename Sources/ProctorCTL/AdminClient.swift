@@ -16,7 +16,7 @@ struct AdminClient {
         help: "Talk to proctord's Admin socket at PATH. Without it, $\(addressVariable) names the socket, "
             + "and without that, \(defaultAddress).")
     static let jsonOption = OptionSpec.flag(
-        "--json", help: "Print proctord's reply as one JSON object on standard output instead of the readable form. "
+        "--json", help: "Print proctord's reply as JSON on standard output instead of the readable form. "
             + "When proctord refuses, print {\"error\": NAME, \"parameters\": {...}} there instead.")
     /// The options every command that talks to proctord takes.
     static let options = [addressOption, jsonOption]

@@ -29,7 +29,7 @@ enum AppsCommand {
 
     static let showVerb = Verb(
         words: ["app"],
-        summary: "show one app: sessions, registration, configuration, rules, feedback, wipes",
+        summary: "show one app: sessions, configuration, rules, wipes",
         argumentsSynopsis: "ID",
         positionalCount: 1...1,
         options: AdminClient.options,

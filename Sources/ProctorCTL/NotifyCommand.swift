@@ -4,7 +4,7 @@ import JSONCore
 enum NotifyCommand {
     static let verb = Verb(
         words: ["notify"],
-        summary: "push a command (a JSON object) to an app's connected sessions",
+        summary: "push a JSON command to an app's sessions",
         argumentsSynopsis: "APP JSON",
         positionalCount: 2...2,
         options: AdminClient.options,
@@ -31,10 +31,10 @@ enum NotifyCommand {
         do {
             payload = try JSONParser.parse(arguments.positionals[1])
         } catch {
-            throw .usage(UsageError("JSON is not valid JSON: \(error)"))
+            throw .usage(UsageError("the payload JSON is not valid JSON: \(error)"))
         }
         guard payload.objectValue != nil else {
-            throw .usage(UsageError("JSON must be a JSON object, found \(payload.typeDescription)"))
+            throw .usage(UsageError("the payload JSON must be a JSON object, found \(payload.typeDescription)"))
         }
         let reply = try AdminClient(arguments, context: context).call("Notify", ["appId": .string(app), "payload": payload])
         if arguments.has("--json") {

@@ -106,7 +106,7 @@ enum PolicyCommands {
 
     static let rollbackVerb = Verb(
         words: ["policy", "rollback"],
-        summary: "make an earlier applied policy the one in force again",
+        summary: "put an earlier applied policy back in force",
         argumentsSynopsis: "VERSION",
         positionalCount: 1...1,
         options: AdminClient.options,

@@ -6,7 +6,7 @@ import ProctorPolicy
 enum PolicyValidateCommand {
     static let verb = Verb(
         words: ["policy", "validate"],
-        summary: "check a policy file or directory without applying it",
+        summary: "check a policy file or directory offline",
         argumentsSynopsis: "PATH",
         positionalCount: 1...1,
         options: [

@@ -63,7 +63,7 @@ public enum ProctorCTL {
             for line in lines { console.printError(line) }
         case .daemonUnreachable(let address, let reason):
             if let reason {
-                console.printError("proctorctl: lost proctord at \(address): \(reason)")
+                console.printError("proctorctl: cannot talk to proctord at \(address): \(reason)")
             } else {
                 console.printError("proctorctl: proctord is not running at \(address)")
             }

@@ -2,7 +2,7 @@
 enum StatusCommand {
     static let verb = Verb(
         words: ["status"],
-        summary: "show proctord's state: version, uptime, policy in force, last reload, counts",
+        summary: "show proctord's policy in force, last reload and counts",
         argumentsSynopsis: "",
         positionalCount: 0...0,
         options: AdminClient.options,
