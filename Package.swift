@@ -55,6 +55,8 @@ let package = Package(
         .executableTarget(name: "proctor-demo", dependencies: ["ProctorKit"]),
         .executableTarget(name: "proctor-bench",
                           dependencies: ["ProctorPolicy", "Varlink", "LinuxIO", "JSONCore", "ProctorKit"]),
+        // Used only by the real-systemd tests in Tests/systemd.
+        .executableTarget(name: "systemdkit-probe", dependencies: ["SystemdKit", "CLinux"], path: "Tests/systemd/probe"),
 
         .testTarget(name: "JSONCoreTests", dependencies: ["JSONCore"]),
         .testTarget(name: "ProctorPolicyTests", dependencies: ["ProctorPolicy", "JSONCore"]),

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 out=.build/fuzz
 mkdir -p "$out"
 flags="-swift-version 6 -enable-upcoming-feature ExistentialAny -enable-upcoming-feature InternalImportsByDefault
-       -sanitize=fuzzer,address -parse-as-library -O -g -I $out -L $out"
+       -sanitize=fuzzer,address -parse-as-library -O -g -use-ld=lld -I $out -L $out"
 for module in JSONCore Varlink; do
     swiftc $flags -module-name "$module" -emit-module -emit-module-path "$out/$module.swiftmodule" \
         -emit-library -static -o "$out/lib$module.a" Sources/"$module"/*.swift

@@ -2,11 +2,11 @@ import CSystemd
 import Glibc
 
 /// Tells the service manager about the process's state (`sd_notify(3)`).
-/// Outside systemd (`NOTIFY_SOCKET` unset) every call is a successful no-op.
+/// Outside systemd (`NOTIFY_SOCKET` unset) every call is a successful no-op that returns false.
 public struct SystemdNotifier: Sendable {
-    public struct Failure: Error, CustomStringConvertible {
+    public struct Failure: Error, Equatable, CustomStringConvertible {
         public let errno: Int32
-        public var description: String { "sd_notify failed: \(String(cString: strerror(errno)))" }
+        public var description: String { "sd_notify failed: \(errorText(errno))" }
     }
 
     public init() {}
@@ -23,6 +23,43 @@ public struct SystemdNotifier: Sendable {
         return result > 0
     }
 
+    /// Start-up is complete (policy loaded, sockets listening): `READY=1` with the status line.
+    @discardableResult
+    public func ready(status: String) throws(Failure) -> Bool {
+        try notify(Self.readyAssignments(status: status))
+    }
+
+    /// A new status line for `systemctl status`.
+    @discardableResult
+    public func status(_ text: String) throws(Failure) -> Bool {
+        try notify([Self.statusAssignment(text)])
+    }
+
+    /// A reload begins: `RELOADING=1` with the `MONOTONIC_USEC=` systemd ≥ 253 requires
+    /// (older ones ignore it). Send `ready(status:)` when the reload is done, whatever its outcome.
+    @discardableResult
+    public func reloading(status: String) throws(Failure) -> Bool {
+        try notify(Self.reloadingAssignments(status: status, monotonicMicroseconds: Self.monotonicMicroseconds()))
+    }
+
+    /// Shutdown begins: `STOPPING=1`.
+    @discardableResult
+    public func stopping(status: String) throws(Failure) -> Bool {
+        try notify(["STOPPING=1", Self.statusAssignment(status)])
+    }
+
+    /// A fatal start-up failure, sent just before exiting non-zero: `STATUS=` and `ERRNO=`.
+    @discardableResult
+    public func failed(status: String, errno: Int32) throws(Failure) -> Bool {
+        try notify([Self.statusAssignment(status), "ERRNO=\(errno)"])
+    }
+
+    /// The watchdog keep-alive, `WATCHDOG=1`; call it from the event loop every `watchdogPingInterval()`.
+    @discardableResult
+    public func watchdogPing() throws(Failure) -> Bool {
+        try notify(["WATCHDOG=1"])
+    }
+
     /// The interval at which the service manager expects `WATCHDOG=1`, halved as
     /// `sd_watchdog_enabled(3)` recommends; nil when no watchdog is armed for this process.
     public func watchdogPingInterval() throws(Failure) -> Duration? {
@@ -31,5 +68,25 @@ public struct SystemdNotifier: Sendable {
         if result < 0 { throw Failure(errno: -result) }
         guard result > 0, usec > 0 else { return nil }
         return .microseconds(Int64(usec / 2))
+    }
+
+    static func readyAssignments(status: String) -> [String] {
+        ["READY=1", statusAssignment(status)]
+    }
+
+    static func reloadingAssignments(status: String, monotonicMicroseconds: UInt64) -> [String] {
+        ["RELOADING=1", "MONOTONIC_USEC=\(monotonicMicroseconds)", statusAssignment(status)]
+    }
+
+    /// `STATUS=` with the text on one line: a newline would end the assignment early and
+    /// turn the rest into an assignment of its own.
+    static func statusAssignment(_ text: String) -> String {
+        "STATUS=" + text.split(whereSeparator: \.isNewline).joined(separator: " ")
+    }
+
+    static func monotonicMicroseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000
     }
 }

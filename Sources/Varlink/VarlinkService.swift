@@ -5,7 +5,8 @@ public struct VarlinkMethod<Context> {
     /// Calls without `more` are refused with `org.varlink.service.ExpectedMore` before the handler runs.
     public let requiresMore: Bool
     /// Gets the call (its parameters already checked against the interface), the connection's
-    /// context and the handle to answer through. A thrown error becomes the call's error reply
+    /// context (a class when handlers keep per-connection state, such as a session, in it)
+    /// and the handle to answer through. A thrown error becomes the call's error reply
     /// unless the handle has already given its final reply.
     public let handler: (VarlinkCall, Context, VarlinkReplyHandle) throws(VarlinkError) -> Void
 

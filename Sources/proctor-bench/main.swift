@@ -1,1 +1,4 @@
-// Placeholder main while this executable is being written.
+// proctor-bench: measures Proctor's figures. The commands live in BenchCommands.swift.
+import Glibc
+
+exit(BenchCommandLine.run(Array(CommandLine.arguments.dropFirst())))

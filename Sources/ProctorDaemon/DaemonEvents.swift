@@ -1,0 +1,83 @@
+import SystemdKit
+
+/// Every kind of event proctord logs. Each kind has a fixed `MESSAGE_ID` (explained in
+/// `systemd/proctor.catalog`, so `journalctl -x` can describe it) and a fixed priority.
+/// The ids never change once released: admins filter on them (`journalctl MESSAGE_ID=…`).
+enum DaemonEvent: CaseIterable {
+    case started
+    case ready
+    case reloadSucceeded
+    case reloadFailed
+    case policyApplied
+    case appRegistered
+    case registrationRefusedIdentity
+    case registrationRefusedUnknown
+    case decisionDenied
+    case decisionAllowed
+    case wipeIssued
+    case wipeAcknowledged
+    case clientLimitHit
+    case logMessagesDropped
+    case stopping
+    case storageFailure
+    case stateDatabaseCorrupt
+
+    var messageID: MessageID {
+        switch self {
+        case .started: MessageID("2b816ded08dc4dfaaeb7cf279a51e3eb")
+        case .ready: MessageID("f3335cbfd2a549648e5fa4e3d322b0ca")
+        case .reloadSucceeded: MessageID("0987ce39a1a04b68b12e42a0a603b261")
+        case .reloadFailed: MessageID("cbf4e86b6aef4ae2a86ff72eb1c7ee15")
+        case .policyApplied: MessageID("e58574f526374efdac3b0277702c789a")
+        case .appRegistered: MessageID("af576a13fab8475eab3b3f4cc9b613fa")
+        case .registrationRefusedIdentity: MessageID("e3fb668b2e9745efb6ca333fc0a56b57")
+        case .registrationRefusedUnknown: MessageID("9b7ef0817483435382c26af4489604d8")
+        case .decisionDenied: MessageID("b1a2f28f21824eeaa03407dabfd373a4")
+        case .decisionAllowed: MessageID("60dc09d9bd6d456099ca199dca597606")
+        case .wipeIssued: MessageID("981bb5fa70264c4fbea3b9063b64cd71")
+        case .wipeAcknowledged: MessageID("cf2cd627c1204c1bbd8786a9e3e48459")
+        case .clientLimitHit: MessageID("4078c40fa02a4bbfb40469911ae603d1")
+        case .logMessagesDropped: MessageID("9821e4c6e36d418e98e4f9d4d11f6aa9")
+        case .stopping: MessageID("a57820dc9c044392a287fe9f65144e6f")
+        case .storageFailure: MessageID("931641eee5d6428d9b294d4fb6b7c16d")
+        case .stateDatabaseCorrupt: MessageID("a5a9416875de497a85b9dc282e4cd38e")
+        }
+    }
+
+    /// Denials, refusals and failures are always logged; allowed decisions only at debug
+    /// level, so a busy machine's journal is not flooded by routine answers.
+    var priority: LogPriority {
+        switch self {
+        case .started, .ready, .stopping: .notice
+        case .reloadSucceeded, .policyApplied, .appRegistered, .wipeAcknowledged: .info
+        case .wipeIssued: .notice
+        case .registrationRefusedIdentity, .registrationRefusedUnknown, .decisionDenied,
+             .clientLimitHit, .logMessagesDropped: .warning
+        case .reloadFailed, .storageFailure: .error
+        case .stateDatabaseCorrupt: .critical
+        case .decisionAllowed: .debug
+        }
+    }
+
+    /// An event of this kind with its id and priority, ready for `Logger.log`.
+    func event(_ message: String, _ fields: [(String, String)] = []) -> LogEvent {
+        LogEvent(messageID, priority, message, fields: fields)
+    }
+}
+
+/// The journal field names proctord's events carry (`journalctl APP_ID=com.example.notes`).
+enum DaemonEventField {
+    static let appID = "APP_ID"
+    static let session = "SESSION"
+    static let peerPID = "PEER_PID"
+    static let peerUID = "PEER_UID"
+    static let peerExecutable = "PEER_EXE"
+    static let policyVersion = "POLICY_VERSION"
+    static let policySHA256 = "POLICY_SHA256"
+    static let action = "ACTION"
+    static let target = "TARGET"
+    static let decision = "DECISION"
+    static let rule = "RULE"
+    /// The problems of a rejected policy, one per line.
+    static let errors = "ERRORS"
+}

@@ -1,0 +1,174 @@
+/// The app ids of a compiled policy in one open-addressing hash table laid out flat: one
+/// 64-byte slot (a cache line) per position, holding the hash, the record number with the
+/// app's state in the top two bits, and the id's first 48 bytes; longer ids continue in a
+/// byte arena. A lookup hashes the id a word at a time and usually reads one cache line; the
+/// app's state (and so whether it is managed) comes from the slot without reading its record.
+///
+/// The keys come from the policy (administrator input), not from callers, so a caller can
+/// only make a lookup probe the clusters the policy already has: lookups cannot be made
+/// slower by crafted ids.
+///
+/// The storage is raw memory owned by the table, written once in `init` and never again,
+/// hence `@unchecked Sendable`; a lookup reads it without reference counting.
+final class AppTable: @unchecked Sendable {
+    struct Slot: Sendable {
+        var hash: UInt32
+        /// `AppTable.empty`, or the record number with the state's code shifted by `stateShift`.
+        var entry: UInt32
+        var keyLength: UInt32
+        /// Where the id's bytes after the first `inlineKeyBytes` continue in the arena.
+        var overflowStart: UInt32
+        /// The id's first `inlineKeyBytes` bytes, zero-padded.
+        var inlineKey: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64)
+    }
+
+    static let inlineKeyBytes = 48
+
+    /// What a lookup finds.
+    struct Entry {
+        let record: Int
+        let state: AppState
+
+        var isManaged: Bool { state == .authorized }
+    }
+
+    static let empty = UInt32.max
+    static let stateShift: UInt32 = 30
+    static let recordMask: UInt32 = (1 << stateShift) - 1
+    /// The states in the order of their codes; code 3 with every record bit set is `empty`.
+    static let states: [AppState] = [.authorized, .blocked, .retired]
+
+    private let slots: UnsafeMutableBufferPointer<Slot>
+    private let mask: Int
+    private let keyBytes: UnsafeMutableBufferPointer<UInt8>
+    /// The longest id in the table: a longer one is refused before it is hashed, so a caller's
+    /// megabyte-long "id" costs nothing.
+    private let longestKey: Int
+
+    /// A table of `ids` (unique), record `r` being `ids[r]` in state `state(r)`.
+    init(_ ids: [AppID], state: (Int) -> AppState) {
+        precondition(ids.count < Int(Self.recordMask), "too many apps for one table")
+        var capacity = 8
+        while capacity < ids.count * 2 { capacity *= 2 }
+        let emptySlot = Slot(hash: 0, entry: Self.empty, keyLength: 0, overflowStart: 0, inlineKey: (0, 0, 0, 0, 0, 0))
+        var slots = [Slot](repeating: emptySlot, count: capacity)
+        var keyBytes: [UInt8] = []
+        for (record, id) in ids.enumerated() {
+            let utf8 = Array(id.utf8)
+            var inlineKey: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
+            withUnsafeMutableBytes(of: &inlineKey) { inline in
+                for (offset, byte) in utf8.prefix(Self.inlineKeyBytes).enumerated() { inline[offset] = byte }
+            }
+            let overflowStart = UInt32(keyBytes.count)
+            keyBytes.append(contentsOf: utf8.dropFirst(Self.inlineKeyBytes))
+            let hash = Self.withBytes(of: id) { Self.hash($0) }
+            var index = Int(truncatingIfNeeded: hash) & (capacity - 1)
+            while slots[index].entry != Self.empty { index = (index + 1) & (capacity - 1) }
+            slots[index] = Slot(hash: UInt32(truncatingIfNeeded: hash),
+                                entry: UInt32(record) | UInt32(Self.states.firstIndex(of: state(record))!) << Self.stateShift,
+                                keyLength: UInt32(utf8.count), overflowStart: overflowStart, inlineKey: inlineKey)
+        }
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<Slot>.stride * capacity, alignment: 64)
+        self.slots = UnsafeMutableBufferPointer(start: raw.bindMemory(to: Slot.self, capacity: capacity), count: capacity)
+        _ = self.slots.initialize(from: slots)
+        mask = capacity - 1
+        longestKey = ids.map(\.utf8.count).max() ?? 0
+        self.keyBytes = UnsafeMutableBufferPointer.allocate(capacity: max(1, keyBytes.count))
+        _ = self.keyBytes.initialize(from: keyBytes)
+    }
+
+    deinit {
+        slots.deallocate()
+        keyBytes.deallocate()
+    }
+
+    /// The record of `id`, or nil when the policy does not name it.
+    func find(_ id: String) -> Entry? {
+        guard id.utf8.count <= longestKey else { return nil }
+        return Self.withBytes(of: id) { bytes in
+            let hash = Self.hash(bytes)
+            let shortHash = UInt32(truncatingIfNeeded: hash)
+            var index = Int(truncatingIfNeeded: hash) & mask
+            while true {
+                let slot = slots.baseAddress! + index
+                let entry = slot.pointee.entry
+                if entry == Self.empty { return nil }
+                if slot.pointee.hash == shortHash && Int(slot.pointee.keyLength) == bytes.count && keyEquals(slot, bytes) {
+                    return Entry(record: Int(entry & Self.recordMask), state: Self.state(code: entry >> Self.stateShift))
+                }
+                index = (index + 1) & mask
+            }
+        }
+    }
+
+    private static func state(code: UInt32) -> AppState {
+        switch code {
+        case 0: .authorized
+        case 1: .blocked
+        default: .retired
+        }
+    }
+
+    /// Whether the id in `slot` (whose length equals `bytes.count`) is `bytes`.
+    private func keyEquals(_ slot: UnsafeMutablePointer<Slot>, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let inlineCount = min(bytes.count, Self.inlineKeyBytes)
+        let inline = UnsafeRawPointer(slot).advanced(by: MemoryLayout<Slot>.offset(of: \Slot.inlineKey)!)
+        guard Self.memoryEquals(inline.assumingMemoryBound(to: UInt8.self), base, inlineCount) else { return false }
+        guard bytes.count > inlineCount else { return true }
+        return Self.memoryEquals(UnsafePointer(keyBytes.baseAddress! + Int(slot.pointee.overflowStart)),
+                                 base + inlineCount, bytes.count - inlineCount)
+    }
+
+    private static func memoryEquals(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {
+        var offset = 0
+        while offset + 8 <= count {
+            let x = UnsafeRawPointer(a).loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            let y = UnsafeRawPointer(b).loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            if x != y { return false }
+            offset += 8
+        }
+        while offset < count {
+            if a[offset] != b[offset] { return false }
+            offset += 1
+        }
+        return true
+    }
+
+    static func withBytes<Result>(of text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
+        return Array(text.utf8).withUnsafeBufferPointer(body)
+    }
+
+    /// A word-at-a-time multiplicative hash (not for untrusted keys, see the type's comment).
+    static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var hash: UInt64 = 0x9E37_79B9_7F4A_7C15 ^ UInt64(bytes.count)
+        guard let base = bytes.baseAddress else { return hash }
+        let raw = UnsafeRawPointer(base)
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            hash = (hash ^ raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0xFF51_AFD7_ED55_8CCD
+            hash ^= hash >> 32
+            offset += 8
+        }
+        if offset < bytes.count {
+            var tail: UInt64 = 0
+            if bytes.count >= 8 {
+                // The last eight bytes, overlapping words already mixed: one load, no loop.
+                tail = raw.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self)
+            } else {
+                var shift: UInt64 = 0
+                while offset < bytes.count {
+                    tail |= UInt64(bytes[offset]) << shift
+                    shift += 8
+                    offset += 1
+                }
+            }
+            hash = (hash ^ tail) &* 0xC4CE_B9FE_1A85_EC53
+        }
+        hash ^= hash >> 33
+        hash = hash &* 0xFF51_AFD7_ED55_8CCD
+        hash ^= hash >> 33
+        return hash
+    }
+}

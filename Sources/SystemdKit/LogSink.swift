@@ -1,0 +1,20 @@
+/// A destination for log events. `Logger` calls `write` from its one background thread,
+/// so a sink may block without delaying anyone who logs.
+public protocol LogSink: Sendable {
+    func write(_ event: LogEvent) throws(LogSinkError)
+}
+
+/// Why a sink could not write an event.
+public enum LogSinkError: Error, Equatable, CustomStringConvertible {
+    /// `sd_journal_sendv` failed (journald not listening, message too large, …).
+    case journal(errno: Int32)
+    /// `write(2)` to the stream failed.
+    case stream(descriptor: CInt, errno: Int32)
+
+    public var description: String {
+        switch self {
+        case .journal(let errno): "sending to the journal failed: \(errorText(errno))"
+        case .stream(let descriptor, let errno): "writing log line to descriptor \(descriptor) failed: \(errorText(errno))"
+        }
+    }
+}

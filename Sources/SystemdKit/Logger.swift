@@ -1,0 +1,182 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Logs events without ever blocking the caller: `log` puts the event on a bounded queue
+/// that one background thread drains into the sink. When the queue is full the event is
+/// dropped and counted; once the queue has drained, one event of kind `droppedMessagesID`
+/// ("N log messages dropped", field `DROPPED=N`) reports how many were lost since the last
+/// such report. Events below `minimumPriority` are discarded before they are queued.
+public final class Logger: Sendable {
+    /// The sink's failures and the drops, counted since the logger was made.
+    public struct Counters: Sendable, Equatable {
+        /// Events discarded because the queue was full.
+        public var dropped: Int
+        /// Events the sink failed to write (journald gone, stderr closed).
+        public var sinkFailures: Int
+        /// The last sink failure, if any.
+        public var lastSinkFailure: LogSinkError?
+    }
+
+    private struct State: ~Copyable {
+        var queue: [LogEvent] = []
+        var drainerIsWaiting = false
+        var drainerIsWriting = false
+        var droppedSinceReport = 0
+        var counters = Counters(dropped: 0, sinkFailures: 0, lastSinkFailure: nil)
+        var flushWaiters: [DispatchSemaphore] = []
+    }
+
+    /// The most events waiting to be written at once.
+    public let capacity: Int
+    private let sink: any LogSink
+    private let droppedMessagesID: MessageID
+    private let state = Mutex(State())
+    private let wakeDrainer = DispatchSemaphore(value: 0)
+    private let minimumPriorityValue: Atomic<Int32>
+
+    /// A logger writing to `sink` from its own thread.
+    /// - Parameters:
+    ///   - capacity: how many events may wait (at least 1).
+    ///   - droppedMessagesID: the `MESSAGE_ID` of the drop report.
+    public init(sink: any LogSink, capacity: Int = 4096, minimumPriority: LogPriority = .info, droppedMessagesID: MessageID) {
+        precondition(capacity > 0, "a log queue needs room for at least one event")
+        self.capacity = capacity
+        self.sink = sink
+        self.droppedMessagesID = droppedMessagesID
+        minimumPriorityValue = Atomic(minimumPriority.rawValue)
+        let drain = Drainer(logger: self)
+        Thread.detachNewThread { drain.run() }
+    }
+
+    /// Events still queued when the last reference goes are discarded: call `flush()` first.
+    /// The background thread, woken here, finds the logger gone and ends.
+    deinit {
+        wakeDrainer.signal()
+    }
+
+    /// The least severe priority that is logged; may be changed at any time (on reload).
+    public var minimumPriority: LogPriority {
+        get { LogPriority(rawValue: minimumPriorityValue.load(ordering: .relaxed)) ?? .info }
+        set { minimumPriorityValue.store(newValue.rawValue, ordering: .relaxed) }
+    }
+
+    /// Whether an event of `priority` would be logged; check it before building an
+    /// expensive event.
+    public func isEnabled(_ priority: LogPriority) -> Bool {
+        priority.rawValue <= minimumPriorityValue.load(ordering: .relaxed)
+    }
+
+    /// Events dropped because the queue was full, since the logger was made.
+    public var droppedCount: Int { state.withLock { $0.counters.dropped } }
+
+    /// Drops and sink failures so far.
+    public var counters: Counters { state.withLock { $0.counters } }
+
+    /// Queues `event` unless it is below `minimumPriority`; never waits for the sink.
+    /// Returns false when the event was dropped because the queue was full.
+    @discardableResult
+    public func log(_ event: LogEvent) -> Bool {
+        guard isEnabled(event.priority) else { return true }
+        let (queued, wake) = state.withLock { state -> (Bool, Bool) in
+            guard state.queue.count < capacity else {
+                state.droppedSinceReport += 1
+                state.counters.dropped += 1
+                return (false, false)
+            }
+            state.queue.append(event)
+            let wake = state.drainerIsWaiting
+            state.drainerIsWaiting = false
+            return (true, wake)
+        }
+        if wake { wakeDrainer.signal() }
+        return queued
+    }
+
+    /// Blocks until every event queued before the call has reached the sink (and any drop
+    /// report with it). For shutdown and tests; never call it where blocking matters.
+    public func flush() {
+        let done = DispatchSemaphore(value: 0)
+        let (mustWait, wake) = state.withLock { state -> (Bool, Bool) in
+            guard !state.queue.isEmpty || state.drainerIsWriting || state.droppedSinceReport > 0 else { return (false, false) }
+            state.flushWaiters.append(done)
+            let wake = state.drainerIsWaiting
+            state.drainerIsWaiting = false
+            return (true, wake)
+        }
+        if wake { wakeDrainer.signal() }
+        if mustWait { done.wait() }
+    }
+
+    /// The background side, holding the logger weakly so that dropping the last reference
+    /// to the logger ends the thread.
+    private final class Drainer: Sendable {
+        private weak let logger: Logger?
+        private let wake: DispatchSemaphore
+
+        init(logger: Logger) {
+            self.logger = logger
+            wake = logger.wakeDrainer
+        }
+
+        func run() {
+            while true {
+                let outcome: DrainOutcome
+                do {
+                    // The strong reference lives only while a batch is written, never while waiting.
+                    guard let logger else { return }
+                    outcome = logger.drainOnce()
+                }
+                if outcome == .idle { wake.wait() }
+            }
+        }
+    }
+
+    private enum DrainOutcome { case wrote, idle }
+
+    /// Writes one batch or the drop report; says whether there was work.
+    private func drainOnce() -> DrainOutcome {
+        enum Step { case write([LogEvent]), reportDrops(Int), wait }
+        let (step, finishedFlushes) = state.withLock { state -> (Step, [DispatchSemaphore]) in
+            if !state.queue.isEmpty {
+                let batch = state.queue
+                state.queue.removeAll(keepingCapacity: true)
+                state.drainerIsWriting = true
+                return (.write(batch), [])
+            }
+            if state.droppedSinceReport > 0 {
+                let dropped = state.droppedSinceReport
+                state.droppedSinceReport = 0
+                state.drainerIsWriting = true
+                return (.reportDrops(dropped), [])
+            }
+            state.drainerIsWriting = false
+            let waiters = state.flushWaiters
+            state.flushWaiters.removeAll()
+            state.drainerIsWaiting = true
+            return (.wait, waiters)
+        }
+        for waiter in finishedFlushes { waiter.signal() }
+        switch step {
+        case .write(let batch):
+            for event in batch { write(event) }
+            return .wrote
+        case .reportDrops(let count):
+            write(LogEvent(droppedMessagesID, .warning, "\(count) log messages dropped", fields: [("DROPPED", String(count))]))
+            return .wrote
+        case .wait:
+            return .idle
+        }
+    }
+
+    private func write(_ event: LogEvent) {
+        do {
+            try sink.write(event)
+        } catch {
+            state.withLock {
+                $0.counters.sinkFailures += 1
+                $0.counters.lastSinkFailure = error
+            }
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import Glibc
+
+/// A figure-producing subcommand. New figures (socket round trip, throughput, push latency)
+/// are added as further types in `BenchCommandLine.commands`.
+protocol BenchCommand: Sendable {
+    /// The subcommand's name on the command line.
+    static var name: String { get }
+    /// One line for `--help`.
+    static var summary: String { get }
+    /// Measures, handing each figure to `report` as soon as it is known.
+    static func run(_ options: BenchOptions, report: (Figure) -> Void) throws
+}
+
+/// Options every subcommand understands.
+struct BenchOptions {
+    /// Print one JSON object per figure instead of a table.
+    var json = false
+    /// Fewer runs, for a smoke test (`make bench QUICK=1`).
+    var quick = false
+}
+
+struct BenchUsageError: Error, CustomStringConvertible {
+    let description: String
+}
+
+enum BenchCommandLine {
+    static let commands: [any BenchCommand.Type] = [DecideBench.self, CompileBench.self]
+
+    static let usage = """
+        usage: proctor-bench [COMMAND ...] [--json] [--quick]
+
+        Measures Proctor and prints a table of figures (median, p99, runs), or with --json one
+        JSON object per figure: {"name","unit","median","p99","runs"}. Without a command, runs all.
+
+        commands:
+        \(commands.map { "  \(TextColumns.left($0.name, 10))\($0.summary)" }.joined(separator: "\n"))
+
+        options:
+          --json     one JSON object per line instead of the table
+          --quick    fewer runs (a smoke test, not a measurement)
+          --help     this text
+        """
+
+    /// Runs the command line and returns the exit status: 0 done, 1 a benchmark failed, 2 bad usage.
+    static func run(_ arguments: [String]) -> Int32 {
+        var options = BenchOptions()
+        var selected: [any BenchCommand.Type] = []
+        for argument in arguments {
+            switch argument {
+            case "--json": options.json = true
+            case "--quick": options.quick = true
+            case "--help", "-h":
+                print(usage)
+                return 0
+            default:
+                guard let command = commands.first(where: { $0.name == argument }) else {
+                    printError("proctor-bench: unknown command or option '\(argument)' (try --help)")
+                    return 2
+                }
+                selected.append(command)
+            }
+        }
+        if selected.isEmpty { selected = commands }
+        let report = FigureReport(json: options.json)
+        report.start()
+        do {
+            for command in selected {
+                try command.run(options) { report.add($0) }
+            }
+        } catch {
+            printError("proctor-bench: \(error)")
+            return 1
+        }
+        return 0
+    }
+
+    static func printError(_ line: String) {
+        var text = line + "\n"
+        text.withUTF8 { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
+    }
+}

@@ -1,0 +1,56 @@
+import ProctorPolicy
+import Testing
+
+/// The app-id table: ids past the slot's inline bytes, near-identical ids, empty policies.
+@Suite struct EngineAppLookupTests {
+    static let longPrefix = "com.example." + String(repeating: "segment.", count: 8)  // 76 bytes
+
+    @Test func longIDsThatDifferOnlyPastTheInlineBytesAreDistinct() {
+        let blocked = Self.longPrefix + "blocked"
+        let allowed = Self.longPrefix + "allowed"
+        let engine = CompiledPolicy(Policy(version: "1", apps: [
+            blocked: AppPolicy(state: .blocked),
+            allowed: AppPolicy(settings: AppSettings(dlp: DLPSettings(print: .allow))),
+        ]))
+        #expect(engine.decide(DecisionRequest(app: allowed, action: .print)).allowed)
+        #expect(!engine.decide(DecisionRequest(app: blocked, action: .print)).allowed)
+        #expect(engine.isManaged(allowed) && !engine.isManaged(blocked))
+        #expect(!engine.isManaged(Self.longPrefix + "allowe"))
+        #expect(!engine.isManaged(Self.longPrefix + "allowedx"))
+        #expect(!engine.isManaged(String(allowed.prefix(48))))
+    }
+
+    @Test func everyAppOfALargePolicyIsFoundAndNoOther() {
+        let ids = (0..<5_000).map { "com.example.app\($0)" }
+        let apps = Dictionary(uniqueKeysWithValues: ids.enumerated().map { index, id in
+            (id, AppPolicy(state: index % 7 == 0 ? .blocked : .authorized))
+        })
+        let engine = CompiledPolicy(Policy(version: "1", apps: apps))
+        for (index, id) in ids.enumerated() {
+            #expect(engine.isManaged(id) == (index % 7 != 0), "\(id)")
+        }
+        for index in 5_000..<6_000 {
+            #expect(!engine.isManaged("com.example.app\(index)"))
+            #expect(engine.decide(DecisionRequest(app: "com.example.app\(index)", action: .print)).rule == "builtin.unknownApp")
+        }
+        #expect(engine.managedAppIDs.count == ids.count - ids.indices.filter { $0 % 7 == 0 }.count)
+    }
+
+    @Test func anIDLongerThanAnyInPolicyIsUnknown() {
+        let engine = CompiledPolicy(EngineFixtures.policy())
+        let huge = EngineFixtures.managedTarget + String(repeating: "x", count: 1 << 20)
+        #expect(!engine.isManaged(huge))
+        #expect(engine.decide(DecisionRequest(app: huge, action: .print)).rule == "builtin.unknownApp")
+        let share = engine.decide(DecisionRequest(app: EngineFixtures.managedTarget, action: .shareSend, target: huge))
+        #expect(!share.allowed)
+    }
+
+    @Test func anEmptyPolicyKnowsNoApp() {
+        let engine = CompiledPolicy(Policy(version: "empty"))
+        for id in ["", "a", "com.example.notes", Self.longPrefix] {
+            #expect(!engine.isManaged(id))
+            #expect(engine.decide(DecisionRequest(app: id, action: .launch)).rule == "builtin.unknownApp")
+        }
+        #expect(engine.managedAppIDs.isEmpty)
+    }
+}

@@ -1,0 +1,51 @@
+import Testing
+@testable import SystemdKit
+
+@Suite struct LogEventTests {
+    @Test func fieldNamesFollowJournalRules() {
+        for valid in ["APP_ID", "PEER_PID", "A", "X9_", String(repeating: "A", count: 64)] {
+            #expect(LogEvent.isValidFieldName(valid), "\(valid)")
+        }
+        for invalid in ["", "_PID", "app_id", "APP-ID", "9LIVES", "APP ID", "ÄPP", String(repeating: "A", count: 65)] {
+            #expect(!LogEvent.isValidFieldName(invalid), "\(invalid)")
+        }
+    }
+
+    @Test func prioritiesCarrySyslogNumbersAndOrderBySeverity() {
+        #expect(LogPriority.emergency.rawValue == 0)
+        #expect(LogPriority.warning.rawValue == 4)
+        #expect(LogPriority.debug.rawValue == 7)
+        #expect(LogPriority.debug < .info)
+        #expect(LogPriority.error > .warning)
+        #expect(LogPriority.allCases.max() == .emergency)
+    }
+
+    @Test func journalRecordCarriesStandardFieldsThenEventFields() {
+        let event = LogEvent(MessageID("0987ce39a1a04b68b12e42a0a603b261"), .warning, "Decision denied",
+                             fields: [("APP_ID", "com.example.notes"), ("TARGET", "line one\nline two")])
+        let record = JournalRecord(event, syslogIdentifier: "proctord")
+        #expect(record.assignments == [
+            "MESSAGE=Decision denied",
+            "MESSAGE_ID=0987ce39a1a04b68b12e42a0a603b261",
+            "PRIORITY=4",
+            "SYSLOG_IDENTIFIER=proctord",
+            "APP_ID=com.example.notes",
+            "TARGET=line one\nline two",
+        ])
+        #expect(record.entries.last.map { $0.offset + $0.count } == record.bytes.count)
+    }
+
+    @Test func journalRecordKeepsNonASCIIBytes() {
+        let event = LogEvent(MessageID("0987ce39a1a04b68b12e42a0a603b261"), .info, "Zürich ✓")
+        let record = JournalRecord(event, syslogIdentifier: "p")
+        #expect(record.assignments.first == "MESSAGE=Zürich ✓")
+        #expect(record.entries.first?.count == "MESSAGE=Zürich ✓".utf8.count)
+    }
+
+    @Test func stderrLineIsOneReadableLine() {
+        let event = LogEvent(MessageID("0987ce39a1a04b68b12e42a0a603b261"), .error, "Reload failed\nbadly",
+                             fields: [("APP_ID", "com.example.notes"), ("ERRORS", "apps.x: \"state\" unknown"), ("RULE", "")])
+        #expect(StderrSink.line(for: event)
+            == "err Reload failed\\nbadly APP_ID=com.example.notes ERRORS=\"apps.x: \\\"state\\\" unknown\" RULE=\"\"\n")
+    }
+}

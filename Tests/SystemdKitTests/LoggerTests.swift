@@ -1,0 +1,140 @@
+import Dispatch
+import Synchronization
+import Testing
+@testable import SystemdKit
+
+/// Records what reaches it; optionally holds the first write until released, so a test can
+/// fill the logger's queue while the background thread is busy.
+private final class RecordingSink: LogSink {
+    private let events = Mutex<[LogEvent]>([])
+    private let holdFirstWrite: Bool
+    let firstWriteStarted = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    let failing: Bool
+
+    init(holdFirstWrite: Bool = false, failing: Bool = false) {
+        self.holdFirstWrite = holdFirstWrite
+        self.failing = failing
+    }
+
+    var written: [LogEvent] { events.withLock { $0 } }
+
+    func write(_ event: LogEvent) throws(LogSinkError) {
+        let isFirst = events.withLock { events in
+            events.append(event)
+            return events.count == 1
+        }
+        if isFirst && holdFirstWrite {
+            firstWriteStarted.signal()
+            release.wait()
+        }
+        if failing { throw .journal(errno: 111) }
+    }
+}
+
+@Suite struct LoggerTests {
+    private let dropsID = MessageID("9821e4c6e36d418e98e4f9d4d11f6aa9")
+    private let eventID = MessageID("b1a2f28f21824eeaa03407dabfd373a4")
+
+    private func event(_ number: Int, _ priority: LogPriority = .info) -> LogEvent {
+        LogEvent(eventID, priority, "event \(number)", fields: [("NUMBER", String(number))])
+    }
+
+    @Test func deliversEventsInOrder() {
+        let sink = RecordingSink()
+        let logger = Logger(sink: sink, droppedMessagesID: dropsID)
+        for number in 0 ..< 1000 { #expect(logger.log(event(number))) }
+        logger.flush()
+        #expect(sink.written.map(\.message) == (0 ..< 1000).map { "event \($0)" })
+        #expect(logger.droppedCount == 0)
+    }
+
+    @Test func filtersBelowMinimumPriorityBeforeQueueing() {
+        let sink = RecordingSink()
+        let logger = Logger(sink: sink, minimumPriority: .info, droppedMessagesID: dropsID)
+        #expect(!logger.isEnabled(.debug))
+        #expect(logger.isEnabled(.info) && logger.isEnabled(.emergency))
+        logger.log(event(1, .debug))
+        logger.log(event(2, .warning))
+        logger.minimumPriority = .debug
+        logger.log(event(3, .debug))
+        logger.minimumPriority = .error
+        logger.log(event(4, .warning))
+        logger.flush()
+        #expect(sink.written.map(\.message) == ["event 2", "event 3"])
+    }
+
+    @Test func dropsWhenFullWithoutBlockingAndReportsOnceDrained() {
+        let sink = RecordingSink(holdFirstWrite: true)
+        let logger = Logger(sink: sink, capacity: 4, droppedMessagesID: dropsID)
+        logger.log(event(0))
+        sink.firstWriteStarted.wait()  // the background thread is now stuck in the sink
+        for number in 1 ... 4 { #expect(logger.log(event(number))) }
+        for number in 5 ... 7 { #expect(!logger.log(event(number))) }
+        #expect(logger.droppedCount == 3)
+        sink.release.signal()
+        logger.flush()
+
+        let written = sink.written
+        #expect(written.map(\.message) == ["event 0", "event 1", "event 2", "event 3", "event 4", "3 log messages dropped"])
+        let report = written.last
+        #expect(report?.messageID == dropsID)
+        #expect(report?.priority == .warning)
+        #expect(report?.field("DROPPED") == "3")
+        #expect(logger.droppedCount == 3, "the total stays readable after the report")
+
+        logger.log(event(8))
+        logger.flush()
+        #expect(sink.written.count == 7, "no second report without new drops")
+    }
+
+    @Test func countsSinkFailures() {
+        let sink = RecordingSink(failing: true)
+        let logger = Logger(sink: sink, droppedMessagesID: dropsID)
+        logger.log(event(1))
+        logger.log(event(2))
+        logger.flush()
+        #expect(logger.counters == Logger.Counters(dropped: 0, sinkFailures: 2, lastSinkFailure: .journal(errno: 111)))
+    }
+
+    @Test func manyThreadsLogConcurrently() async {
+        let sink = RecordingSink()
+        let logger = Logger(sink: sink, capacity: 100_000, droppedMessagesID: dropsID)
+        await withTaskGroup(of: Void.self) { group in
+            for task in 0 ..< 8 {
+                group.addTask { for number in 0 ..< 500 { logger.log(event(task * 1000 + number)) } }
+            }
+        }
+        logger.flush()
+        #expect(sink.written.count == 4000)
+        #expect(Set(sink.written.map(\.message)).count == 4000)
+    }
+
+    @Test func releasingTheLoggerEndsItsThread() async throws {
+        weak var released: Logger?
+        do {
+            let logger = Logger(sink: RecordingSink(), droppedMessagesID: dropsID)
+            released = logger
+            logger.log(event(1))
+            logger.flush()
+        }
+        // The background thread holds the logger only while writing a batch.
+        for _ in 0 ..< 100 where released != nil { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(released == nil)
+    }
+
+    @Test func stderrSinkWritesLinesToItsDescriptor() throws {
+        let pipe = try Pipe()
+        let logger = Logger(sink: StderrSink(descriptor: pipe.write), droppedMessagesID: dropsID)
+        logger.log(event(1, .warning))
+        logger.log(event(2, .notice))
+        logger.flush()
+        #expect(pipe.readAvailable() == "warning event 1 NUMBER=1\nnotice event 2 NUMBER=2\n")
+    }
+
+    @Test func stderrSinkReportsAClosedDescriptor() {
+        #expect(throws: LogSinkError.stream(descriptor: -1, errno: 9)) {
+            try StderrSink(descriptor: -1).write(event(1))
+        }
+    }
+}
