@@ -57,7 +57,7 @@ enum AppsCommand {
         var rows: [(String, [String])] = []
         for app in try reply.array("apps") {
             let id = try app.string("appId")
-            rows.append((id, [id, try app.string("state"), String(try app.int("connectedSessions")),
+            rows.append((id, [id, try state(of: app), String(try app.int("connectedSessions")),
                               try app.optionalString("lastSeen").map(LocalTime.format) ?? "-",
                               try app.optionalString("version") ?? "-"]))
         }
@@ -79,7 +79,7 @@ enum AppsCommand {
         let app = try reply.object("app")
         var fields = FieldList()
         fields.add("app", try app.string("appId"))
-        fields.add("state", try app.string("state"))
+        fields.add("state", try state(of: app))
         if let registration = try app.optionalObject("lastRegistration") {
             fields.add("last registration", "\(LocalTime.format(try registration.string("at"))), "
                 + "version \(try registration.optionalString("version") ?? "not given"), "
@@ -126,11 +126,16 @@ enum AppsCommand {
         let wipes = try app.array("wipes")
         fields.add("wipes", wipes.isEmpty ? "none" : "\(wipes.count)")
         if !wipes.isEmpty {
-            var table = TextTable("DIRECTIVE", "ISSUED", "BY UID", "DELIVERED", "COMPLETED", "OUTCOME")
+            var table = TextTable("DIRECTIVE", "ISSUED", "BY UID", "DELIVERED", "COMPLETED", "STATE")
             for wipe in wipes {
-                let outcome = try wipe.optionalString("outcome").map { outcome throws(CommandFailure) in
-                    outcome + (try wipe.optionalString("message").map { ": " + $0 } ?? "")
-                } ?? "pending"
+                // The outcome the app reported (with its message), else how far delivery got.
+                var outcome = "pending"
+                if let reported = try wipe.optionalString("outcome") {
+                    outcome = reported
+                } else if let state = try wipe.optionalString("state") {
+                    outcome = state
+                }
+                if let message = try wipe.optionalString("message") { outcome += ": " + message }
                 table.rows.append([try wipe.string("id"), LocalTime.format(try wipe.string("issuedAt")),
                                    String(try wipe.int("issuedByUid")),
                                    try wipe.optionalString("deliveredAt").map(LocalTime.format) ?? "-",
@@ -140,5 +145,10 @@ enum AppsCommand {
         }
         for line in fields.lines { context.console.print(line) }
         return .success
+    }
+
+    /// The app's state in policy; an app only seen registering has none.
+    private static func state(of app: Reply) throws(CommandFailure) -> String {
+        try app.optionalString("state") ?? "not in policy"
     }
 }

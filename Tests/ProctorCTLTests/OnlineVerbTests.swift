@@ -76,7 +76,7 @@ import Varlink
             "  KEY     SEVERITY  AT                         MESSAGE",
             "  policy  info      2026-11-29T14:45:11+01:00  applied 2026-11-29.2",
             "wipes:              2",
-            "  DIRECTIVE  ISSUED                     BY UID  DELIVERED                  COMPLETED                  OUTCOME",
+            "  DIRECTIVE  ISSUED                     BY UID  DELIVERED                  COMPLETED                  STATE",
             "  w-1        2026-11-29T14:50:00+01:00  0       2026-11-29T14:50:00+01:00  2026-11-29T14:50:02+01:00  completed",
             "  w-2        2026-11-29T14:58:00+01:00  0       -                          -                          pending",
         ])
