@@ -15,11 +15,12 @@ struct AdminClient {
         "--address", "PATH",
         help: "Talk to proctord's Admin socket at PATH. Without it, $\(addressVariable) names the socket, "
             + "and without that, \(defaultAddress).")
-    static let jsonOption = OptionSpec.flag(
-        "--json", help: "Print proctord's reply as JSON on standard output instead of the readable form. "
-            + "When proctord refuses, print {\"error\": NAME, \"parameters\": {...}} there instead.")
-    /// The options every command that talks to proctord takes.
-    static let options = [addressOption, jsonOption]
+    /// The options every command that talks to proctord takes; `jsonOutput` says what
+    /// `--json` prints.
+    static func options(jsonOutput: String = "proctord's reply as one JSON object") -> [OptionSpec] {
+        [addressOption, .flag("--json", help: "Print \(jsonOutput) on standard output instead of the readable form. "
+            + "When proctord refuses, print {\"error\": NAME, \"parameters\": {...}} there instead.")]
+    }
 
     /// The socket the command line and environment name.
     static func address(_ arguments: ParsedArguments, environment: [String: String]) -> String {

@@ -12,7 +12,7 @@ enum AppsCommand {
         summary: "list the apps named in policy or seen registering",
         argumentsSynopsis: "",
         positionalCount: 0...0,
-        options: AdminClient.options,
+        options: AdminClient.options(),
         description: [
             "Asks proctord (io.proctor.Admin.ListApps) for every app named in policy or seen registering and prints one "
                 + "line per app, sorted by app id: its state in policy (authorized, blocked, retired), how many sessions "
@@ -32,7 +32,7 @@ enum AppsCommand {
         summary: "show one app: sessions, configuration, rules, wipes",
         argumentsSynopsis: "ID",
         positionalCount: 1...1,
-        options: AdminClient.options,
+        options: AdminClient.options(),
         description: [
             "Asks proctord (io.proctor.Admin.GetApp) about the app ID and prints its state in policy, its last "
                 + "registration and lifecycle event, its connected sessions, the managed configuration it receives, "

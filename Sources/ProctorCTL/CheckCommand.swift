@@ -16,7 +16,7 @@ enum CheckCommand {
                 + "2.4.0), checked against compliance.minVersion."),
             .value("--policy", "PATH", help: "Decide offline with the policy at PATH (a file, a policy.d-style directory, "
                 + "or - for standard input) instead of asking proctord. Works where proctord does not run."),
-        ] + AdminClient.options,
+        ] + AdminClient.options(jsonOutput: "proctord's reply, or with --policy the decision, as one JSON object"),
         description: [
             "Asks proctord (io.proctor.Admin.Decide) what it would decide if the app APP did ACTION, and prints "
                 + "allowed or denied, the rule that decided (the JSON path of the setting, or builtin.NAME for a "

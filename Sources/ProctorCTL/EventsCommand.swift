@@ -18,7 +18,7 @@ enum EventsCommand {
             .value("--count", "N", help: "Stop after N events (N at least 1)."),
             .flag("--follow", help: "When proctord goes away (a restart, a stop), wait for it and go on instead of "
                 + "ending with exit status 3. Gaps while it is away are not filled."),
-        ] + AdminClient.options,
+        ] + AdminClient.options(jsonOutput: "each event as one JSON object per line"),
         description: [
             "Subscribes to proctord's event stream (io.proctor.Admin.Events) and prints each event as it arrives: "
                 + "decisions, app lifecycle events, registrations, policy changes, wipes, feedback and notifications. "

@@ -7,7 +7,7 @@ enum NotifyCommand {
         summary: "push a JSON command to an app's sessions",
         argumentsSynopsis: "APP JSON",
         positionalCount: 2...2,
-        options: AdminClient.options,
+        options: AdminClient.options(),
         description: [
             "Asks proctord (io.proctor.Admin.Notify) to push the JSON object JSON to every session of APP subscribed "
                 + "to its changes, where it arrives as didReceiveRemoteNotification. What the object means is up to the "

@@ -12,7 +12,7 @@ enum PolicyCommands {
         summary: "print the policy in force and where it came from",
         argumentsSynopsis: "",
         positionalCount: 0...0,
-        options: AdminClient.options,
+        options: AdminClient.options(),
         description: [
             "Asks proctord (io.proctor.Admin.GetPolicy) for the effective policy: the policy.d drop-ins merged, overlaid "
                 + "by the last bundle applied through 'policy apply'. Prints its version, the sha256 of its canonical form, "
@@ -35,7 +35,7 @@ enum PolicyCommands {
         options: [.value("--expect-version", "V", help: "Apply only if version V is the version in force now "
                       + "(compare and swap), so two administrators cannot overwrite each other's change unseen; "
                       + "otherwise proctord refuses with io.proctor.Admin.VersionConflict and nothing changes.")]
-            + AdminClient.options,
+            + AdminClient.options(),
         description: [
             "Reads FILE as 'policy validate' does: a complete policy file, a directory of drop-ins merged like "
                 + "/etc/proctor/policy.d, or - for a complete policy on standard input. A policy with problems is "
@@ -65,7 +65,7 @@ enum PolicyCommands {
         summary: "show what applying a policy would change",
         argumentsSynopsis: "FILE",
         positionalCount: 1...1,
-        options: AdminClient.options,
+        options: AdminClient.options(jsonOutput: "the comparison as one JSON object (see DESCRIPTION)"),
         description: [
             "Reads FILE as 'policy apply' does and compares it with the policy in force (io.proctor.Admin.GetPolicy), "
                 + "both in canonical form, so key order, white space and the split into drop-ins make no difference. "
@@ -93,7 +93,7 @@ enum PolicyCommands {
         summary: "list the applied policies kept for rollback",
         argumentsSynopsis: "",
         positionalCount: 0...0,
-        options: AdminClient.options,
+        options: AdminClient.options(),
         description: [
             "Asks proctord (io.proctor.Admin.PolicyHistory) for the policies applied through 'policy apply' and "
                 + "'policy rollback' that it keeps, newest first: version, when and by which uid it was applied, whether "
@@ -109,7 +109,7 @@ enum PolicyCommands {
         summary: "put an earlier applied policy back in force",
         argumentsSynopsis: "VERSION",
         positionalCount: 1...1,
-        options: AdminClient.options,
+        options: AdminClient.options(),
         description: [
             "Asks proctord (io.proctor.Admin.RollbackPolicy) to apply again the policy applied earlier as VERSION "
                 + "(see 'policy history'). It is applied like a new 'policy apply': stored, in force at once, announced "

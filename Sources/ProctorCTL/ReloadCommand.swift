@@ -5,7 +5,7 @@ enum ReloadCommand {
         summary: "make proctord re-read its policy directory",
         argumentsSynopsis: "",
         positionalCount: 0...0,
-        options: AdminClient.options,
+        options: AdminClient.options(),
         description: [
             "Asks proctord (io.proctor.Admin.Reload) to read its policy.d directory again, as 'systemctl reload proctord' "
                 + "does. A valid policy is swapped in at once, between two requests, and the apps it affects are told. "

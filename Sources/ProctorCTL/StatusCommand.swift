@@ -5,7 +5,7 @@ enum StatusCommand {
         summary: "show proctord's policy in force, last reload and counts",
         argumentsSynopsis: "",
         positionalCount: 0...0,
-        options: AdminClient.options,
+        options: AdminClient.options(),
         description: [
             "Asks proctord (io.proctor.Admin.Status) for its version and uptime, the policy in force (version, the sha256 "
                 + "of its canonical form, the files and bundles it was built from, when it was loaded), the outcome of the "

@@ -5,7 +5,7 @@ enum WipeCommand {
         summary: "order a wipe of an app's managed data",
         argumentsSynopsis: "APP",
         positionalCount: 1...1,
-        options: AdminClient.options,
+        options: AdminClient.options(),
         description: [
             "Asks proctord (io.proctor.Admin.Wipe) to order the app APP to delete its managed data. The directive is "
                 + "stored durably and delivered at once to every connected session of APP, otherwise at its next "
