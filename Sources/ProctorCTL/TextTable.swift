@@ -1,5 +1,5 @@
-/// Rows printed in aligned columns under a header, two spaces apart; the last column is not
-/// padded, so lines carry no trailing blanks.
+/// Rows printed in aligned columns under a header, two spaces apart; lines carry no
+/// trailing blanks.
 struct TextTable {
     var header: [String]
     var rows: [[String]] = []
@@ -10,9 +10,11 @@ struct TextTable {
         let all = [header] + rows
         let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
         return all.map { row in
-            row.enumerated().map { column, cell in
-                column == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[column] - cell.count)
+            var line = row.enumerated().map { column, cell in
+                cell + String(repeating: " ", count: widths[column] - cell.count)
             }.joined(separator: "  ")
+            while line.last == " " { line.removeLast() }
+            return line
         }
     }
 }
