@@ -104,8 +104,8 @@ struct Reply {
     }
 
     private func wrongShape(_ key: String, expected: String) -> CommandFailure {
-        let found = value[key].map(\.typeDescription) ?? "nothing"
-        return .daemonUnreachable(address: address, reason: "unexpected reply: \(path).\(key) is \(found), expected \(expected)")
+        let found = value[key].map { "is \($0.typeDescription)" } ?? "is missing"
+        return .daemonUnreachable(address: address, reason: "unexpected reply: \(path).\(key) \(found), expected \(expected)")
     }
 
     func string(_ key: String) throws(CommandFailure) -> String {

@@ -53,6 +53,22 @@ import Testing
         }
     }
 
+    @Test func aReplyOfTheWrongShapeIsExitThreeNamingTheField() throws {
+        let server = try FakeAdminServer(replies: ["Status": { _ in ["version": 1] }], checkingReplies: false)
+        defer { server.stop() }
+        let result = try proctorctl(["status", "--address", server.path])
+        #expect(result.status == 3)
+        #expect(result.output == "")
+        #expect(result.error == "proctorctl: cannot talk to proctord at \(server.path): unexpected reply: Status.policy is "
+            + "missing, expected an object\n")
+        let wrongType = try FakeAdminServer(replies: ["ListApps": { _ in ["apps": [["appId": 7]]] }], checkingReplies: false)
+        defer { wrongType.stop() }
+        let apps = try proctorctl(["apps", "--address", wrongType.path])
+        #expect(apps.status == 3)
+        #expect(apps.error == "proctorctl: cannot talk to proctord at \(wrongType.path): unexpected reply: ListApps.apps[0].appId "
+            + "is a number, expected a string\n")
+    }
+
     @Test func aServiceThatHangsUpMidCallIsExitThreeWithTheReason() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
