@@ -17,7 +17,8 @@ enum EventsCommand {
                 + ". Repeat it, or list kinds separated by commas, for several."),
             .value("--count", "N", help: "Stop after N events (N at least 1)."),
             .flag("--follow", help: "When proctord goes away (a restart, a stop), wait for it and go on instead of "
-                + "ending with exit status 3. Gaps while it is away are not filled."),
+                + "ending with exit status 3. Events while it is away are missed. proctord must be running when "
+                + "the command starts, so a wrong address is still found at once."),
         ] + AdminClient.options(jsonOutput: "each event as one JSON object per line"),
         description: [
             "Subscribes to proctord's event stream (io.proctor.Admin.Events) and prints each event as it arrives: "
