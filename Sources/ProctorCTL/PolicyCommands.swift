@@ -183,11 +183,15 @@ enum PolicyCommands {
             context.console.print("no applied policy: the policy in force comes from the policy.d files alone")
             return .success
         }
-        var table = TextTable("VERSION", "APPLIED", "BY UID", "IN FORCE", "SHA256")
-        for entry in entries {
+        // How each was applied (apply or rollback), when proctord says.
+        let kinds = try entries.map { entry throws(CommandFailure) in try entry.optionalString("kind") }
+        let showsKind = kinds.contains { $0 != nil }
+        var table = TextTable(header: ["VERSION", "APPLIED", "BY UID"] + (showsKind ? ["AS"] : []) + ["IN FORCE", "SHA256"])
+        for (entry, kind) in zip(entries, kinds) {
             table.rows.append([try entry.string("version"), LocalTime.format(try entry.string("appliedAt")),
-                               try entry.optionalInt("appliedByUid").map(String.init) ?? "-",
-                               try entry.bool("current") ? "yes" : "no", try entry.string("sha256")])
+                               try entry.optionalInt("appliedByUid").map(String.init) ?? "-"]
+                              + (showsKind ? [kind ?? "-"] : [])
+                              + [try entry.bool("current") ? "yes" : "no", try entry.string("sha256")])
         }
         for line in table.lines { context.console.print(line) }
         return .success

@@ -269,6 +269,24 @@ import Varlink
             + "policy with version 1999 in history (see 'proctorctl policy history')\n")
     }
 
+    @Test func policyHistoryShowsHowEachWasAppliedWhenProctordSays() throws {
+        // `kind` is not in this branch's interface file; proctord's newer one sends it.
+        var history = AdminFixtures.history
+        history["entries"] = .array((history["entries"]?.arrayValue ?? []).enumerated().map { index, entry in
+            var members = entry.objectValue ?? [:]
+            if index == 0 { members["kind"] = "rollback" }
+            return .object(members)
+        })
+        let server = try FakeAdminServer(replies: ["PolicyHistory": { [history] _ in history }], checkingReplies: false)
+        defer { server.stop() }
+        let result = try proctorctl(["policy", "history", "--address", server.path])
+        #expect(result.outputLines == [
+            "VERSION       APPLIED                    BY UID  AS        IN FORCE  SHA256",
+            "2026-11-29.2  2026-11-29T14:00:00+01:00  0       rollback  yes       \(String(repeating: "b", count: 64))",
+            "2026-11-29.1  2026-11-28T10:30:00+01:00  -       -         no        \(String(repeating: "a", count: 64))",
+        ])
+    }
+
     @Test func reloadReportsSuccessAndAFailedReloadExitsTwo() throws {
         let policy = try AdminFixtures.examplePolicy()
         let server = try FakeAdminServer(replies: ["Reload": { _ in
