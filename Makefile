@@ -8,7 +8,7 @@ APT_PACKAGES = libsystemd-dev libsqlite3-dev python3-venv
 VENV        := .venv
 RUN_DIR     := $(CURDIR)/run
 
-.PHONY: all deps venv build release test run bench install clean
+.PHONY: all deps venv build release test test-systemd run bench install clean
 
 all: build
 
@@ -35,13 +35,31 @@ $(VENV)/.installed: Tests/python/requirements.txt
 
 venv: deps $(VENV)/.installed
 
+# Unit tests, then the real binaries through the Python varlink client, then real systemd
+# and journald in a PID namespace (Tests/systemd, see ../shared/TESTING.md).
 test: deps venv
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	PROCTOR_BIN=$$($(SWIFT) build --show-bin-path) $(VENV)/bin/pytest -q Tests/python
+	$(MAKE) --no-print-directory test-systemd
 
+test-systemd: deps
+	$(SWIFT) build --product proctord --product proctorctl --product systemdkit-probe
+	Tests/systemd/run.sh "$$($(SWIFT) build --show-bin-path)"
+
+# proctord in the foreground on the policy in config/, with its sockets and state under
+# run/ in the checkout (no root paths touched). Ctrl-C stops it.
 run: release
-	@echo "proctord is not written yet; validating config/ instead"
+	@mkdir -p $(RUN_DIR)
+	@bin=$$($(SWIFT) build -c release --show-bin-path); \
+	echo "proctord on config/policy.d; in another terminal try:"; \
+	echo "  $$bin/proctorctl --address $(RUN_DIR)/io.proctor.Admin status"; \
+	echo "  $$bin/proctorctl --address $(RUN_DIR)/io.proctor.Admin check io.proctor.demo.notes print"; \
+	exec $$bin/proctord --config-dir $(CURDIR)/config --state-dir $(RUN_DIR)/state \
+	    --runtime-dir $(RUN_DIR) --log-target stderr
+
+install: release
+	DESTDIR=$(DESTDIR) PREFIX=$(PREFIX) BUILD_DIR=$$($(SWIFT) build -c release --show-bin-path) scripts/install.sh
 
 clean:
 	rm -rf .build $(VENV) $(RUN_DIR)

@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 // Proctor: an MDM SDK and policy-enforcement daemon for Linux.
 //
 // Layers, bottom up (each depends only on those above it in this list):
@@ -44,7 +44,10 @@ let package = Package(
         .target(name: "ProctorStore", dependencies: ["CSQLite", "JSONCore"]),
         .target(name: "ProctorDaemon",
                 dependencies: ["ProctorPolicy", "Varlink", "LinuxIO", "SystemdKit", "ProctorStore", "JSONCore"],
-                resources: [.copy("Interfaces")]),
+                exclude: ["Interfaces"], plugins: ["EmbedInterfaces"]),
+        // Build-time only: the Varlink interface files become a Swift string table.
+        .executableTarget(name: "embed-text"),
+        .plugin(name: "EmbedInterfaces", capability: .buildTool(), dependencies: ["embed-text"]),
         .target(name: "ProctorCTL", dependencies: ["ProctorPolicy", "Varlink", "JSONCore"]),
         .target(name: "ProctorKit", dependencies: ["ProctorPolicy", "Varlink", "SystemdKit", "JSONCore", "CSystemd", "LinuxIO"]),
         .target(name: "ProctorKitTesting", dependencies: ["ProctorKit", "ProctorPolicy", "JSONCore"]),
@@ -71,6 +74,6 @@ let package = Package(
     ]
 )
 
-for target in package.targets where target.type != .system {
+for target in package.targets where target.type != .system && target.type != .plugin {
     target.swiftSettings = (target.swiftSettings ?? []) + swiftSettings
 }

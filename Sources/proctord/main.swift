@@ -1,1 +1,4 @@
-// Placeholder main while this executable is being written.
+import Glibc
+import ProctorDaemon
+
+exit(runProctord(arguments: Array(CommandLine.arguments.dropFirst())))

@@ -104,8 +104,8 @@ def test_admin_decide_and_policy_methods(daemon):
         decision = con.Decide("io.proctor.test.notes", "file.export", "/tmp/x")
         assert set(decision) >= {"allowed", "rule", "reason"}
         policy = con.GetPolicy()
-        assert policy["version"] == "test.1"
-        assert len(policy["sha256"]) == 64
+        assert policy["info"]["version"] == "test.1"
+        assert len(policy["info"]["sha256"]) == 64
         assert "io.proctor.test.notes" in policy["policy"]["apps"]
         bad = dict(base_policy("bad.1"))
         bad["apps"] = {"io.proctor.test.notes": {"dlp": {"clipbord": {}}}}
@@ -162,7 +162,9 @@ def test_wipe_delivery_and_acknowledgement(daemon):
         stream = con.Subscribe(session, _more=True)
         next(stream)
         with admin(daemon) as aclient, aclient.open("io.proctor.Admin") as acon:
-            directive_id = acon.Wipe("io.proctor.test.notes")["directiveId"]
+            wiped = acon.Wipe("io.proctor.test.notes")
+            assert wiped["deliveredTo"] == 1
+            directive_id = wiped["directiveId"]
         update = next(stream)
         assert [d["id"] for d in update["directives"]] == [directive_id]
     with agent(daemon) as client, client.open("io.proctor.Agent") as con:
@@ -173,26 +175,40 @@ def test_wipe_delivery_and_acknowledgement(daemon):
 
 
 def test_events_stream(daemon):
-    with admin(daemon) as aclient, aclient.open("io.proctor.Admin") as acon:
-        stream = acon.Events(appId="io.proctor.test.notes", _more=True)
+    import socket
+    # The Python client sends a `more` call only when its generator is first advanced,
+    # so the stream is opened by hand here, before the events it must see.
+    with socket.socket(socket.AF_UNIX) as events:
+        events.settimeout(10)
+        events.connect(daemon.admin)
+        events.sendall(json.dumps({"method": "io.proctor.Admin.Events", "more": True,
+                                   "parameters": {"filter": {"appId": "io.proctor.test.notes"}}}).encode() + b"\0")
+        time.sleep(0.2)  # let the daemon register the stream before the events happen
         with agent(daemon) as client, client.open("io.proctor.Agent") as con:
             session = con.Register("io.proctor.test.notes")["session"]
             con.Decide(session, "print")
+            con.Register("io.proctor.test.mail")  # another app: filtered out
+        buffer = b""
         kinds = []
-        for reply in stream:
-            kinds.append(reply["event"]["kind"])
-            if "decision" in kinds:
-                break
-        assert "registered" in kinds
+        while "decision" not in kinds:
+            buffer += events.recv(65536)
+            *messages, buffer = buffer.split(b"\0")
+            for message in messages:
+                reply = json.loads(message)
+                assert reply["continues"] is True
+                assert reply["parameters"]["event"]["appId"] == "io.proctor.test.notes"
+                kinds.append(reply["parameters"]["event"]["kind"])
+        assert kinds == ["registration", "decision"]
 
 
 def test_reload_with_broken_policy_keeps_old(daemon):
     with open(os.path.join(daemon.config_dir, "policy.d", "50-broken.json"), "w") as f:
         f.write('{"schema": 1, "apps": {"bad id": {}}}')
     with admin(daemon) as client, client.open("io.proctor.Admin") as con:
-        result = con.Reload()
+        result = con.Reload()["result"]
         assert result["ok"] is False
-        assert result["problems"]
+        assert result["problems"][0]["path"] == 'apps["bad id"]'
+        assert result["problems"][0]["line"] == 1
         status = con.Status()
         assert status["policy"]["version"] == "test.1"
         assert status["lastReload"]["ok"] is False
@@ -247,3 +263,22 @@ def test_oversized_and_invalid_messages_close_only_that_client(daemon):
         except (BrokenPipeError, ConnectionResetError):
             pass
     assert raw_call(daemon.admin, "io.proctor.Admin.Status")["parameters"]["policy"]["version"] == "test.1"
+
+
+def test_stalled_half_message_does_not_delay_others_and_times_out(workdir):
+    import socket
+    d = Daemon(workdir, extra_args=["--message-timeout", "1"])
+    write_policy(d.config_dir, base_policy())
+    d.start()
+    try:
+        with socket.socket(socket.AF_UNIX) as stalled, socket.socket(socket.AF_UNIX) as silent:
+            stalled.connect(d.agent)
+            stalled.sendall(b'{"method": "org.varlink.service.GetInfo", "param')  # ... and nothing more
+            silent.connect(d.agent)  # a client that connects and never reads or writes
+            # Served while the others stall (raw_call fails after its own timeout otherwise).
+            for _ in range(20):
+                assert raw_call(d.admin, "io.proctor.Admin.Status")["parameters"]["policy"]["version"] == "test.1"
+            stalled.settimeout(10)
+            assert stalled.recv(1) == b""  # closed by the daemon after the message timeout
+    finally:
+        d.stop()

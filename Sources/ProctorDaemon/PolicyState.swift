@@ -1,0 +1,60 @@
+import JSONCore
+import ProctorPolicy
+import ProctorStore
+
+/// The policy in force: `policy.d` (the last version of it that loaded) overlaid by the
+/// last bundle applied through the Admin interface — the bundle wins where both say
+/// something, since it is the newer, deliberate word of the MDM.
+struct ActivePolicy {
+    let compiled: CompiledPolicy
+    let sha256: String
+    let sources: [String]
+    let loadedAt: Int64
+
+    var version: String { compiled.policy.version }
+
+    init(directory: LoadedPolicy?, bundle: Policy?, bundleVersion: String?, loadedAt: Int64) {
+        let policy: Policy
+        switch (directory, bundle) {
+        case let (directory?, bundle?): policy = directory.policy.overlaying(bundle)
+        case let (directory?, nil): policy = directory.policy
+        case let (nil, bundle?): policy = bundle
+        case (nil, nil): preconditionFailure("an active policy needs a directory or a bundle")
+        }
+        compiled = CompiledPolicy(policy)
+        sha256 = policy.sha256
+        sources = (directory?.sources.map { "policy.d/" + $0 } ?? [])
+            + (bundleVersion.map { ["applied bundle \($0)"] } ?? [])
+        self.loadedAt = loadedAt
+    }
+
+    /// `PolicyInfo` of the Admin interface.
+    var info: JSONValue {
+        ["version": .string(version), "sha256": .string(sha256),
+         "sources": .array(sources.map(JSONValue.string)), "loadedAt": .string(Clock.rfc3339(loadedAt))]
+    }
+}
+
+/// The outcome of the last attempt to re-read `policy.d`.
+struct ReloadOutcome {
+    let at: Int64
+    let problems: [PolicyProblem]
+    var ok: Bool { problems.isEmpty }
+
+    var json: JSONValue {
+        ["at": .string(Clock.rfc3339(at)), "ok": .bool(ok), "problems": .array(problems.map(\.adminJSON))]
+    }
+}
+
+extension PolicyProblem {
+    /// `Problem` of the Admin interface: the path plus a message that carries the file,
+    /// line and column when there are any.
+    var adminJSON: JSONValue {
+        var fields: [String: JSONValue] = ["path": .string(path.description), "message": .string(description)]
+        if let location {
+            fields["line"] = .number(location.line)
+            fields["column"] = .number(location.column)
+        }
+        return .object(fields)
+    }
+}

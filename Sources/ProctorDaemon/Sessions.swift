@@ -1,0 +1,76 @@
+import JSONCore
+import ProctorPolicy
+import Varlink
+
+/// What the daemon knows about one client connection: who is on the other end (from the
+/// kernel, at accept time) and the sessions opened on it, which die with it.
+final class ConnectionContext {
+    let peer: PeerIdentity
+    /// Root or a member of the admin group; checked again on every Admin call.
+    let mayAdminister: Bool
+    var sessions: [String: AgentSession] = [:]
+
+    init(peer: PeerIdentity, mayAdminister: Bool) {
+        self.peer = peer
+        self.mayAdminister = mayAdminister
+    }
+}
+
+/// A registered app on one connection.
+final class AgentSession {
+    let id: String
+    let appID: AppID
+    let peer: PeerIdentity
+    let appVersion: String?
+    /// `appVersion` parsed, for `launch` decisions; nil when absent or not a version.
+    let semanticVersion: SemanticVersion?
+    let registeredAt: Int64
+    /// The open `Subscribe` call, if the app subscribed.
+    var subscription: VarlinkReplyHandle?
+    /// The app's view (state, config, rules) the subscriber last heard, so that a policy
+    /// change that does not concern this app sends nothing.
+    var lastView: AppView?
+
+    init(id: String, appID: AppID, peer: PeerIdentity, appVersion: String?, registeredAt: Int64) {
+        self.id = id
+        self.appID = appID
+        self.peer = peer
+        self.appVersion = appVersion
+        self.semanticVersion = appVersion.flatMap(SemanticVersion.init)
+        self.registeredAt = registeredAt
+    }
+}
+
+/// Everything an app is told about itself: what `Register` and `Subscribe` carry.
+struct AppView: Equatable {
+    var state: AppState
+    var config: [String: JSONValue]
+    var dlp: JSONValue
+    var compliance: JSONValue
+
+    init?(of app: AppID, in policy: CompiledPolicy) {
+        guard let entry = policy.appPolicy(app), let rules = policy.effectiveRules(for: app) else { return nil }
+        state = entry.state
+        config = entry.config
+        dlp = rules["dlp"] ?? [:]
+        compliance = rules["compliance"] ?? [:]
+    }
+
+    var fields: [String: JSONValue] {
+        ["state": .string(state.rawValue), "config": .object(config), "dlp": dlp, "compliance": compliance]
+    }
+}
+
+/// Session ids: 128 random bits, hex. Unguessable, so a session id proves nothing on its
+/// own anyway — sessions are also bound to their connection.
+enum SessionID {
+    static func make() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let high = generator.next() as UInt64, low = generator.next() as UInt64
+        func hex(_ value: UInt64) -> String {
+            let digits = String(value, radix: 16)
+            return String(repeating: "0", count: 16 - digits.count) + digits
+        }
+        return hex(high) + hex(low)
+    }
+}
