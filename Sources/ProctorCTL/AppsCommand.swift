@@ -15,7 +15,8 @@ enum AppsCommand {
         options: AdminClient.options(),
         description: [
             "Asks proctord (io.proctor.Admin.ListApps) for every app named in policy or seen registering and prints one "
-                + "line per app, sorted by app id: its state in policy (authorized, blocked, retired), how many sessions "
+                + "line per app, sorted by app id: its state in policy (authorized, blocked, retired, or not in policy "
+                + "for an app that registered once but is no longer named), how many sessions "
                 + "are connected now, when it was last seen, and the version it last registered with (- when unknown). "
                 + "Times are shown in the local time zone.",
         ],
@@ -37,7 +38,9 @@ enum AppsCommand {
             "Asks proctord (io.proctor.Admin.GetApp) about the app ID and prints its state in policy, its last "
                 + "registration and lifecycle event, its connected sessions, the managed configuration it receives, "
                 + "its effective data-leak rules and compliance settings (policy defaults merged with its own entry), "
-                + "the latest feedback the app reported under each key, and the wipes ordered for it.",
+                + "the latest feedback the app reported under each key, what it said it did with each policy version "
+                + "(applied, error, unsupported), and the wipes ordered for it with how far each got (issued, "
+                + "delivered, completed).",
             "Times are shown in the local time zone.",
         ],
         exitStatuses: exitStatuses,
@@ -88,8 +91,7 @@ enum AppsCommand {
             fields.add("last registration", "never")
         }
         if let event = try app.optionalObject("lastEvent") {
-            let detail = event.value["detail"].flatMap { $0.isNull ? nil : " " + $0.serializedString() } ?? ""
-            fields.add("last event", "\(LocalTime.format(try event.string("at"))), \(try event.string("event"))\(detail)")
+            fields.add("last event", "\(LocalTime.format(try event.string("at"))), \(try event.string("event"))")
         } else {
             fields.add("last event", "none")
         }
@@ -97,10 +99,11 @@ enum AppsCommand {
         let sessions = try app.array("sessions")
         fields.add("sessions", sessions.isEmpty ? "none connected" : "\(sessions.count) connected")
         if !sessions.isEmpty {
-            var table = TextTable("SESSION", "PID", "UID", "REGISTERED", "EXECUTABLE")
+            var table = TextTable("SESSION", "PID", "UID", "REGISTERED", "SUBSCRIBED", "EXECUTABLE")
             for session in sessions {
                 table.rows.append([try session.string("id"), String(try session.int("pid")), String(try session.int("uid")),
-                                   LocalTime.format(try session.string("registeredAt")), try session.string("executable")])
+                                   LocalTime.format(try session.string("registeredAt")),
+                                   try session.bool("subscribed") ? "yes" : "no", try session.string("executable")])
             }
             for line in table.lines { fields.addDetail(line) }
         }
@@ -123,23 +126,27 @@ enum AppsCommand {
             for line in table.lines { fields.addDetail(line) }
         }
 
+        let acknowledgements = try app.array("acknowledgements")
+        fields.add("policy applied", acknowledgements.isEmpty ? "no acknowledgement" : "")
+        if !acknowledgements.isEmpty {
+            var table = TextTable("POLICY VERSION", "STATUS", "AT")
+            for acknowledgement in acknowledgements {
+                table.rows.append([try acknowledgement.string("policyVersion"), try acknowledgement.string("status"),
+                                   LocalTime.format(try acknowledgement.string("at"))])
+            }
+            for line in table.lines { fields.addDetail(line) }
+        }
+
         let wipes = try app.array("wipes")
         fields.add("wipes", wipes.isEmpty ? "none" : "\(wipes.count)")
         if !wipes.isEmpty {
             var table = TextTable("DIRECTIVE", "ISSUED", "BY UID", "DELIVERED", "COMPLETED", "STATE")
             for wipe in wipes {
-                // The outcome the app reported (with its message), else how far delivery got.
-                var outcome = "pending"
-                if let reported = try wipe.optionalString("outcome") {
-                    outcome = reported
-                } else if let state = try wipe.optionalString("state") {
-                    outcome = state
-                }
-                if let message = try wipe.optionalString("message") { outcome += ": " + message }
                 table.rows.append([try wipe.string("id"), LocalTime.format(try wipe.string("issuedAt")),
                                    String(try wipe.int("issuedByUid")),
                                    try wipe.optionalString("deliveredAt").map(LocalTime.format) ?? "-",
-                                   try wipe.optionalString("completedAt").map(LocalTime.format) ?? "-", outcome])
+                                   try wipe.optionalString("completedAt").map(LocalTime.format) ?? "-",
+                                   try wipe.string("state")])
             }
             for line in table.lines { fields.addDetail(line) }
         }
@@ -147,8 +154,9 @@ enum AppsCommand {
         return .success
     }
 
-    /// The app's state in policy; an app only seen registering has none.
+    /// The app's state in policy; an app that registered once but is no longer in policy has none.
     private static func state(of app: Reply) throws(CommandFailure) -> String {
-        try app.optionalString("state") ?? "not in policy"
+        guard try app.bool("inPolicy") else { return "not in policy" }
+        return try app.string("state")
     }
 }

@@ -20,6 +20,8 @@ enum DaemonRefusal {
             details = problems.map { problem in
                 "  \(problem["path"].map(display) ?? "(document)"): \(problem["message"].map(display) ?? "")"
             }
+        case "io.proctor.Admin.InvalidParameter":
+            explanation = "proctord cannot accept \(text("parameter")): \(text("reason"))"
         case "io.proctor.Admin.UnknownApp":
             explanation = "no app \(text("appId")) in policy or inventory"
         case "io.proctor.Admin.UnknownVersion":

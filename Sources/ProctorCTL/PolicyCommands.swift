@@ -96,8 +96,9 @@ enum PolicyCommands {
         options: AdminClient.options(),
         description: [
             "Asks proctord (io.proctor.Admin.PolicyHistory) for the policies applied through 'policy apply' and "
-                + "'policy rollback' that it keeps, newest first: version, when and by which uid it was applied, whether "
-                + "it is in force, and its sha256. Times are shown in the local time zone.",
+                + "'policy rollback' that it keeps, newest first: version, when and by which uid it was applied, "
+                + "whether as an apply or a rollback, whether it is in force, and its sha256. Times are shown in the "
+                + "local time zone.",
         ],
         exitStatuses: [(.success, "proctord answered."), (.invalidInput, "The command line is wrong.")] + onlineStatuses
             + [(.daemonRefused, "proctord refused, such as permission denied.")],
@@ -183,15 +184,11 @@ enum PolicyCommands {
             context.console.print("no applied policy: the policy in force comes from the policy.d files alone")
             return .success
         }
-        // How each was applied (apply or rollback), when proctord says.
-        let kinds = try entries.map { entry throws(CommandFailure) in try entry.optionalString("kind") }
-        let showsKind = kinds.contains { $0 != nil }
-        var table = TextTable(header: ["VERSION", "APPLIED", "BY UID"] + (showsKind ? ["AS"] : []) + ["IN FORCE", "SHA256"])
-        for (entry, kind) in zip(entries, kinds) {
+        var table = TextTable("VERSION", "APPLIED", "BY UID", "AS", "IN FORCE", "SHA256")
+        for entry in entries {
             table.rows.append([try entry.string("version"), LocalTime.format(try entry.string("appliedAt")),
-                               try entry.optionalInt("appliedByUid").map(String.init) ?? "-"]
-                              + (showsKind ? [kind ?? "-"] : [])
-                              + [try entry.bool("current") ? "yes" : "no", try entry.string("sha256")])
+                               try entry.optionalInt("appliedByUid").map(String.init) ?? "-", try entry.string("kind"),
+                               try entry.bool("current") ? "yes" : "no", try entry.string("sha256")])
         }
         for line in table.lines { context.console.print(line) }
         return .success

@@ -56,10 +56,12 @@ enum StatusCommand {
         } else {
             fields.add("last reload", "none since start")
         }
-        let sessions = try counts.optionalInt("sessions").map { ", \($0) session\($0 == 1 ? "" : "s")" } ?? ""
-        fields.add("apps", "\(try counts.int("appsKnown")) known, \(try counts.int("appsConnected")) connected\(sessions)")
+        let sessions = try counts.int("sessions")
+        fields.add("apps", "\(try counts.int("appsKnown")) known, \(try counts.int("appsConnected")) connected, "
+            + "\(sessions) session\(sessions == 1 ? "" : "s")")
         fields.add("decisions", "\(try counts.int("decisionsAllowed")) allowed, \(try counts.int("decisionsDenied")) denied")
-        if let dropped = try counts.optionalInt("logMessagesDropped"), dropped > 0 {
+        let dropped = try counts.int("logMessagesDropped")
+        if dropped > 0 {
             fields.add("log", "\(dropped) message\(dropped == 1 ? "" : "s") dropped by the bounded log queue")
         }
         for line in fields.lines { context.console.print(line) }

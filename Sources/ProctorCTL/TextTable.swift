@@ -6,8 +6,6 @@ struct TextTable {
 
     init(_ header: String...) { self.header = header }
 
-    init(header: [String]) { self.header = header }
-
     var lines: [String] {
         let all = [header] + rows
         let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }

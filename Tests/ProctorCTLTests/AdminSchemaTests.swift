@@ -22,7 +22,7 @@ import Varlink
         #expect(schema.violation(method: "Status", reply: ["version": 1]) != nil)
         #expect(schema.violation(method: "Wipe", reply: ["directiveId": "w-1"]) != nil)
         #expect(schema.violation(method: "Wipe", reply: ["directiveId": "w-1", "deliveredTo": 1, "extra": true]) != nil)
-        #expect(schema.violation(method: "ListApps", reply: ["apps": [["appId": "a", "state": "sleeping", "connectedSessions": 0]]]) != nil)
+        #expect(schema.violation(method: "ListApps", reply: ["apps": [["appId": "a", "inPolicy": true, "state": "sleeping", "connectedSessions": 0]]]) != nil)
         #expect(schema.violation(method: "Nonexistent", reply: [:]) != nil)
         #expect(schema.violation(error: VarlinkError(name: "io.proctor.Admin.UnknownApp", parameters: ["app": "a"])) != nil)
         #expect(schema.violation(error: VarlinkError(name: "io.proctor.Admin.NoSuchError")) != nil)

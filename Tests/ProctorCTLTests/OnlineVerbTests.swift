@@ -20,8 +20,9 @@ import Varlink
             "sources:      /etc/proctor/policy.d/00-defaults.json, /etc/proctor/policy.d/10-notes.json",
             "last reload:  2026-11-29T14:30:00+01:00, FAILED with 1 problem; the policy above stayed in force",
             "  apps[\"com.example.mail\"].dlp.print: found \"maybe\", expected \"allow\" or \"block\"",
-            "apps:         5 known, 1 connected",
+            "apps:         5 known, 1 connected, 3 sessions",
             "decisions:    120 allowed, 7 denied",
+            "log:          2 messages dropped by the bounded log queue",
         ])
     }
 
@@ -40,10 +41,10 @@ import Varlink
         let result = try proctorctl(["apps", "--address", server.path])
         #expect(result.status == 0)
         #expect(result.outputLines == [
-            "APP                    STATE       SESSIONS  LAST SEEN                  VERSION",
-            "com.example.legacy     retired     0         -                          -",
-            "com.example.mail       blocked     0         2026-11-29T00:15:00+01:00  -",
-            "io.proctor.demo.notes  authorized  2         2026-11-29T14:59:58+01:00  1.4.0",
+            "APP                    STATE          SESSIONS  LAST SEEN                  VERSION",
+            "com.example.legacy     not in policy  0         -                          -",
+            "com.example.mail       blocked        0         2026-11-29T00:15:00+01:00  -",
+            "io.proctor.demo.notes  authorized     2         2026-11-29T14:59:58+01:00  1.4.0",
         ])
     }
 
@@ -61,9 +62,9 @@ import Varlink
             "last registration:  2026-11-29T14:45:10+01:00, version 1.4.0, pid 5150, uid 1001",
             "last event:         2026-11-29T14:59:58+01:00, didBecomeActive",
             "sessions:           2 connected",
-            "  SESSION  PID   UID   REGISTERED                 EXECUTABLE",
-            "  s-7f3a   4242  1000  2026-11-29T14:00:00+01:00  /usr/local/bin/proctor-demo",
-            "  s-91c0   5150  1001  2026-11-29T14:45:10+01:00  /usr/local/bin/proctor-demo",
+            "  SESSION  PID   UID   REGISTERED                 SUBSCRIBED  EXECUTABLE",
+            "  s-7f3a   4242  1000  2026-11-29T14:00:00+01:00  yes         /usr/local/bin/proctor-demo",
+            "  s-91c0   5150  1001  2026-11-29T14:45:10+01:00  no          /usr/local/bin/proctor-demo",
             "config:",
             "  serverURL: https://notes.example.com",
             "  syncDays: 14",
@@ -75,10 +76,14 @@ import Varlink
             "feedback:           1 key",
             "  KEY     SEVERITY  AT                         MESSAGE",
             "  policy  info      2026-11-29T14:45:11+01:00  applied 2026-11-29.2",
+            "policy applied:",
+            "  POLICY VERSION  STATUS       AT",
+            "  2026-11-29.2    applied      2026-11-29T14:45:11+01:00",
+            "  2026-11-29.1    unsupported  2026-11-28T10:31:00+01:00",
             "wipes:              2",
             "  DIRECTIVE  ISSUED                     BY UID  DELIVERED                  COMPLETED                  STATE",
             "  w-1        2026-11-29T14:50:00+01:00  0       2026-11-29T14:50:00+01:00  2026-11-29T14:50:02+01:00  completed",
-            "  w-2        2026-11-29T14:58:00+01:00  0       -                          -                          pending",
+            "  w-2        2026-11-29T14:58:00+01:00  0       -                          -                          issued",
         ])
     }
 
@@ -105,6 +110,18 @@ import Varlink
         #expect(result.status == 4)
         #expect(result.error == "proctorctl wipe: proctord refused: org.varlink.service.PermissionDenied: permission denied: "
             + "Admin calls need root or membership of the proctor-admin group\n")
+    }
+
+    @Test func anInvalidParameterNamesTheParameterAndWhy() throws {
+        let server = try FakeAdminServer(replies: ["Decide": { _ throws(VarlinkError) in
+            throw VarlinkError(name: "io.proctor.Admin.InvalidParameter",
+                               parameters: ["parameter": "appVersion", "reason": "below the oldest version this daemon knows"])
+        }])
+        defer { server.stop() }
+        let result = try proctorctl(["check", "a.b", "launch", "--app-version", "0.0.1", "--address", server.path])
+        #expect(result.status == 4)
+        #expect(result.error == "proctorctl check: proctord refused: io.proctor.Admin.InvalidParameter: proctord cannot "
+            + "accept appVersion: below the oldest version this daemon knows\n")
     }
 
     @Test func policyShowPrintsTheInfoThenTheDocumentAsIndentedJSON() throws {
@@ -256,9 +273,9 @@ import Varlink
         let history = try proctorctl(["policy", "history", "--address", server.path])
         #expect(history.status == 0)
         #expect(history.outputLines == [
-            "VERSION       APPLIED                    BY UID  IN FORCE  SHA256",
-            "2026-11-29.2  2026-11-29T14:00:00+01:00  0       yes       \(String(repeating: "b", count: 64))",
-            "2026-11-29.1  2026-11-28T10:30:00+01:00  -       no        \(String(repeating: "a", count: 64))",
+            "VERSION       APPLIED                    BY UID  AS        IN FORCE  SHA256",
+            "2026-11-29.2  2026-11-29T14:00:00+01:00  0       rollback  yes       \(String(repeating: "b", count: 64))",
+            "2026-11-29.1  2026-11-28T10:30:00+01:00  -       apply     no        \(String(repeating: "a", count: 64))",
         ])
         let rollback = try proctorctl(["policy", "rollback", "2026-11-29.1", "--address", server.path])
         #expect(rollback.status == 0)
@@ -267,24 +284,6 @@ import Varlink
         #expect(unknown.status == 4)
         #expect(unknown.error == "proctorctl policy rollback: proctord refused: io.proctor.Admin.UnknownVersion: no applied "
             + "policy with version 1999 in history (see 'proctorctl policy history')\n")
-    }
-
-    @Test func policyHistoryShowsHowEachWasAppliedWhenProctordSays() throws {
-        // `kind` is not in this branch's interface file; proctord's newer one sends it.
-        var history = AdminFixtures.history
-        history["entries"] = .array((history["entries"]?.arrayValue ?? []).enumerated().map { index, entry in
-            var members = entry.objectValue ?? [:]
-            if index == 0 { members["kind"] = "rollback" }
-            return .object(members)
-        })
-        let server = try FakeAdminServer(replies: ["PolicyHistory": { [history] _ in history }], checkingReplies: false)
-        defer { server.stop() }
-        let result = try proctorctl(["policy", "history", "--address", server.path])
-        #expect(result.outputLines == [
-            "VERSION       APPLIED                    BY UID  AS        IN FORCE  SHA256",
-            "2026-11-29.2  2026-11-29T14:00:00+01:00  0       rollback  yes       \(String(repeating: "b", count: 64))",
-            "2026-11-29.1  2026-11-28T10:30:00+01:00  -       -         no        \(String(repeating: "a", count: 64))",
-        ])
     }
 
     @Test func reloadReportsSuccessAndAFailedReloadExitsTwo() throws {
