@@ -68,7 +68,7 @@ let package = Package(
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink", "JSONCore", "LinuxIO"]),
         .testTarget(name: "SystemdKitTests", dependencies: ["SystemdKit"]),
         .testTarget(name: "ProctorStoreTests", dependencies: ["ProctorStore", "JSONCore"]),
-        .testTarget(name: "ProctorCTLTests", dependencies: ["ProctorCTL", "ProctorPolicy", "JSONCore", "TestSupport"]),
+        .testTarget(name: "ProctorCTLTests", dependencies: ["ProctorCTL", "ProctorPolicy", "JSONCore", "Varlink", "LinuxIO", "TestSupport"]),
         .testTarget(name: "ProctorDaemonTests", dependencies: ["ProctorDaemon", "ProctorPolicy", "JSONCore"]),
         .testTarget(name: "ProctorKitTests", dependencies: ["ProctorKit", "ProctorKitTesting", "TestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["TestSupport", "JSONCore", "Varlink"]),

@@ -27,14 +27,19 @@ public struct UsageError: Error, Sendable, Hashable {
 /// positional arguments in order.
 public struct ParsedArguments: Sendable, Hashable {
     public var flags: Set<String> = []
-    public var values: [String: String] = [:]
+    /// Every value given to each option, in order (an option may be repeated).
+    public var values: [String: [String]] = [:]
     public var positionals: [String] = []
     /// `--help` or `-h` was given: show the manual, do nothing else.
     public var wantsHelp = false
 
     public func has(_ flag: String) -> Bool { flags.contains(flag) }
 
-    public func value(_ option: String) -> String? { values[option] }
+    /// The value given last to `option`: a repeated option overrides earlier ones.
+    public func value(_ option: String) -> String? { values[option]?.last }
+
+    /// Every value given to `option`, in order.
+    public func allValues(_ option: String) -> [String] { values[option] ?? [] }
 
     /// Parses `arguments` against `options`. `--` ends the options; a lone `-` is a
     /// positional argument (conventionally standard input).
@@ -72,10 +77,10 @@ public struct ParsedArguments: Sendable, Hashable {
                 continue
             }
             if let attached {
-                parsed.values[name] = attached
+                parsed.values[name, default: []].append(attached)
             } else {
                 guard index < arguments.count else { throw UsageError("option \(name) needs a value: \(name) \(valueName)") }
-                parsed.values[name] = arguments[index]
+                parsed.values[name, default: []].append(arguments[index])
                 index += 1
             }
         }

@@ -1,4 +1,3 @@
-import Glibc
 import JSONCore
 import ProctorPolicy
 
@@ -7,7 +6,7 @@ import ProctorPolicy
 enum PolicyValidateCommand {
     static let verb = Verb(
         words: ["policy", "validate"],
-        summary: "check a policy file or directory without applying it",
+        summary: "check a policy file or directory offline",
         argumentsSynopsis: "PATH",
         positionalCount: 1...1,
         options: [
@@ -37,9 +36,10 @@ enum PolicyValidateCommand {
              "Check a bundle before 'proctorctl policy apply' and list the messages."),
             ("mdm-export --host desk-42 | proctorctl policy validate -", "Check a policy another program writes."),
         ],
-        run: run)
+        run: { arguments, context in run(arguments, context: context) })
 
-    static func run(_ arguments: ParsedArguments, console: Console) -> ExitStatus {
+    static func run(_ arguments: ParsedArguments, context: CommandContext) -> ExitStatus {
+        let console = context.console
         let path = arguments.positionals[0]
         let json = arguments.has("--json")
         do {
@@ -58,27 +58,13 @@ enum PolicyValidateCommand {
 
     /// A one-line summary of the valid policy at `path`.
     private static func validate(_ path: String, asFragment: Bool) throws(PolicyProblems) -> String {
-        var status = stat()
-        if stat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR {
-            do {
-                let loaded = try PolicyDirectory.load(path)
-                return describe(loaded.policy, sources: loaded.sources.map { join(path, $0) })
-            } catch {
-                // Name each file by its path, so editors and terminals can open it.
-                throw PolicyProblems(error.problems.map { problem in
-                    var problem = problem
-                    if let source = problem.source, !source.contains("/") { problem.source = join(path, source) }
-                    return problem
-                })
-            }
-        }
-        let source = path == "-" ? "<stdin>" : path
-        let bytes = try PolicyFile.read(path == "-" ? "/dev/stdin" : path, source: source)
-        if asFragment {
+        if asFragment, !PolicyInput.isDirectory(path) {
+            let (bytes, source) = try PolicyInput.readFile(path)
             let fragment = try PolicyFragment.parse(bytes, source: source)
             return "drop-in, version \(fragment.version ?? "not set"), \(appCount(fragment.apps.count)), source \(source)"
         }
-        return describe(try Policy.parse(bytes, source: source), sources: [source])
+        let loaded = try PolicyInput.load(path)
+        return describe(loaded.policy, sources: loaded.sources)
     }
 
     private static func describe(_ policy: Policy, sources: [String]) -> String {
@@ -87,8 +73,4 @@ enum PolicyValidateCommand {
     }
 
     private static func appCount(_ count: Int) -> String { count == 1 ? "1 app" : "\(count) apps" }
-
-    private static func join(_ directory: String, _ name: String) -> String {
-        directory.hasSuffix("/") ? directory + name : directory + "/" + name
-    }
 }

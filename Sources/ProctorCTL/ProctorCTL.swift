@@ -1,14 +1,20 @@
+import JSONCore
 import ProctorPolicy
 
 /// proctorctl's logic: the table of commands and the dispatcher that parses a command
 /// line, finds the command, and runs it or prints its manual.
 public enum ProctorCTL {
     /// Every command, in the order the overview lists them.
-    public static let verbs: [Verb] = [PolicyValidateCommand.verb]
+    public static let verbs: [Verb] = [
+        StatusCommand.verb, AppsCommand.listVerb, AppsCommand.showVerb,
+        PolicyCommands.showVerb, PolicyValidateCommand.verb, PolicyCommands.diffVerb, PolicyCommands.applyVerb,
+        PolicyCommands.historyVerb, PolicyCommands.rollbackVerb, ReloadCommand.verb, CheckCommand.verb,
+        WipeCommand.verb, NotifyCommand.verb, EventsCommand.verb,
+    ]
 
-    /// Runs the command line `arguments` (without the program name), writing only to
-    /// `console`, and returns the exit status.
-    public static func run(_ arguments: [String], console: Console) -> ExitStatus {
+    /// Runs the command line `arguments` (without the program name) in `environment`,
+    /// writing only to `console`, and returns the exit status.
+    public static func run(_ arguments: [String], environment: [String: String] = [:], console: Console) -> ExitStatus {
         guard let first = arguments.first else {
             console.printError(overview)
             return .invalidInput
@@ -26,21 +32,50 @@ public enum ProctorCTL {
             console.printError("Try 'proctorctl --help'.")
             return .invalidInput
         }
-        do throws(UsageError) {
-            let parsed = try ParsedArguments.parse(Array(arguments.dropFirst(verb.words.count)), options: verb.options)
-            if parsed.wantsHelp {
-                console.print(verb.manual)
-                return .success
+        var parsed = ParsedArguments()
+        do throws(CommandFailure) {
+            do throws(UsageError) {
+                parsed = try ParsedArguments.parse(Array(arguments.dropFirst(verb.words.count)), options: verb.options)
+                if parsed.wantsHelp {
+                    console.print(verb.manual)
+                    return .success
+                }
+                guard verb.positionalCount.contains(parsed.positionals.count) else {
+                    throw UsageError(positionalCountMessage(verb, given: parsed.positionals.count))
+                }
+            } catch {
+                throw .usage(error)
             }
-            guard verb.positionalCount.contains(parsed.positionals.count) else {
-                throw UsageError(positionalCountMessage(verb, given: parsed.positionals.count))
-            }
-            return try verb.run(parsed, console)
+            return try verb.run(parsed, CommandContext(console: console, environment: environment))
         } catch {
+            report(error, of: verb, json: parsed.has("--json"), console: console)
+            return error.exitStatus
+        }
+    }
+
+    private static func report(_ failure: CommandFailure, of verb: Verb, json: Bool, console: Console) {
+        switch failure {
+        case .usage(let error):
             console.printError("\(verb.commandLine): \(error.message)")
             console.printError("Usage: \(verb.synopsis)")
             console.printError("Try '\(verb.commandLine) --help'.")
-            return .invalidInput
+        case .invalidInput(let lines):
+            for line in lines { console.printError(line) }
+        case .daemonUnreachable(let address, let reason):
+            if let reason {
+                console.printError("proctorctl: cannot talk to proctord at \(address): \(reason)")
+            } else {
+                console.printError("proctorctl: proctord is not running at \(address)")
+            }
+        case .daemonRefused(let error):
+            // Scripts asking for JSON get the error as JSON too, on standard output.
+            if json {
+                console.print(JSONValue.object(["error": .string(error.name), "parameters": .object(error.parameters)])
+                    .serializedString())
+            }
+            let lines = DaemonRefusal.lines(for: error)
+            console.printError("\(verb.commandLine): " + lines[0])
+            for line in lines.dropFirst() { console.printError(line) }
         }
     }
 
@@ -57,11 +92,9 @@ public enum ProctorCTL {
         ]
         for (name, verb) in zip(names, verbs) { lines.append("  " + name.padded(to: width) + "  " + verb.summary) }
         lines.append("  " + "help [COMMAND]".padded(to: width) + "  show the manual of a command")
-        lines += [
-            "",
-            "Every command takes --help. Exit status: "
-                + ExitStatus.allCases.map { "\($0.rawValue) \($0.meaning)" }.joined(separator: ", ") + ".",
-        ]
+        lines.append("")
+        lines += TextWrapping.wrap("Every command takes --help. Exit status: "
+            + ExitStatus.allCases.map { "\($0.rawValue) \($0.meaning)" }.joined(separator: ", ") + ".", indent: 0)
         return lines.joined(separator: "\n")
     }
 

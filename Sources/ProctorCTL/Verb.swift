@@ -18,12 +18,12 @@ public struct Verb: Sendable {
     /// Command lines with a sentence on what each does.
     public var examples: [(command: String, explanation: String)]
     /// Runs the command on parsed arguments whose count and options are already checked.
-    public var run: @Sendable (ParsedArguments, Console) throws(UsageError) -> ExitStatus
+    public var run: @Sendable (ParsedArguments, CommandContext) throws(CommandFailure) -> ExitStatus
 
     public init(words: [String], summary: String, argumentsSynopsis: String, positionalCount: ClosedRange<Int>,
                 options: [OptionSpec], description: [String], exitStatuses: [(ExitStatus, String)],
                 examples: [(command: String, explanation: String)],
-                run: @escaping @Sendable (ParsedArguments, Console) throws(UsageError) -> ExitStatus) {
+                run: @escaping @Sendable (ParsedArguments, CommandContext) throws(CommandFailure) -> ExitStatus) {
         self.words = words
         self.summary = summary
         self.argumentsSynopsis = argumentsSynopsis
@@ -39,17 +39,22 @@ public struct Verb: Sendable {
     public var commandLine: String { (["proctorctl"] + words).joined(separator: " ") }
 
     /// `proctorctl policy validate [--json] [--fragment] PATH`.
-    public var synopsis: String {
+    public var synopsis: String { synopsisParts.joined(separator: " ") }
+
+    /// The synopsis in pieces that a line break may not split: `[--size N]` stays whole.
+    private var synopsisParts: [String] {
         var parts = [commandLine]
         for option in options { parts.append("[" + option.name + (option.valueName.map { " " + $0 } ?? "") + "]") }
         if !argumentsSynopsis.isEmpty { parts.append(argumentsSynopsis) }
-        return parts.joined(separator: " ")
+        return parts
     }
 
     /// The manual page shown by `--help` and `proctorctl help`: NAME, SYNOPSIS,
     /// DESCRIPTION, OPTIONS, EXIT STATUS, EXAMPLES.
     public var manual: String {
-        var lines = ["NAME", "    \(commandLine) - \(summary)", "", "SYNOPSIS", "    \(synopsis)", "", "DESCRIPTION"]
+        var lines = ["NAME", "    \(commandLine) - \(summary)", "", "SYNOPSIS"]
+        lines += TextWrapping.wrap(words: synopsisParts, indent: 8, firstLinePrefix: "    ")
+        lines += ["", "DESCRIPTION"]
         for (index, paragraph) in description.enumerated() {
             if index > 0 { lines.append("") }
             lines += TextWrapping.wrap(paragraph, indent: 4)
@@ -78,11 +83,16 @@ enum TextWrapping {
     static let width = 80
 
     static func wrap(_ text: String, indent: Int, firstLinePrefix: String? = nil) -> [String] {
+        wrap(words: text.split(separator: " ").map(String.init), indent: indent, firstLinePrefix: firstLinePrefix)
+    }
+
+    /// Lines of `words` separated by single spaces, a line broken only between words.
+    static func wrap(words: [String], indent: Int, firstLinePrefix: String? = nil) -> [String] {
         let padding = String(repeating: " ", count: indent)
         var lines: [String] = []
         var line = firstLinePrefix ?? padding
         var lineIsEmpty = true
-        for word in text.split(separator: " ") {
+        for word in words {
             if !lineIsEmpty, line.count + 1 + word.count > width {
                 lines.append(line)
                 line = padding

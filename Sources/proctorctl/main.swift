@@ -15,6 +15,21 @@ import ProctorCTL
     }
 }
 
+/// The process environment as a dictionary (the first of duplicate names wins, as getenv does).
+func environment() -> [String: String] {
+    var variables: [String: String] = [:]
+    var entry = environ
+    while let pointer = entry.pointee {
+        let text = String(cString: pointer)
+        if let equals = text.firstIndex(of: "=") {
+            let name = String(text[..<equals])
+            if variables[name] == nil { variables[name] = String(text[text.index(after: equals)...]) }
+        }
+        entry += 1
+    }
+    return variables
+}
+
 signal(SIGPIPE, SIG_IGN)
 let console = Console(output: { writeAll($0, to: STDOUT_FILENO) }, error: { writeAll($0, to: STDERR_FILENO) })
-exit(ProctorCTL.run(Array(CommandLine.arguments.dropFirst()), console: console).rawValue)
+exit(ProctorCTL.run(Array(CommandLine.arguments.dropFirst()), environment: environment(), console: console).rawValue)

@@ -1,0 +1,208 @@
+import JSONCore
+import ProctorPolicy
+
+/// `proctorctl policy show|apply|diff|history|rollback`: the policy in proctord.
+enum PolicyCommands {
+    private static let onlineStatuses: [(ExitStatus, String)] = [
+        (.daemonUnreachable, "proctord is not running at the address, or the exchange failed."),
+    ]
+
+    static let showVerb = Verb(
+        words: ["policy", "show"],
+        summary: "print the policy in force and where it came from",
+        argumentsSynopsis: "",
+        positionalCount: 0...0,
+        options: AdminClient.options(),
+        description: [
+            "Asks proctord (io.proctor.Admin.GetPolicy) for the effective policy: the policy.d drop-ins merged, overlaid "
+                + "by the last bundle applied through 'policy apply'. Prints its version, the sha256 of its canonical form, "
+                + "when it was loaded and its sources, then a blank line and the document as indented JSON with sorted keys, "
+                + "which 'policy apply' and 'policy validate' accept as it is.",
+        ],
+        exitStatuses: [(.success, "proctord answered."), (.invalidInput, "The command line is wrong.")] + onlineStatuses
+            + [(.daemonRefused, "proctord refused, such as permission denied.")],
+        examples: [
+            ("proctorctl policy show", "Show the policy in force."),
+            ("proctorctl policy show --json | jq .policy > in-force.json", "Save the document, to edit and apply it."),
+        ],
+        run: show)
+
+    static let applyVerb = Verb(
+        words: ["policy", "apply"],
+        summary: "validate a policy and make it the one in force",
+        argumentsSynopsis: "FILE",
+        positionalCount: 1...1,
+        options: [.value("--expect-version", "V", help: "Apply only if version V is the version in force now "
+                      + "(compare and swap), so two administrators cannot overwrite each other's change unseen; "
+                      + "otherwise proctord refuses with io.proctor.Admin.VersionConflict and nothing changes.")]
+            + AdminClient.options(),
+        description: [
+            "Reads FILE as 'policy validate' does: a complete policy file, a directory of drop-ins merged like "
+                + "/etc/proctor/policy.d, or - for a complete policy on standard input. A policy with problems is "
+                + "reported as 'policy validate' reports it and is not sent.",
+            "The merged policy is sent to proctord (io.proctor.Admin.ApplyPolicy), which validates it again, stores it "
+                + "durably, makes it the policy in force at once and tells every affected app. It stays in force over "
+                + "the policy.d files, across restarts, until another apply or a rollback. Prints the version and sha256 "
+                + "now in force.",
+        ],
+        exitStatuses: [
+            (.success, "The policy is in force."),
+            (.invalidInput, "The policy has problems or cannot be read, or the command line is wrong."),
+        ] + onlineStatuses + [
+            (.daemonRefused, "proctord refused: permission denied, a version conflict with --expect-version, an invalid "
+                + "policy, or a storage failure. Nothing changed."),
+        ],
+        examples: [
+            ("proctorctl policy apply bundle.json", "Apply a policy bundle."),
+            ("proctorctl policy apply --expect-version 2026-11-29.2 ./policy.d",
+             "Apply a directory of drop-ins, only if 2026-11-29.2 is still in force."),
+            ("mdm-export --host desk-42 | proctorctl policy apply -", "Apply a policy another program writes."),
+        ],
+        run: apply)
+
+    static let diffVerb = Verb(
+        words: ["policy", "diff"],
+        summary: "show what applying a policy would change",
+        argumentsSynopsis: "FILE",
+        positionalCount: 1...1,
+        options: AdminClient.options(jsonOutput: "the comparison as one JSON object (see DESCRIPTION)"),
+        description: [
+            "Reads FILE as 'policy apply' does and compares it with the policy in force (io.proctor.Admin.GetPolicy), "
+                + "both in canonical form, so key order, white space and the split into drop-ins make no difference. "
+                + "Nothing is changed.",
+            "Prints the versions and sha256 of both, the apps FILE would add, remove and change, and every setting "
+                + "that differs under defaults and in the changed apps, as PATH: IN-FORCE -> PROPOSED, each value as "
+                + "JSON and (not set) where a side does not say it. With --json prints one object with the keys "
+                + "identical, current and proposed ({version, sha256}), appsAdded, appsRemoved, appsChanged, and changes "
+                + "(a list of {path, current, proposed}, a side left out where the setting is not set).",
+        ],
+        exitStatuses: [
+            (.success, "No difference: FILE is the policy in force."),
+            (.denied, "There are differences."),
+            (.invalidInput, "FILE has problems or cannot be read, or the command line is wrong."),
+        ] + onlineStatuses + [(.daemonRefused, "proctord refused, such as permission denied.")],
+        examples: [
+            ("proctorctl policy diff ./policy.d", "See what a checkout of the policy repository would change."),
+            ("proctorctl policy diff bundle.json >/dev/null || proctorctl policy apply bundle.json",
+             "Apply a bundle only when it differs from the policy in force."),
+        ],
+        run: diff)
+
+    static let historyVerb = Verb(
+        words: ["policy", "history"],
+        summary: "list the applied policies kept for rollback",
+        argumentsSynopsis: "",
+        positionalCount: 0...0,
+        options: AdminClient.options(),
+        description: [
+            "Asks proctord (io.proctor.Admin.PolicyHistory) for the policies applied through 'policy apply' and "
+                + "'policy rollback' that it keeps, newest first: version, when and by which uid it was applied, "
+                + "whether as an apply or a rollback, whether it is in force, and its sha256. Times are shown in the "
+                + "local time zone.",
+        ],
+        exitStatuses: [(.success, "proctord answered."), (.invalidInput, "The command line is wrong.")] + onlineStatuses
+            + [(.daemonRefused, "proctord refused, such as permission denied.")],
+        examples: [("proctorctl policy history", "List the applied policies.")],
+        run: history)
+
+    static let rollbackVerb = Verb(
+        words: ["policy", "rollback"],
+        summary: "put an earlier applied policy back in force",
+        argumentsSynopsis: "VERSION",
+        positionalCount: 1...1,
+        options: AdminClient.options(),
+        description: [
+            "Asks proctord (io.proctor.Admin.RollbackPolicy) to apply again the policy applied earlier as VERSION "
+                + "(see 'policy history'). It is applied like a new 'policy apply': stored, in force at once, announced "
+                + "to every affected app, and recorded in the history. Prints the version and sha256 now in force.",
+        ],
+        exitStatuses: [(.success, "VERSION is in force."), (.invalidInput, "The command line is wrong.")] + onlineStatuses
+            + [(.daemonRefused, "proctord refused: permission denied, no such version in history, or a storage failure.")],
+        examples: [("proctorctl policy rollback 2026-11-29.1", "Go back to the policy applied as 2026-11-29.1.")],
+        run: rollback)
+
+    static func show(_ arguments: ParsedArguments, context: CommandContext) throws(CommandFailure) -> ExitStatus {
+        let reply = try AdminClient(arguments, context: context).call("GetPolicy")
+        if arguments.has("--json") {
+            context.console.print(reply.value.serializedString())
+            return .success
+        }
+        let info = try reply.object("info")
+        var fields = FieldList()
+        fields.add("version", try info.string("version"))
+        fields.add("sha256", try info.string("sha256"))
+        fields.add("loaded", LocalTime.format(try info.string("loadedAt")))
+        fields.add("sources", try info.strings("sources").joined(separator: ", "))
+        for line in fields.lines { context.console.print(line) }
+        context.console.print("")
+        context.console.print(PrettyJSON.format(try reply.object("policy").value))
+        return .success
+    }
+
+    static func apply(_ arguments: ParsedArguments, context: CommandContext) throws(CommandFailure) -> ExitStatus {
+        let loaded = try PolicyInput.loadForCommand(arguments.positionals[0])
+        var parameters: [String: JSONValue] = ["policy": loaded.policy.canonicalJSON]
+        if let expected = arguments.value("--expect-version") { parameters["expectedVersion"] = .string(expected) }
+        let reply = try AdminClient(arguments, context: context).call("ApplyPolicy", parameters)
+        if arguments.has("--json") {
+            context.console.print(reply.value.serializedString())
+        } else {
+            context.console.print("applied: version \(try reply.string("version")) is in force, sha256 \(try reply.string("sha256"))")
+        }
+        return .success
+    }
+
+    static func diff(_ arguments: ParsedArguments, context: CommandContext) throws(CommandFailure) -> ExitStatus {
+        let path = arguments.positionals[0]
+        let proposed = try PolicyInput.loadForCommand(path).policy
+        let reply = try AdminClient(arguments, context: context).call("GetPolicy")
+        let document = try reply.object("policy")
+        let current: Policy
+        do {
+            current = try Policy.parse(document.value.serialized(), source: "proctord")
+        } catch {
+            throw .daemonUnreachable(address: reply.address, reason: "unexpected reply: GetPolicy.policy is not a valid "
+                + "policy: \(error.problems.first.map(\.description) ?? "")")
+        }
+        let difference = PolicyDiff(current: current, proposed: proposed)
+        if arguments.has("--json") {
+            context.console.print(difference.json.serializedString())
+        } else {
+            for line in difference.lines(proposedName: path == "-" ? "<stdin>" : path) { context.console.print(line) }
+        }
+        return difference.isEmpty ? .success : .denied
+    }
+
+    static func history(_ arguments: ParsedArguments, context: CommandContext) throws(CommandFailure) -> ExitStatus {
+        let reply = try AdminClient(arguments, context: context).call("PolicyHistory")
+        if arguments.has("--json") {
+            context.console.print(reply.value.serializedString())
+            return .success
+        }
+        let entries = try reply.array("entries")
+        guard !entries.isEmpty else {
+            context.console.print("no applied policy: the policy in force comes from the policy.d files alone")
+            return .success
+        }
+        var table = TextTable("VERSION", "APPLIED", "BY UID", "AS", "IN FORCE", "SHA256")
+        for entry in entries {
+            table.rows.append([try entry.string("version"), LocalTime.format(try entry.string("appliedAt")),
+                               try entry.optionalInt("appliedByUid").map(String.init) ?? "-", try entry.string("kind"),
+                               try entry.bool("current") ? "yes" : "no", try entry.string("sha256")])
+        }
+        for line in table.lines { context.console.print(line) }
+        return .success
+    }
+
+    static func rollback(_ arguments: ParsedArguments, context: CommandContext) throws(CommandFailure) -> ExitStatus {
+        let reply = try AdminClient(arguments, context: context)
+            .call("RollbackPolicy", ["version": .string(arguments.positionals[0])])
+        if arguments.has("--json") {
+            context.console.print(reply.value.serializedString())
+        } else {
+            context.console.print("rolled back: version \(try reply.string("version")) is in force, "
+                + "sha256 \(try reply.string("sha256"))")
+        }
+        return .success
+    }
+}

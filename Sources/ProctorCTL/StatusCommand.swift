@@ -1,0 +1,70 @@
+/// `proctorctl status`: the daemon, the policy in force, the last reload and the counts.
+enum StatusCommand {
+    static let verb = Verb(
+        words: ["status"],
+        summary: "show proctord's policy in force, last reload and counts",
+        argumentsSynopsis: "",
+        positionalCount: 0...0,
+        options: AdminClient.options(),
+        description: [
+            "Asks proctord (io.proctor.Admin.Status) for its version and uptime, the policy in force (version, the sha256 "
+                + "of its canonical form, the files and bundles it was built from, when it was loaded), the outcome of the "
+                + "last reload, and how many apps it knows, how many are connected, and how many decisions it has allowed "
+                + "and denied since it started.",
+            "A reload that failed is shown with its problems: the policy before it stayed in force. "
+                + "Times are shown in the local time zone.",
+        ],
+        exitStatuses: [
+            (.success, "proctord answered."),
+            (.invalidInput, "The command line is wrong."),
+            (.daemonUnreachable, "proctord is not running at the address, or the exchange failed."),
+            (.daemonRefused, "proctord refused, such as permission denied."),
+        ],
+        examples: [
+            ("proctorctl status", "Show the daemon's state."),
+            ("proctorctl status --json | jq -r .policy.version", "Print the version of the policy in force."),
+            ("proctorctl status --address /tmp/proctor/io.proctor.Admin", "Ask a proctord started by 'make run'."),
+        ],
+        run: run)
+
+    static func run(_ arguments: ParsedArguments, context: CommandContext) throws(CommandFailure) -> ExitStatus {
+        let reply = try AdminClient(arguments, context: context).call("Status")
+        if arguments.has("--json") {
+            context.console.print(reply.value.serializedString())
+            return .success
+        }
+        let policy = try reply.object("policy")
+        let counts = try reply.object("counts")
+        var fields = FieldList()
+        fields.add("proctord", "\(try reply.string("version")), started \(LocalTime.format(try reply.string("startedAt"))), "
+            + "up \(LocalTime.duration(try reply.double("uptimeSeconds")))")
+        fields.add("policy", "version \(try policy.string("version")), loaded \(LocalTime.format(try policy.string("loadedAt")))")
+        fields.add("sha256", try policy.string("sha256"))
+        fields.add("sources", try policy.strings("sources").joined(separator: ", "))
+        if let reload = try reply.optionalObject("lastReload") {
+            let at = LocalTime.format(try reload.string("at"))
+            if try reload.bool("ok") {
+                fields.add("last reload", "\(at), ok")
+            } else {
+                let problems = try reload.array("problems")
+                fields.add("last reload", "\(at), FAILED with \(problems.count) problem\(problems.count == 1 ? "" : "s"); "
+                    + "the policy above stayed in force")
+                for problem in problems {
+                    fields.addDetail("\(try problem.string("path")): \(try problem.string("message"))")
+                }
+            }
+        } else {
+            fields.add("last reload", "none since start")
+        }
+        let sessions = try counts.int("sessions")
+        fields.add("apps", "\(try counts.int("appsKnown")) known, \(try counts.int("appsConnected")) connected, "
+            + "\(sessions) session\(sessions == 1 ? "" : "s")")
+        fields.add("decisions", "\(try counts.int("decisionsAllowed")) allowed, \(try counts.int("decisionsDenied")) denied")
+        let dropped = try counts.int("logMessagesDropped")
+        if dropped > 0 {
+            fields.add("log", "\(dropped) message\(dropped == 1 ? "" : "s") dropped by the bounded log queue")
+        }
+        for line in fields.lines { context.console.print(line) }
+        return .success
+    }
+}

@@ -1,0 +1,91 @@
+import JSONCore
+import ProctorPolicy
+import Varlink
+
+/// Canned, interface-conforming replies of proctord for the online verbs.
+enum AdminFixtures {
+    static var examplesPath: String { repositoryRoot.path + "/config/examples" }
+
+    /// The example policy directory as proctord would hold it.
+    static func examplePolicy() throws -> Policy { try PolicyDirectory.load(examplesPath).policy }
+
+    static func policyInfo(_ policy: Policy) -> JSONValue {
+        ["version": .string(policy.version), "sha256": .string(policy.sha256),
+         "sources": ["/etc/proctor/policy.d/00-defaults.json", "/etc/proctor/policy.d/10-notes.json"],
+         "loadedAt": "2026-11-29T12:00:01Z"]
+    }
+
+    static func status(_ policy: Policy) -> [String: JSONValue] {
+        ["version": "0.1.0", "startedAt": "2026-11-29T12:00:00Z", "uptimeSeconds": 7384.5,
+         "policy": policyInfo(policy),
+         "lastReload": ["at": "2026-11-29T13:30:00.250Z", "ok": false, "problems": [
+             ["path": "apps[\"com.example.mail\"].dlp.print", "message": "found \"maybe\", expected \"allow\" or \"block\""],
+         ]],
+         "counts": ["appsKnown": 5, "appsConnected": 1, "sessions": 3, "decisionsAllowed": 120, "decisionsDenied": 7,
+                    "logMessagesDropped": 2]]
+    }
+
+    static let apps: [String: JSONValue] = ["apps": [
+        ["appId": "io.proctor.demo.notes", "inPolicy": true, "state": "authorized", "connectedSessions": 2,
+         "lastSeen": "2026-11-29T13:59:58Z", "version": "1.4.0"],
+        ["appId": "com.example.legacy", "inPolicy": false, "state": nil, "connectedSessions": 0, "lastSeen": nil, "version": nil],
+        ["appId": "com.example.mail", "inPolicy": true, "state": "blocked", "connectedSessions": 0,
+         "lastSeen": "2026-11-28T23:15:00Z"],
+    ]]
+
+    static let app: [String: JSONValue] = ["app": [
+        "appId": "io.proctor.demo.notes", "inPolicy": true, "state": "authorized",
+        "sessions": [
+            ["id": "s-7f3a", "pid": 4242, "uid": 1000, "executable": "/usr/local/bin/proctor-demo",
+             "registeredAt": "2026-11-29T13:00:00Z", "subscribed": true],
+            ["id": "s-91c0", "pid": 5150, "uid": 1001, "executable": "/usr/local/bin/proctor-demo",
+             "registeredAt": "2026-11-29T13:45:10Z", "subscribed": false],
+        ],
+        "lastRegistration": ["at": "2026-11-29T13:45:10Z", "version": "1.4.0", "pid": 5150, "uid": 1001],
+        "lastEvent": ["at": "2026-11-29T13:59:58Z", "event": "didBecomeActive"],
+        "config": ["serverURL": "https://notes.example.com", "syncDays": 14],
+        "dlp": ["clipboard": ["level": "managed-paste-in", "charLimit": 40], "print": "block"],
+        "compliance": [:],
+        "feedback": [
+            ["key": "policy", "severity": "info", "message": "applied 2026-11-29.2", "data": nil,
+             "at": "2026-11-29T13:45:11Z"],
+        ],
+        "acknowledgements": [
+            ["policyVersion": "2026-11-29.2", "status": "applied", "at": "2026-11-29T13:45:11Z"],
+            ["policyVersion": "2026-11-29.1", "status": "unsupported", "at": "2026-11-28T09:31:00Z"],
+        ],
+        "wipes": [
+            ["id": "w-1", "issuedAt": "2026-11-29T13:50:00Z", "issuedByUid": 0, "state": "completed",
+             "deliveredAt": "2026-11-29T13:50:00Z", "completedAt": "2026-11-29T13:50:02Z"],
+            ["id": "w-2", "issuedAt": "2026-11-29T13:58:00Z", "issuedByUid": 0, "state": "issued", "deliveredAt": nil,
+             "completedAt": nil],
+        ],
+    ]]
+
+    static let history: [String: JSONValue] = ["entries": [
+        ["version": "2026-11-29.2", "sha256": .string(String(repeating: "b", count: 64)), "appliedAt": "2026-11-29T13:00:00Z",
+         "appliedByUid": 0, "kind": "rollback", "current": true],
+        ["version": "2026-11-29.1", "sha256": .string(String(repeating: "a", count: 64)), "appliedAt": "2026-11-28T09:30:00Z",
+         "appliedByUid": nil, "kind": "apply", "current": false],
+    ]]
+
+    static func decide(allowed: Bool) -> [String: JSONValue] {
+        ["allowed": .bool(allowed), "rule": "apps[\"io.proctor.demo.notes\"].dlp.clipboard.level",
+         "reason": allowed ? "The destination is a managed app." : "The destination is not a managed app.",
+         "explanation": ["io.proctor.demo.notes is managed (authorized in policy).",
+                         "clipboard.level is managed-paste-in: copies go to managed apps only."]]
+    }
+
+    static let events: [[String: JSONValue]] = [
+        ["at": "2026-11-29T14:00:00Z", "kind": "decision", "appId": "io.proctor.demo.notes",
+         "data": ["action": "print", "allowed": false, "rule": "apps[\"io.proctor.demo.notes\"].dlp.print",
+                  "reason": "Printing is blocked."]],
+        ["at": "2026-11-29T14:00:01Z", "kind": "policy", "appId": nil, "data": ["version": "2026-11-29.3"]],
+        ["at": "2026-11-29T14:00:02Z", "kind": "lifecycle", "appId": "io.proctor.demo.notes",
+         "data": ["event": "willResignActive"]],
+    ]
+
+    static func unknownApp(_ id: String) -> VarlinkError {
+        VarlinkError(name: "io.proctor.Admin.UnknownApp", parameters: ["appId": .string(id)])
+    }
+}
