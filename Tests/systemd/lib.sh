@@ -92,6 +92,13 @@ box_etc() {
     echo "$BOX_ROOT/etc-upper/$1"
 }
 
+# box_write PATH — after box_boot: writes standard input to PATH inside the box. A file of
+# the /etc overlay changes through the box's /etc, never in its upper folder behind the
+# mounted overlay's back (overlayfs may go on showing the file it cached).
+box_write() {
+    box_run sh -c 'cat > "$1"' box_write "$1"
+}
+
 # box_boot UNIT… — boots the box with a target that Wants= the units named and journald,
 # and waits (bounded by BOX_BOOT_TIMEOUT seconds) until systemd has finished starting them.
 box_boot() {
