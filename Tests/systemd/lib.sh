@@ -154,6 +154,13 @@ box_run() {
     nsenter -t "$BOX_PID" -m -p -- "$@"
 }
 
+# box_journal_sync — returns once the box's journald has stored every message sent to it
+# before the call (journalctl --sync): a record a program sent just before it exited may
+# otherwise still sit in journald's socket when a test looks for it.
+box_journal_sync() {
+    box_run timeout 20 journalctl --sync
+}
+
 # box_wait_for SECONDS COMMAND… — retries COMMAND (on the host; wrap box_run yourself) until
 # it succeeds or SECONDS pass; returns its last status.
 box_wait_for() {

@@ -90,13 +90,35 @@ journal() {  # journal MATCH… — proctord's journal records as JSON lines
 status_text() {
     box_run systemctl status --no-pager proctord.service 2>&1
 }
-has_record() {  # has_record MESSAGE_ID PYTHON_CONDITION — some record of the id satisfies it (as `r`)
+# proctord logs through a queue and journald stores asynchronously: a record may arrive a
+# moment after the reply that caused it, so a check for one waits (bounded) for it.
+record_matches() {  # record_matches MESSAGE_ID PYTHON_CONDITION — some record of the id satisfies it (as `r`)
+    box_journal_sync
     journal "MESSAGE_ID=$1" | "$python" -c "import json, sys
 sys.exit(0 if any(eval(sys.argv[1], {'r': json.loads(line)}) for line in sys.stdin) else 1)" "$2"
 }
+has_record() {  # has_record MESSAGE_ID PYTHON_CONDITION — waits up to 10 s for such a record
+    box_wait_for 10 record_matches "$@" || { journal "MESSAGE_ID=$1"; false; }
+}
+notifications() {  # notifications PID — what PID told systemd (sd_notify), one message a line, from PID 1's debug log
+    box_journal_sync
+    box_run journalctl --no-pager -o cat -u proctord.service |
+        sed -n "s/^proctord.service: Got notification message from PID $1 (\(.*\))\$/\1/p"
+}
+reload_notified() {  # reload_notified PID VERSION — RELOADING=1 with MONOTONIC_USEC=, later READY=1 with VERSION's STATUS=
+    notifications "$1" | "$python" -c "import re, sys
+lines = sys.stdin.read().splitlines()
+starts = [i for i, line in enumerate(lines) if re.match(r'RELOADING=1, MONOTONIC_USEC=[0-9]+(, |$)', line)]
+ready = [i for i, line in enumerate(lines) if line.startswith('READY=1, STATUS=Policy ' + sys.argv[1] + ':')]
+sys.exit(0 if starts and ready and ready[-1] > starts[-1] else 1)" "$2"
+}
 count_records() {  # count_records MESSAGE_ID
+    box_journal_sync
     journal "MESSAGE_ID=$1" | grep -c .
 }
+
+# PID 1 logs every sd_notify message it receives at debug level: the checks read them there.
+box_run systemd-analyze log-level debug
 
 # --- Socket activation ---------------------------------------------------------------
 box_run systemctl start proctord.socket proctord-admin.socket
@@ -127,15 +149,31 @@ box_run timeout 30 systemctl start proctord.service
 check_output "systemctl start returns once proctord said READY=1 (the unit is active, not activating)" \
     "active running" sh -c "nsenter -t $BOX_PID -m -p systemctl show -P ActiveState proctord.service | tr '\n' ' '
                             nsenter -t $BOX_PID -m -p systemctl show -P SubState proctord.service"
-check "… and the journal already holds its ready event with the policy version" \
-    has_record "$id_ready" "r['POLICY_VERSION'] == 'systemd-test.1' and r['_PID'] == '$(show MainPID)'"
+main_pid=$(show MainPID)
+ready_notifications() { notifications "$1" | grep '^READY=1'; }
+check_output "… which it sent once, with its first STATUS= line" \
+    "READY=1, STATUS=Policy systemd-test.1: 1 managed apps, 0 sessions" ready_notifications "$main_pid"
+check "the journal holds its ready event with the policy version" \
+    has_record "$id_ready" "r['POLICY_VERSION'] == 'systemd-test.1' and r['_PID'] == '$main_pid'"
 check "systemctl status shows proctord's STATUS= line: policy version, managed apps, sessions" \
     sh -c "nsenter -t $BOX_PID -m -p systemctl status --no-pager proctord.service | grep -F 'Status: \"Policy systemd-test.1: 1 managed apps, 0 sessions\"'"
 
 # --- An app registers and is denied: the identity check and the journal ---------------
 # The Python client runs as root; proctord (a dynamic user) resolves its /proc/PID/exe.
-replies=$(call "$agent" "io.proctor.Agent.Register={\"appId\": \"$app\", \"version\": \"1.0.0\"}" \
-    'io.proctor.Agent.Decide={"session": "@session", "action": "print"}' 2>&1)
+# The client holds its connection (and so its session) open for a moment, long enough to
+# see the STATUS= line count it.
+replies_file="$BOX_ROOT/agent-replies"
+call --hold 4 "$agent" "io.proctor.Agent.Register={\"appId\": \"$app\", \"version\": \"1.0.0\"}" \
+    'io.proctor.Agent.Decide={"session": "@session", "action": "print"}' > "$replies_file" 2>&1 &
+client_pid=$!
+check "while an app is connected, the STATUS= line counts its session" \
+    box_wait_for 10 sh -c "nsenter -t $BOX_PID -m -p systemctl status --no-pager proctord.service |
+                           grep -F 'Status: \"Policy systemd-test.1: 1 managed apps, 1 sessions\"'"
+wait "$client_pid"
+replies=$(cat "$replies_file")
+check "… and once it disconnects, no longer" \
+    box_wait_for 10 sh -c "nsenter -t $BOX_PID -m -p systemctl status --no-pager proctord.service |
+                           grep -F 'Status: \"Policy systemd-test.1: 1 managed apps, 0 sessions\"'"
 check "a root client registers as $app: proctord (dynamic user) read its /proc/PID/exe" \
     sh -c "printf '%s\n' '$replies' | head -n 1 | grep -q '\"state\": \"authorized\"'"
 check "printing is denied by the app's rule" \
@@ -173,12 +211,14 @@ check "systemctl reload applies the changed policy (Admin.Status shows the new v
     box_wait_for 10 sh -c "[ \"\$(nsenter -t $BOX_PID -m -p timeout 30 '$python' '$here/varlink-call.py' $admin io.proctor.Admin.Status |
                               $python -c 'import json,sys; print(json.load(sys.stdin)[\"policy\"][\"version\"])')\" = systemd-test.2 ]"
 check "… the journal has the reload event for it" has_record "$id_reload_succeeded" "r['POLICY_VERSION'] == 'systemd-test.2'"
+check "proctord told systemd RELOADING=1 with MONOTONIC_USEC=, then READY=1 with the new STATUS=" \
+    reload_notified "$main_pid" systemd-test.2
 check "… and the STATUS= line follows" sh -c "nsenter -t $BOX_PID -m -p systemctl status --no-pager proctord.service | grep -F 'Status: \"Policy systemd-test.2:'"
 check_output "the reload kept the same process" "$(show MainPID)" show MainPID
 
 echo '{ "schema": 1, "version": "systemd-test.3", "apps": { "bad": {} } ' | policy_write 60-broken.json
 box_run timeout 30 systemctl reload proctord.service
-box_wait_for 10 has_record "$id_reload_failed" "True"
+has_record "$id_reload_failed" "True" > /dev/null
 check "a broken policy.d: the reload-failed event carries the errors (ERRORS field, priority err)" \
     has_record "$id_reload_failed" "'60-broken.json' in r['ERRORS'] and r['PRIORITY'] == '3' and r['POLICY_VERSION'] == 'systemd-test.2'"
 check_output "… the old policy stays in force" systemd-test.2 status_field "r['policy']['version']"
@@ -192,6 +232,9 @@ box_run timeout 30 systemctl reload proctord.service
 
 # --- Watchdog ---------------------------------------------------------------------------
 stuck_pid=$(show MainPID)
+check "proctord pings the watchdog (WATCHDOG=1 every WatchdogSec/2)" \
+    box_wait_for 10 sh -c "[ \$(nsenter -t $BOX_PID -m -p journalctl --no-pager -o cat -u proctord.service |
+                              grep -cFx 'proctord.service: Got notification message from PID $stuck_pid (WATCHDOG=1)') -ge 2 ]"
 restarts_before=$(show NRestarts)
 stopped_at=$SECONDS
 box_run kill -STOP "$stuck_pid"
@@ -203,16 +246,19 @@ took=$((SECONDS - stopped_at))
 check "a stopped event loop (kill -STOP) is restarted by the watchdog within WatchdogSec=${watchdog_seconds}s + 15 s (took ${took}s)" \
     sh -c "[ $(show MainPID) != $stuck_pid ] && [ $(show ActiveState) = active ] && [ $took -le $bound ]"
 check_output "… counted as one restart" $((restarts_before + 1)) show NRestarts
+box_journal_sync
 check "… and systemd logged the watchdog timeout" \
     sh -c "nsenter -t $BOX_PID -m -p journalctl --no-pager -u proctord.service | grep -F 'Watchdog timeout'"
 check_output "the restarted proctord answers with the policy in force" systemd-test.2 status_field "r['policy']['version']"
 
 # --- Stop -------------------------------------------------------------------------------
-stopping_before=$(count_records "$id_stopping")
 last_pid=$(show MainPID)
 box_run timeout 30 systemctl stop proctord.service 2>/dev/null
 check_output "systemctl stop: the unit is inactive (not failed) and the process exited 0" \
     "inactive success 0" echo "$(show ActiveState) $(show Result) $(show ExecMainStatus)"
+check "… after proctord told systemd STOPPING=1" \
+    sh -c "[ \"\$(nsenter -t $BOX_PID -m -p journalctl --no-pager -o cat -u proctord.service |
+                  grep -F 'proctord.service: Got notification message from PID $last_pid (STOPPING=1')\" ]"
 check "… and the journal holds its stopping event" \
     has_record "$id_stopping" "r['_PID'] == '$last_pid' and r['PRIORITY'] == '5'"
 
@@ -222,6 +268,10 @@ check "with an invalid policy.d and no applied bundle, systemctl start fails" \
     sh -c "! nsenter -t $BOX_PID -m -p timeout 30 systemctl start proctord.service"
 check_output "… the unit is failed and not being restarted (exit status 78, RestartPreventExitStatus=)" \
     "failed 78 0" echo "$(show ActiveState) $(show ExecMainStatus) $(show NRestarts)"
+failed_pid=$(show ExecMainPID)
+check "… after proctord told systemd STOPPING=1, then STATUS= with the reason and ERRNO=" \
+    sh -c "printf '%s\n' \"\$1\" | tr '\n' '|' | grep -q '^STOPPING=1, STATUS=Failed to start: no valid policy: .*|STATUS=Failed to start: no valid policy: .*, ERRNO=22|\$'" \
+    - "$(notifications "$failed_pid")"
 check "… and systemctl status shows the reason in the STATUS= line" \
     sh -c "nsenter -t $BOX_PID -m -p systemctl status --no-pager proctord.service | grep -F 'Status: \"' | grep -F 'no valid policy'"
 

@@ -113,6 +113,7 @@ check "… and fails without CAP_SYS_PTRACE, which is why the unit keeps it" \
     sh -c "! nsenter -t $BOX_PID -m -p systemctl start exe-without-ptrace.service 2>/dev/null"
 check "the probe's logger works inside the same sandbox (journal target detected)" \
     box_run systemctl start sandboxed-log.service
+box_journal_sync
 check "the denial in the journal carries MESSAGE_ID, APP_ID, RULE and DECISION" \
     sh -c "nsenter -t $BOX_PID -m -p journalctl --no-pager -o json -u sandboxed-log MESSAGE_ID=b1a2f28f21824eeaa03407dabfd373a4 |
         $python -c 'import json,sys; r=json.loads(sys.stdin.readline()); assert (r[\"APP_ID\"], r[\"RULE\"], r[\"DECISION\"], r[\"PRIORITY\"]) == (\"com.example.notes\", \"apps.com.example.notes.dlp.clipboard\", \"deny\", \"4\"), r'"

@@ -1,17 +1,19 @@
 #!/usr/bin/python3
 """A minimal Varlink client for the systemd box tests, independent of Proctor's own code.
 
-    varlink-call.py SOCKET CALL...
+    varlink-call.py [--hold SECONDS] SOCKET CALL...
 
 Each CALL is `interface.Method` or `interface.Method={"json": "parameters"}`, made in order
 on one connection (an Agent session belongs to its connection). In parameters, the string
 "@session" stands for the `session` of the last reply that carried one. Prints each reply's
-parameters as one JSON line. A Varlink error reply prints `error NAME {parameters}` on
+parameters as one JSON line; with --hold the connection then stays open (and the sessions
+it opened alive) for SECONDS before the client exits. A Varlink error reply prints `error NAME {parameters}` on
 standard error and exits 1; a connection failure exits 2.
 """
 import json
 import socket
 import sys
+import time
 
 
 def substitute(value, session):
@@ -25,18 +27,23 @@ def substitute(value, session):
 
 
 def main():
-    if len(sys.argv) < 3:
+    arguments = sys.argv[1:]
+    hold = 0.0
+    if arguments[:1] == ["--hold"] and len(arguments) > 1:
+        hold = float(arguments[1])
+        arguments = arguments[2:]
+    if len(arguments) < 2:
         sys.exit(__doc__)
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     connection.settimeout(20)
     try:
-        connection.connect(sys.argv[1])
+        connection.connect(arguments[0])
     except OSError as error:
-        print(f"cannot connect to {sys.argv[1]}: {error}", file=sys.stderr)
+        print(f"cannot connect to {arguments[0]}: {error}", file=sys.stderr)
         sys.exit(2)
     buffered = b""
     session = None
-    for call in sys.argv[2:]:
+    for call in arguments[1:]:
         method, _, parameters = call.partition("=")
         message = {"method": method,
                    "parameters": substitute(json.loads(parameters), session) if parameters else {}}
@@ -54,7 +61,8 @@ def main():
             sys.exit(1)
         parameters = reply.get("parameters", {})
         session = parameters.get("session", session)
-        print(json.dumps(parameters, sort_keys=True))
+        print(json.dumps(parameters, sort_keys=True), flush=True)
+    time.sleep(hold)
 
 
 if __name__ == "__main__":
