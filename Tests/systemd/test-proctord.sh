@@ -163,7 +163,7 @@ check "systemctl status shows proctord's STATUS= line: policy version, managed a
 # The client holds its connection (and so its session) open for a moment, long enough to
 # see the STATUS= line count it.
 replies_file="$BOX_ROOT/agent-replies"
-call --hold 4 "$agent" "io.proctor.Agent.Register={\"appId\": \"$app\", \"version\": \"1.0.0\"}" \
+call --hold 5 "$agent" "io.proctor.Agent.Register={\"appId\": \"$app\", \"version\": \"1.0.0\"}" \
     'io.proctor.Agent.Decide={"session": "@session", "action": "print"}' > "$replies_file" 2>&1 &
 client_pid=$!
 check "while an app is connected, the STATUS= line counts its session" \
@@ -199,7 +199,8 @@ check "journalctl -x shows the catalog text for the denial" \
            grep -F 'Proctor denied print for $app'"
 check "the state database in StateDirectory took the registration (GetApp shows it)" \
     sh -c "call() { nsenter -t $BOX_PID -m -p timeout 30 '$python' '$here/varlink-call.py' \"\$@\"; }
-           call $admin 'io.proctor.Admin.GetApp={\"appId\": \"$app\"}' | grep -q '\"version\": \"1.0.0\"'"
+           call $admin 'io.proctor.Admin.GetApp={\"appId\": \"$app\"}' |
+           $python -c 'import json, sys; assert json.load(sys.stdin)[\"app\"][\"lastRegistration\"][\"version\"] == \"1.0.0\"'"
 check "… as a file in /var/lib/private/proctor, owned by the dynamic user" \
     sh -c "nsenter -t $BOX_PID -m -p find /var/lib/private/proctor -type f ! -user root | grep -q ."
 check_output "no storage failure was logged" 0 count_records "$id_storage_failure"
@@ -250,6 +251,9 @@ box_journal_sync
 check "… and systemd logged the watchdog timeout" \
     sh -c "nsenter -t $BOX_PID -m -p journalctl --no-pager -u proctord.service | grep -F 'Watchdog timeout'"
 check_output "the restarted proctord answers with the policy in force" systemd-test.2 status_field "r['policy']['version']"
+check_output "… and reads the state its predecessor wrote (the app's last registration)" \
+    1.0.0 sh -c "nsenter -t $BOX_PID -m -p timeout 30 '$python' '$here/varlink-call.py' $admin 'io.proctor.Admin.GetApp={\"appId\": \"$app\"}' |
+                 $python -c 'import json, sys; print(json.load(sys.stdin)[\"app\"][\"lastRegistration\"][\"version\"])'"
 
 # --- Stop -------------------------------------------------------------------------------
 last_pid=$(show MainPID)
@@ -263,6 +267,7 @@ check "… and the journal holds its stopping event" \
     has_record "$id_stopping" "r['_PID'] == '$last_pid' and r['PRIORITY'] == '5'"
 
 # --- A fatal start-up failure -----------------------------------------------------------
+box_run systemctl reset-failed proctord.service
 echo '{ "schema": 1, "version": "systemd-test.broken", "apps": { "bad": {} } }' | policy_write 50-test.json
 check "with an invalid policy.d and no applied bundle, systemctl start fails" \
     sh -c "! nsenter -t $BOX_PID -m -p timeout 30 systemctl start proctord.service"
@@ -274,6 +279,24 @@ check "… after proctord told systemd STOPPING=1, then STATUS= with the reason 
     - "$(notifications "$failed_pid")"
 check "… and systemctl status shows the reason in the STATUS= line" \
     sh -c "nsenter -t $BOX_PID -m -p systemctl status --no-pager proctord.service | grep -F 'Status: \"' | grep -F 'no valid policy'"
+
+# --- A durable apply under the sandbox ---------------------------------------------------
+policy_file 50-test.json systemd-test.2
+applied=$(cat <<POLICY
+{"policy": {"schema": 1, "version": "systemd-test.applied", "apps": {"$app": {"state": "authorized",
+ "match": {"executable": "$python_exe", "users": ["root"]}, "dlp": {"print": "allow"}}}}}
+POLICY
+)
+# reset-failed also clears the start rate limit (StartLimitBurst=), which this many starts
+# in a few seconds could otherwise reach.
+box_run systemctl reset-failed proctord.service
+box_run timeout 30 systemctl start proctord.service
+check_output "Admin.ApplyPolicy writes the bundle into the state database in StateDirectory=" \
+    systemd-test.applied sh -c "nsenter -t $BOX_PID -m -p timeout 30 '$python' '$here/varlink-call.py' $admin \"io.proctor.Admin.ApplyPolicy=\$1\" |
+                                 $python -c 'import json, sys; print(json.load(sys.stdin)[\"version\"])'" - "$applied"
+box_run timeout 30 systemctl restart proctord.service
+check_output "… and after a restart (perhaps under another dynamic uid) the applied policy is in force" \
+    systemd-test.applied status_field "r['policy']['version']"
 
 box_teardown
 check_output "the host's /run, /var/lib and /etc hold no Proctor files, and its /tmp survived" \
