@@ -27,10 +27,13 @@ id_denied=b1a2f28f21824eeaa03407dabfd373a4
 id_stopping=a57820dc9c044392a287fe9f65144e6f
 id_storage_failure=931641eee5d6428d9b294d4fb6b7c16d
 
-host_marker=$(mktemp /tmp/proctor-host-marker.XXXXXX)
-host_before=$(ls -d /run/proctor /var/lib/private/proctor /etc/proctor 2>&1)
+host_before=$(ls -d /run/proctor /var/lib/private/proctor /etc/proctor 2>&1
+               journalctl --no-pager -q -o cat MESSAGE_ID=$id_ready 2>/dev/null | wc -l)
 
 box_new proctord "$BIN_DIR"
+# A file in the host's /tmp that must outlive the box (whose systemd cleans its own /tmp).
+host_marker=$(mktemp /tmp/proctor-host-marker.XXXXXX)
+trap 'status=$?; rm -f "$host_marker"; (exit $status); box_teardown' EXIT
 # The real units, with a short watchdog so the test need not wait 30 s.
 box_proctor_units "$BIN_DIR/proctord" "s/^WatchdogSec=.*/WatchdogSec=${watchdog_seconds}s/"
 box_catalog "$repo/systemd/proctor.catalog"
@@ -299,7 +302,7 @@ check_output "… and after a restart (perhaps under another dynamic uid) the ap
     systemd-test.applied status_field "r['policy']['version']"
 
 box_teardown
-check_output "the host's /run, /var/lib and /etc hold no Proctor files, and its /tmp survived" \
-    "$host_before" sh -c "test -f '$host_marker' && ls -d /run/proctor /var/lib/private/proctor /etc/proctor 2>&1"
-rm -f "$host_marker"
+check_output "the host's /run, /var/lib, /etc and journal hold nothing of proctord's, and its /tmp survived" \
+    "$host_before" sh -c "test -f '$host_marker' && ls -d /run/proctor /var/lib/private/proctor /etc/proctor 2>&1
+                          journalctl --no-pager -q -o cat MESSAGE_ID=$id_ready 2>/dev/null | wc -l"
 box_finish
