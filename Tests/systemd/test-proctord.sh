@@ -142,6 +142,12 @@ check_output "… and the service is active" active show ActiveState
 check_output "proctord took the handed sockets: the socket files are the ones systemd bound (same inodes)" \
     "$socket_inodes" box_run stat --printf '%i ' "$agent" "$admin"
 main_pid=$(show MainPID)
+shared_listener() {  # shared_listener PATH — the listening socket at PATH is one object held by PID 1 and proctord
+    box_run ss -xlpH | awk -v path="$1" '$5 == path' |
+        grep -q "(\"proctord\",pid=$main_pid,fd=[0-9]*),(\"systemd\",pid=1,fd=[0-9]*)\|(\"systemd\",pid=1,fd=[0-9]*),(\"proctord\",pid=$main_pid,fd=[0-9]*)"
+}
+check "… and no re-bind: each listening socket is one object held by systemd and proctord (ss -xlp)" \
+    eval 'shared_listener "$agent" && shared_listener "$admin"'
 check "proctord runs as a dynamic (non-root) user with CAP_SYS_PTRACE as its only capability" \
     sh -c "s=\$(nsenter -t $BOX_PID -m -p cat /proc/$main_pid/status)
            echo \"\$s\" | awk '/^Uid:/ { exit \$2 == 0 }' && echo \"\$s\" | grep -qx 'CapEff:[[:space:]]*0000000000080000'"
