@@ -56,6 +56,7 @@ let package = Package(
         .executableTarget(name: "proctord", dependencies: ["ProctorDaemon"]),
         .executableTarget(name: "proctorctl", dependencies: ["ProctorCTL"]),
         .executableTarget(name: "proctor-demo", dependencies: ["ProctorKit"]),
+        .executableTarget(name: "proctor-kit-testapp", dependencies: ["ProctorKit"]),
         .executableTarget(name: "proctor-bench",
                           dependencies: ["ProctorPolicy", "Varlink", "LinuxIO", "JSONCore", "ProctorKit"]),
         // Used only by the real-systemd tests in Tests/systemd.

@@ -37,6 +37,7 @@ final class Daemon {
     private var agentServer: VarlinkServer<ConnectionContext>?
     private var adminServer: VarlinkServer<ConnectionContext>?
     private var reportedDroppedLogs = 0
+    private var statusUpdatePending = false
 
     /// Sets everything up short of serving: directories, lock, store, policy.
     init(configuration: DaemonConfiguration, loop: EventLoop, logger: Logger) throws(StartupError) {
@@ -102,6 +103,9 @@ final class Daemon {
     /// Takes the sockets (from systemd, else binds them), announces readiness and runs the
     /// loop until SIGTERM or SIGINT.
     func serve() throws(StartupError) {
+        // Closing lets SQLite fold its write-ahead log into state.db and remove it, so a
+        // stopped daemon leaves one self-contained file (what an administrator copies).
+        defer { store.close() }
         let (agentSocket, adminSocket) = try openSockets()
         let agentService = VarlinkService<ConnectionContext>(vendor: "Proctor", product: "proctord",
                                                              version: Self.version, url: "https://proctor.invalid/")
@@ -325,9 +329,15 @@ final class Daemon {
             + (lastReload?.ok == false ? "; last reload failed" : "")
     }
 
+    /// Refreshes systemd's STATUS= line, at most twice a second: registrations come in
+    /// bursts, and the line only needs to be current for a human reading it.
     func updateStatus() {
-        guard notifier.isEnabled else { return }
-        notify { try $0.status(statusLine()) }
+        guard notifier.isEnabled, !statusUpdatePending else { return }
+        statusUpdatePending = true
+        _ = loop.schedule(after: .milliseconds(500)) { [unowned self] in
+            statusUpdatePending = false
+            notify { try $0.status(statusLine()) }
+        }
     }
 
     /// sd_notify failures are worth a line but never stop the daemon.

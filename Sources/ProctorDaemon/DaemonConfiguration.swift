@@ -54,6 +54,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
                                   (default: proctor-admin; root always may)
           --max-connections N     concurrent client connections (default: 4096)
           --max-message-bytes N   largest Varlink message accepted (default: 1048576)
+          --message-timeout S     seconds a client may leave a message half-sent before
+                                  its connection is closed (default: 10)
           --history-limit N       applied policies kept for rollback (default: 20)
           -h, --help              show this help
           --version               show the version
@@ -106,6 +108,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case "--admin-group": config.adminGroup = try value(for: argument)
             case "--max-connections": config.maxConnections = try count(for: argument)
             case "--max-message-bytes": config.maxMessageBytes = try count(for: argument, minimum: 1024)
+            case "--message-timeout": config.idleMessageTimeoutSeconds = try count(for: argument)
             case "--history-limit": config.historyLimit = try count(for: argument)
             default: throw UsageError(description: "unknown option \"\(argument)\" (see proctord --help)")
             }

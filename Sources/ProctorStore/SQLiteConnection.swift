@@ -39,18 +39,30 @@ final class SQLiteConnection {
     private var handle: OpaquePointer?
     private var statements: [String: OpaquePointer] = [:]
 
-    /// Opens (creating if needed) the database at `path`. SQLite falls back to a read-only
-    /// connection by itself when the file exists but cannot be written.
-    ///
-    /// - Parameter immutable: open read-only without locks or `-shm` (URI `immutable=1`), for a
-    ///   database in a directory nobody can write: WAL mode cannot otherwise read it there.
-    init(path: String, immutable: Bool = false) throws(StoreError) {
+    /// How a connection may use its file.
+    enum Access {
+        /// Read and write, creating the file if needed. SQLite falls back to a read-only
+        /// connection by itself when the file exists but cannot be written.
+        case readWrite
+        /// Read only, through the existing `-wal` and `-shm`: for a database in a directory
+        /// nobody can write whose write-ahead log still holds committed transactions.
+        case readOnly
+        /// Read only, without locks, `-shm` or `-wal` (URI `immutable=1`): for a database in a
+        /// directory nobody can write and with no write-ahead log to read.
+        case immutable
+    }
+
+    /// Opens the database at `path` as `access` says.
+    init(path: String, access: Access = .readWrite) throws(StoreError) {
         self.path = path
         var db: OpaquePointer?
-        let flags = (immutable ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
-            | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
-        let name = immutable ? "file:" + Self.uriEscaped(path) + "?immutable=1" : path
-        let code = sqlite3_open_v2(name, &db, flags, nil)
+        let flags: Int32 = switch access {
+        case .readWrite: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        case .readOnly: SQLITE_OPEN_READONLY
+        case .immutable: SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
+        }
+        let name = access == .immutable ? "file:" + Self.uriEscaped(path) + "?immutable=1" : path
+        let code = sqlite3_open_v2(name, &db, flags | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE, nil)
         guard code == SQLITE_OK, let db else {
             let errno = db.map { sqlite3_system_errno($0) } ?? 0
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))

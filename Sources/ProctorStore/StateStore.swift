@@ -93,11 +93,24 @@ public final class StateStore {
 
     private static func openAndMigrate(path: String, configuration: Configuration) throws(StoreError) -> SQLiteConnection {
         // WAL mode needs a writable directory for its -shm file, even to read. When the
-        // directory cannot be written at all, read the database as immutable instead.
+        // directory cannot be written at all, read the database as immutable instead, unless
+        // its last writer did not close it (kill -9, or still running): then committed
+        // transactions are still in the -wal, which only a plain read-only connection reads,
+        // through the -shm that writer left. Immutable would silently serve older state.
         let directoryIsReadOnly = access(String(path.dropLast(databaseFileName.count)), W_OK) != 0
         let databaseExists = access(path, F_OK) == 0
         if directoryIsReadOnly && !databaseExists { throw .readOnly(path: path) }
-        let connection = try SQLiteConnection(path: path, immutable: directoryIsReadOnly)
+        var connectionAccess = SQLiteConnection.Access.readWrite
+        if directoryIsReadOnly {
+            var walStatus = stat()
+            let walHoldsTransactions = stat(path + "-wal", &walStatus) == 0 && walStatus.st_size > 0
+            if walHoldsTransactions && access(path + "-shm", R_OK) != 0 {
+                throw .cannotOpen(path: path, message: "the directory is read-only and the write-ahead log \(path)-wal "
+                    + "cannot be read without its -shm file; make the directory writable once so it can be recovered")
+            }
+            connectionAccess = walHoldsTransactions ? .readOnly : .immutable
+        }
+        let connection = try SQLiteConnection(path: path, access: connectionAccess)
         do {
             try prepare(connection, configuration: configuration)
             return connection

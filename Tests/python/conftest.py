@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 
 import pytest
@@ -117,8 +118,22 @@ class Daemon:
                 self.notifications.append(message)
                 if "READY=1" in message.split("\n"):
                     break
-        notify.close()
+        # Kept open and drained, as systemd does: later STATUS= updates must reach a listener,
+        # and a full datagram queue would block the daemon's sd_notify.
+        self.notify = notify
+        notify.settimeout(None)
+        threading.Thread(target=self._drain_notifications, daemon=True).start()
         return self
+
+    def _drain_notifications(self):
+        while True:
+            try:
+                message = self.notify.recv(4096)
+            except OSError:
+                return
+            if not message:
+                return
+            self.notifications.append(message.decode())
 
     def log(self):
         with open(self.stderr_path, "rb") as f:
@@ -134,6 +149,10 @@ class Daemon:
                 self.process.wait()
         if getattr(self, "stderr", None):
             self.stderr.close()
+        if getattr(self, "notify", None):
+            self.notify.shutdown(socket.SHUT_RDWR)
+            self.notify.close()
+            self.notify = None
         return self.process.returncode if self.process else None
 
 

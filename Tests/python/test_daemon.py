@@ -263,3 +263,22 @@ def test_oversized_and_invalid_messages_close_only_that_client(daemon):
         except (BrokenPipeError, ConnectionResetError):
             pass
     assert raw_call(daemon.admin, "io.proctor.Admin.Status")["parameters"]["policy"]["version"] == "test.1"
+
+
+def test_stalled_half_message_does_not_delay_others_and_times_out(workdir):
+    import socket
+    d = Daemon(workdir, extra_args=["--message-timeout", "1"])
+    write_policy(d.config_dir, base_policy())
+    d.start()
+    try:
+        with socket.socket(socket.AF_UNIX) as stalled, socket.socket(socket.AF_UNIX) as silent:
+            stalled.connect(d.agent)
+            stalled.sendall(b'{"method": "org.varlink.service.GetInfo", "param')  # ... and nothing more
+            silent.connect(d.agent)  # a client that connects and never reads or writes
+            # Served while the others stall (raw_call fails after its own timeout otherwise).
+            for _ in range(20):
+                assert raw_call(d.admin, "io.proctor.Admin.Status")["parameters"]["policy"]["version"] == "test.1"
+            stalled.settimeout(10)
+            assert stalled.recv(1) == b""  # closed by the daemon after the message timeout
+    finally:
+        d.stop()

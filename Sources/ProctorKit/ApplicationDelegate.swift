@@ -1,0 +1,57 @@
+public import JSONCore
+
+/// The object that receives an application's lifecycle events, with UIKit's method names.
+///
+/// Every method has a default implementation that does nothing (and lets launch proceed),
+/// so a delegate implements only what it needs. All calls arrive on the main actor, one at a
+/// time, in the order the events happened. `ApplicationMain` creates the delegate from its
+/// class name with `init()`, so a non-final delegate class declares `required init()`.
+@MainActor
+public protocol ApplicationDelegate: AnyObject {
+    /// Creates the delegate; `ApplicationMain` calls it before launch.
+    init()
+
+    /// Launch is done. Returning false ends the process with
+    /// `ApplicationExitStatus.launchDeclined` and a line on standard error naming the cause.
+    /// `launchOptions` holds `.arguments`, the command line.
+    func application(_ application: Application,
+                     didFinishLaunchingWithOptions launchOptions: [Application.LaunchOptionsKey: Any]?) -> Bool
+    /// The login session of the process became active (also right after launch when it is).
+    func applicationDidBecomeActive(_ application: Application)
+    /// The login session became inactive (screen locked, another session switched in), or
+    /// the process is about to go to the background.
+    func applicationWillResignActive(_ application: Application)
+    /// Job control suspended the process (SIGTSTP); the process stops when this returns.
+    func applicationDidEnterBackground(_ application: Application)
+    /// Job control continued the process (SIGCONT) after `applicationDidEnterBackground`.
+    func applicationWillEnterForeground(_ application: Application)
+    /// SIGTERM or SIGINT: the process exits with status 0 when this returns.
+    func applicationWillTerminate(_ application: Application)
+    /// The kernel reports memory pressure (PSI): release what can be rebuilt.
+    func applicationDidReceiveMemoryWarning(_ application: Application)
+    /// Another user's session took the seat the process's session is on.
+    func applicationUserDidChange(_ application: Application)
+    /// A push for this application arrived (an MDM command delivered by proctord).
+    func application(_ application: Application, didReceiveRemoteNotification userInfo: [String: JSONValue])
+    /// The managed configuration of this application changed.
+    func applicationManagedConfigurationDidChange(_ application: Application)
+    /// SIGHUP: reload configuration.
+    func applicationDidReceiveReload(_ application: Application)
+}
+
+extension ApplicationDelegate {
+    public func application(_ application: Application,
+                            didFinishLaunchingWithOptions launchOptions: [Application.LaunchOptionsKey: Any]?) -> Bool {
+        true
+    }
+    public func applicationDidBecomeActive(_ application: Application) {}
+    public func applicationWillResignActive(_ application: Application) {}
+    public func applicationDidEnterBackground(_ application: Application) {}
+    public func applicationWillEnterForeground(_ application: Application) {}
+    public func applicationWillTerminate(_ application: Application) {}
+    public func applicationDidReceiveMemoryWarning(_ application: Application) {}
+    public func applicationUserDidChange(_ application: Application) {}
+    public func application(_ application: Application, didReceiveRemoteNotification userInfo: [String: JSONValue]) {}
+    public func applicationManagedConfigurationDidChange(_ application: Application) {}
+    public func applicationDidReceiveReload(_ application: Application) {}
+}

@@ -1,0 +1,32 @@
+public import Foundation
+import Glibc
+
+/// A fresh directory under the system's temporary folder, removed with everything in it
+/// when the value is deinitialised (or by `remove()`).
+public final class TemporaryDirectory: Sendable {
+    public let url: URL
+    public var path: String { url.path }
+
+    /// Creates the directory (`mkdtemp`, mode 0700); `prefix` names it for whoever finds it.
+    public init(prefix: String = "proctor-test") throws {
+        var template = Array("\(NSTemporaryDirectory().trimmingSuffix("/"))/\(prefix).XXXXXX".utf8CString)
+        guard let created = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw TestSupportError("mkdtemp failed: \(String(cString: strerror(errno)))")
+        }
+        url = URL(fileURLWithPath: String(cString: created), isDirectory: true)
+    }
+
+    /// The URL of `name` inside the directory.
+    public func appending(_ name: String) -> URL { url.appendingPathComponent(name) }
+
+    /// Removes the directory now; later removals do nothing.
+    public func remove() { try? FileManager.default.removeItem(at: url) }
+
+    deinit { remove() }
+}
+
+extension String {
+    fileprivate func trimmingSuffix(_ suffix: String) -> String {
+        hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
+    }
+}

@@ -1,0 +1,91 @@
+@testable import ProctorDaemon
+import Testing
+
+@Suite struct DaemonConfigurationTests {
+    private func parsed(_ arguments: [String], environment: [String: String] = [:]) throws -> DaemonConfiguration {
+        guard case .run(let configuration) = try DaemonConfiguration.parse(arguments, environment: environment) else {
+            Issue.record("expected a configuration to run with")
+            return DaemonConfiguration()
+        }
+        return configuration
+    }
+
+    private func usageError(_ arguments: [String]) -> String? {
+        do {
+            _ = try DaemonConfiguration.parse(arguments, environment: [:])
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+
+    @Test func defaultsAreTheInstalledPaths() throws {
+        let configuration = try parsed([])
+        #expect(configuration.policyDirectory == "/etc/proctor/policy.d")
+        #expect(configuration.stateDirectory == "/var/lib/proctor")
+        #expect(configuration.agentSocketPath == "/run/proctor/io.proctor.Agent")
+        #expect(configuration.adminSocketPath == "/run/proctor/io.proctor.Admin")
+        #expect(configuration.lockPath == "/run/proctor/proctord.lock")
+        #expect(configuration.logTarget == .auto)
+        #expect(configuration.historyLimit == 20)
+        #expect(configuration.idleMessageTimeoutSeconds == 10)
+        #expect(!configuration.debugLogging)
+    }
+
+    @Test func systemdDirectoriesComeFromTheEnvironmentFirstPathOnly() throws {
+        let configuration = try parsed([], environment: [
+            "CONFIGURATION_DIRECTORY": "/etc/proctor:/etc/proctor-extra",
+            "STATE_DIRECTORY": "/var/lib/proctor-a:/var/lib/other",
+            "RUNTIME_DIRECTORY": "/run/proctor-a",
+        ])
+        #expect(configuration.configDirectory == "/etc/proctor")
+        #expect(configuration.stateDirectory == "/var/lib/proctor-a")
+        #expect(configuration.runtimeDirectory == "/run/proctor-a")
+    }
+
+    @Test func theCommandLineWinsOverTheEnvironment() throws {
+        let configuration = try parsed(
+            ["--state-dir", "/tmp/state", "--config-dir", "/tmp/config", "--runtime-dir", "/tmp/run",
+             "--log-target", "stderr", "--debug", "--admin-group", "wheel", "--max-connections", "8",
+             "--max-message-bytes", "4096", "--message-timeout", "2", "--history-limit", "3"],
+            environment: ["STATE_DIRECTORY": "/var/lib/proctor-a", "RUNTIME_DIRECTORY": "/run/proctor-a"])
+        var expected = DaemonConfiguration()
+        expected.stateDirectory = "/tmp/state"
+        expected.configDirectory = "/tmp/config"
+        expected.runtimeDirectory = "/tmp/run"
+        expected.logTarget = .stderr
+        expected.debugLogging = true
+        expected.adminGroup = "wheel"
+        expected.maxConnections = 8
+        expected.maxMessageBytes = 4096
+        expected.idleMessageTimeoutSeconds = 2
+        expected.historyLimit = 3
+        #expect(configuration == expected)
+    }
+
+    @Test func helpAndVersionStopParsing() throws {
+        #expect(try DaemonConfiguration.parse(["--state-dir", "/x", "--help", "--bogus"], environment: [:]) == .help)
+        #expect(try DaemonConfiguration.parse(["-h"], environment: [:]) == .help)
+        #expect(try DaemonConfiguration.parse(["--version"], environment: [:]) == .version)
+    }
+
+    @Test func badArgumentsNameTheOptionAndWhatWasExpected() {
+        #expect(usageError(["--state-dir"]) == "--state-dir needs a value")
+        #expect(usageError(["--state-dir", "--debug"]) == "--state-dir needs a value")
+        #expect(usageError(["--log-target", "syslog"]) == "--log-target expects auto, journal or stderr, got \"syslog\"")
+        #expect(usageError(["--history-limit", "0"]) == "--history-limit expects a whole number ≥ 1, got \"0\"")
+        #expect(usageError(["--max-connections", "many"]) == "--max-connections expects a whole number ≥ 1, got \"many\"")
+        #expect(usageError(["--max-message-bytes", "100"]) == "--max-message-bytes expects a whole number ≥ 1024, got \"100\"")
+        #expect(usageError(["--message-timeout", "-1"]) == "--message-timeout expects a whole number ≥ 1, got \"-1\"")
+        #expect(usageError(["--statedir", "/x"]) == "unknown option \"--statedir\" (see proctord --help)")
+        #expect(usageError(["/var/lib/proctor"]) == "unknown option \"/var/lib/proctor\" (see proctord --help)")
+    }
+
+    @Test func usageNamesEveryOption() {
+        for option in ["--config-dir", "--state-dir", "--runtime-dir", "--log-target", "--debug", "--admin-group",
+                       "--max-connections", "--max-message-bytes", "--message-timeout", "--history-limit", "--help",
+                       "--version"] {
+            #expect(DaemonConfiguration.usage.contains(option), "usage lacks \(option)")
+        }
+    }
+}
