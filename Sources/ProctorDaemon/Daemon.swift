@@ -81,7 +81,7 @@ final class Daemon {
         }
         guard directory != nil || bundle != nil else {
             let summary = reloadProblems.map(\.description).joined(separator: "; ")
-            throw StartupError(message: "no valid policy: \(summary)", errno: EINVAL)
+            throw StartupError(message: "no valid policy: \(summary)", errno: EINVAL, isConfigurationError: true)
         }
         active = ActivePolicy(directory: directory, bundle: bundle?.policy, bundleVersion: bundle?.record.version,
                               loadedAt: now)
@@ -374,5 +374,11 @@ final class Daemon {
 struct StartupError: Error, CustomStringConvertible {
     let message: String
     let errno: Int32
+    /// Only the administrator can fix it (the policy): restarting would fail the same way.
+    var isConfigurationError = false
     var description: String { message }
+
+    /// `EX_CONFIG` (78) for a configuration error, which the unit's
+    /// `RestartPreventExitStatus=` exempts from `Restart=on-failure`; 1 otherwise.
+    var exitStatus: Int32 { isConfigurationError ? 78 : 1 }
 }

@@ -61,7 +61,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
           --version               show the version
 
         Signals: SIGHUP reloads policy.d; SIGTERM and SIGINT stop cleanly.
-        Exit status: 0 after a clean stop, 1 when start-up fails, 2 on a usage error.
+        Exit status: 0 after a clean stop, 1 when start-up fails, 2 on a usage error,
+        78 when no valid policy can be loaded (proctord.service does not restart on it).
         """
 
     /// Parses `arguments` (without the program name); `environment` supplies systemd's

@@ -58,9 +58,11 @@ public func runProctord(arguments: [String], environment: [String: String] = pro
         logger.log(LogEvent(DaemonEvent.stopping.messageID, .error, "proctord failed to start: \(error)"))
         logger.flush()
         printError("proctord: \(error)\n")
-        _ = try? notifier.failed(status: "Failed to start: \(error)", errno: error.errno)
-        _ = try? notifier.stopping(status: "Failed to start")
-        return 1
+        // STOPPING first: the status line systemd keeps is the last one, and it should say why.
+        let status = "Failed to start: \(error)"
+        _ = try? notifier.stopping(status: status)
+        _ = try? notifier.failed(status: status, errno: error.errno)
+        return error.exitStatus
     }
 }
 

@@ -92,6 +92,13 @@ box_etc() {
     echo "$BOX_ROOT/etc-upper/$1"
 }
 
+# box_write PATH — after box_boot: writes standard input to PATH inside the box. A file of
+# the /etc overlay changes through the box's /etc, never in its upper folder behind the
+# mounted overlay's back (overlayfs may go on showing the file it cached).
+box_write() {
+    box_run sh -c 'cat > "$1"' box_write "$1"
+}
+
 # box_boot UNIT… — boots the box with a target that Wants= the units named and journald,
 # and waits (bounded by BOX_BOOT_TIMEOUT seconds) until systemd has finished starting them.
 box_boot() {
@@ -145,6 +152,13 @@ box_fail_boot() {
 # box_run COMMAND… — runs COMMAND inside the box (its mounts, its PID 1, its /run).
 box_run() {
     nsenter -t "$BOX_PID" -m -p -- "$@"
+}
+
+# box_journal_sync — returns once the box's journald has stored every message sent to it
+# before the call (journalctl --sync): a record a program sent just before it exited may
+# otherwise still sit in journald's socket when a test looks for it.
+box_journal_sync() {
+    box_run timeout 20 journalctl --sync
 }
 
 # box_wait_for SECONDS COMMAND… — retries COMMAND (on the host; wrap box_run yourself) until

@@ -77,6 +77,7 @@ check "JournalSink writes to the box's journald (forced journal target)" \
     box_run "$probe" log journal "$message_id" notice "Probe forced to the journal" APP_ID=com.example.forced "TARGET=two
 lines"
 journal_json() { box_run journalctl --no-pager -o json "MESSAGE_ID=$message_id" "$@"; }
+box_journal_sync
 check "the journal holds the record with MESSAGE_ID, PRIORITY, SYSLOG_IDENTIFIER and fields" \
     sh -c "nsenter -t $BOX_PID -m -p journalctl --no-pager -o json MESSAGE_ID=$message_id APP_ID=com.example.forced |
         python3 -c 'import json,sys; r=json.loads(sys.stdin.readline()); assert r[\"MESSAGE\"]==\"Probe forced to the journal\", r; assert r[\"PRIORITY\"]==\"5\"; assert r[\"SYSLOG_IDENTIFIER\"]==\"systemdkit-probe\"; assert r[\"TARGET\"]==\"two\\nlines\", r[\"TARGET\"]'"
@@ -85,6 +86,7 @@ check "outside a journal stream the auto target is stderr" \
     sh -c "nsenter -t $BOX_PID -m -p $probe log auto $message_id info 'Probe on a pipe' 2>&1 | grep -Fx 'target=stderr' "
 check "as a service (JOURNAL_STREAM set) the auto target is the journal" \
     box_run systemctl start probe-log.service
+box_journal_sync
 check "the service's record carries its unit and fields" \
     sh -c "nsenter -t $BOX_PID -m -p journalctl --no-pager -o json MESSAGE_ID=$message_id _SYSTEMD_UNIT=probe-log.service |
         python3 -c 'import json,sys; r=json.loads(sys.stdin.readline()); assert r[\"APP_ID\"]==\"com.example.service\", r; assert r[\"PRIORITY\"]==\"4\"'"

@@ -97,7 +97,11 @@ check "its only capability is CAP_SYS_PTRACE (bounding and ambient)" \
            echo \"\$s\" | grep -qx 'CapBnd:[[:space:]]*0000000000080000' && echo \"\$s\" | grep -qx 'CapAmb:[[:space:]]*0000000000080000'"
 
 box_run systemctl restart proctord.service
-check_output "after a service restart the sockets still exist (RuntimeDirectoryPreserve)" \
+check_output "/run/proctor is the socket units' root-owned folder, not a link into the root-only /run/private" \
+    "directory root 755" box_run stat -c '%F %U %a' /run/proctor
+check_output "… the service's own RuntimeDirectory= is a subfolder owned by the dynamic user" \
+    "directory 700 non-root" sh -c "nsenter -t $BOX_PID -m -p stat -c '%F %a %u' /run/proctor/daemon | awk '{ print \$1, \$2, (\$3 == 0 ? \"root\" : \"non-root\") }'"
+check_output "after a service restart the sockets still exist (they are not in its RuntimeDirectory=)" \
     "agent $python_exe" ask /run/proctor/io.proctor.Agent
 box_run systemctl stop proctord.service 2>/dev/null
 check_output "after the service stops, the socket starts it again on demand" \
@@ -109,6 +113,7 @@ check "… and fails without CAP_SYS_PTRACE, which is why the unit keeps it" \
     sh -c "! nsenter -t $BOX_PID -m -p systemctl start exe-without-ptrace.service 2>/dev/null"
 check "the probe's logger works inside the same sandbox (journal target detected)" \
     box_run systemctl start sandboxed-log.service
+box_journal_sync
 check "the denial in the journal carries MESSAGE_ID, APP_ID, RULE and DECISION" \
     sh -c "nsenter -t $BOX_PID -m -p journalctl --no-pager -o json -u sandboxed-log MESSAGE_ID=b1a2f28f21824eeaa03407dabfd373a4 |
         $python -c 'import json,sys; r=json.loads(sys.stdin.readline()); assert (r[\"APP_ID\"], r[\"RULE\"], r[\"DECISION\"], r[\"PRIORITY\"]) == (\"com.example.notes\", \"apps.com.example.notes.dlp.clipboard\", \"deny\", \"4\"), r'"
