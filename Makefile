@@ -44,7 +44,7 @@ test: deps venv
 	$(MAKE) --no-print-directory test-systemd
 
 test-systemd: deps
-	$(SWIFT) build --product proctord --product proctorctl --product systemdkit-probe
+	for product in proctord proctorctl systemdkit-probe; do $(SWIFT) build --product $$product || exit 1; done
 	Tests/systemd/run.sh "$$($(SWIFT) build --show-bin-path)"
 
 # proctord in the foreground on the policy in config/, with its sockets and state under

@@ -1,6 +1,6 @@
 // libFuzzer target for the Varlink byte parsers: the frame decoder and connection state
 // (bytes from any client) and the interface-definition parser. Not part of a SwiftPM
-// target; Fuzz/build-varlink-fuzz.sh builds it (see docs/varlink.md).
+// target; `Fuzz/build.sh varlink` builds it (see docs/varlink.md).
 import JSONCore
 import Varlink
 
