@@ -175,7 +175,8 @@ def daemon(workdir):
 
 def proctorctl(daemon, *args, check=None):
     """Runs the real proctorctl against the daemon's admin socket."""
-    result = subprocess.run([os.path.join(BIN, "proctorctl"), "--address", daemon.admin, *args],
+    # Options follow the command's words; --address may stand after the arguments.
+    result = subprocess.run([os.path.join(BIN, "proctorctl"), *args, "--address", daemon.admin],
                             capture_output=True, text=True, timeout=30)
     if check is not None:
         assert result.returncode == check, (result.returncode, result.stdout, result.stderr)

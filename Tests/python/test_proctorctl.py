@@ -1,0 +1,81 @@
+"""The real proctorctl against the real proctord: every online verb, its --json and exit codes."""
+import json
+import os
+
+from conftest import base_policy, proctorctl, raw_call
+
+
+def write_json(path, value):
+    with open(path, "w") as f:
+        json.dump(value, f)
+    return path
+
+
+def test_status_and_apps(daemon):
+    out = proctorctl(daemon, "status", check=0).stdout
+    assert "test.1" in out
+    status = json.loads(proctorctl(daemon, "status", "--json", check=0).stdout)
+    assert status["policy"]["version"] == "test.1"
+    apps = json.loads(proctorctl(daemon, "apps", "--json", check=0).stdout)
+    assert {a["appId"] for a in apps["apps"]} >= {"io.proctor.test.notes", "io.proctor.test.blocked"}
+    table = proctorctl(daemon, "apps", check=0).stdout
+    assert "io.proctor.test.blocked" in table and "blocked" in table
+
+
+def test_app_and_unknown_app(daemon):
+    detail = json.loads(proctorctl(daemon, "app", "io.proctor.test.notes", "--json", check=0).stdout)
+    assert detail["app"]["config"]["syncDays"] == 14
+    refused = proctorctl(daemon, "app", "io.proctor.test.nope", check=4)
+    assert "io.proctor.Admin.UnknownApp" in refused.stderr
+
+
+def test_check_online_explains(daemon):
+    denied = proctorctl(daemon, "check", "io.proctor.test.notes", "print", "--json", check=1)
+    decision = json.loads(denied.stdout)
+    assert decision["allowed"] is False
+    assert decision["rule"] == 'apps["io.proctor.test.notes"].dlp.print'
+    allowed = proctorctl(daemon, "check", "io.proctor.test.notes", "clipboard.copy", "io.proctor.test.mail",
+                         "--size", "5", check=0)
+    assert "allowed" in allowed.stdout.lower()
+
+
+def test_policy_apply_diff_history_rollback(daemon, workdir):
+    pushed = base_policy("pushed.1")
+    pushed["apps"]["io.proctor.test.notes"]["config"] = {"syncDays": 30}
+    path = write_json(os.path.join(workdir, "pushed.json"), pushed)
+    assert proctorctl(daemon, "policy", "diff", path).returncode == 1
+    proctorctl(daemon, "policy", "apply", path, "--expect-version", "test.1", check=0)
+    assert proctorctl(daemon, "policy", "diff", path).returncode == 0
+    conflict = proctorctl(daemon, "policy", "apply", path, "--expect-version", "test.1", check=4)
+    assert "VersionConflict" in conflict.stderr
+    shown = json.loads(proctorctl(daemon, "policy", "show", "--json", check=0).stdout)
+    assert shown["info"]["version"] == "pushed.1"
+    history = json.loads(proctorctl(daemon, "policy", "history", "--json", check=0).stdout)
+    assert [e["version"] for e in history["entries"]] == ["pushed.1"]
+    second = write_json(os.path.join(workdir, "second.json"), base_policy("pushed.2"))
+    proctorctl(daemon, "policy", "apply", second, check=0)
+    proctorctl(daemon, "policy", "rollback", "pushed.1", check=0)
+    assert raw_call(daemon.admin, "io.proctor.Admin.Status")["parameters"]["policy"]["version"] == "pushed.1"
+    broken = write_json(os.path.join(workdir, "broken.json"), {"schema": 1, "version": "x", "apps": {"bad id": {}}})
+    assert proctorctl(daemon, "policy", "apply", broken).returncode in (2, 4)
+    assert raw_call(daemon.admin, "io.proctor.Admin.Status")["parameters"]["policy"]["version"] == "pushed.1"
+
+
+def test_reload_wipe_notify_and_events(daemon):
+    proctorctl(daemon, "reload", check=0)
+    wiped = json.loads(proctorctl(daemon, "wipe", "io.proctor.test.notes", "--json", check=0).stdout)
+    assert wiped["deliveredTo"] == 0
+    detail = json.loads(proctorctl(daemon, "app", "io.proctor.test.notes", "--json", check=0).stdout)
+    assert [w["id"] for w in detail["app"]["wipes"]] == [wiped["directiveId"]]
+    assert detail["app"]["wipes"][0]["state"] == "issued"
+    delivered = json.loads(proctorctl(daemon, "notify", "io.proctor.test.notes", '{"command":"sync"}', "--json",
+                                      check=0).stdout)
+    assert delivered["delivered"] == 0
+    assert proctorctl(daemon, "notify", "io.proctor.test.notes", "{not json").returncode == 2
+
+
+def test_not_running(workdir):
+    class Nowhere:
+        admin = os.path.join(workdir, "no.sock")
+    result = proctorctl(Nowhere, "status", check=3)
+    assert result.stderr.strip() == f"proctorctl: proctord is not running at {Nowhere.admin}"
