@@ -9,7 +9,9 @@ public final class TemporaryDirectory: Sendable {
 
     /// Creates the directory (`mkdtemp`, mode 0700); `prefix` names it for whoever finds it.
     public init(prefix: String = "proctor-test") throws {
-        var template = Array("\(NSTemporaryDirectory().trimmingSuffix("/"))/\(prefix).XXXXXX".utf8CString)
+        // mkdtemp replaces the six trailing X's with a unique suffix.
+        let suffix = String(repeating: "X", count: 6)
+        var template = Array("\(NSTemporaryDirectory().trimmingSuffix("/"))/\(prefix).\(suffix)".utf8CString)
         guard let created = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw TestSupportError("mkdtemp failed: \(String(cString: strerror(errno)))")
         }
