@@ -26,10 +26,11 @@ BOX_PID=""            # PID (host view) of the box's systemd
 BOX_LAUNCHER_PID=""   # the unshare process whose child that systemd is
 BOX_ROOT=""           # the box folder: units/, catalog/, etc-upper/, boot.sh, console.log
 BOX_NAME=""
+BOX_BIN_DIR=""        # the built binaries (the box folder lives inside it)
 BOX_PASSED=0
 BOX_FAILED=0
 BOX_BOOT_TIMEOUT=${BOX_BOOT_TIMEOUT:-30}
-BOX_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)   # the checkout lib.sh belongs to
+BOX_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)   # the checkout lib.sh belongs to
 
 # box_new NAME BIN_DIR — makes the box folder and installs the teardown trap.
 box_new() {
@@ -37,7 +38,8 @@ box_new() {
     local bin_dir=$2
     [ "$(id -u)" = 0 ] || { echo "systemd box tests need root" >&2; exit 2; }
     [ -d "$bin_dir" ] || { echo "no such folder of built binaries: $bin_dir" >&2; exit 2; }
-    BOX_ROOT=$(mktemp -d "$(cd "$bin_dir" && pwd)/systemd-box.$BOX_NAME.XXXXXX")
+    BOX_BIN_DIR=$(cd "$bin_dir" && pwd -P)
+    BOX_ROOT=$(mktemp -d "$BOX_BIN_DIR/systemd-box.$BOX_NAME.XXXXXX")
     mkdir -p "$BOX_ROOT/units" "$BOX_ROOT/catalog" "$BOX_ROOT/etc-upper" "$BOX_ROOT/etc-work"
     cp /usr/lib/systemd/catalog/*.catalog "$BOX_ROOT/catalog/"
     # journald, and the standard targets that units' default dependencies name.
@@ -112,10 +114,23 @@ box_boot() {
 #!/bin/bash
 set -e
 mount -t tmpfs tmpfs /run
+# A checkout (or build folder) under /tmp, /var/tmp or /var/lib would vanish behind the
+# box's fresh tmpfs there, binaries and box folder with it: park it in the box's /run
+# first and bind it back to the same path afterwards.
+keep=()
+for path in $BOX_REPO $BOX_BIN_DIR; do
+    case "\$path" in /tmp/*|/var/tmp/*|/var/lib/*)
+        mkdir -p "/run/.box-keep\$path" && mount --bind "\$path" "/run/.box-keep\$path"
+        keep+=("\$path") ;;
+    esac
+done
 mount -t tmpfs tmpfs /tmp
 mount -t tmpfs tmpfs /var/tmp
 mkdir -p /var/log/journal && mount -t tmpfs tmpfs /var/log/journal
 mount -t tmpfs tmpfs /var/lib
+for path in "\${keep[@]}"; do
+    mkdir -p "\$path" && mount --bind "/run/.box-keep\$path" "\$path"
+done
 mount -t overlay overlay -o lowerdir=/etc,upperdir=$BOX_ROOT/etc-upper,workdir=$BOX_ROOT/etc-work /etc
 mount --bind $BOX_ROOT/catalog /usr/lib/systemd/catalog
 export SYSTEMD_UNIT_PATH=$BOX_ROOT/units
