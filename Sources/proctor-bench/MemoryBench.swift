@@ -1,0 +1,46 @@
+import Glibc
+
+/// proctord's resident memory (VmRSS) idle with the bench's 1 000-app policy, and again
+/// with 10 000 idle client connections open; the difference per connection. The bench
+/// raises its own RLIMIT_NOFILE (proctord inherits it) and passes `--max-connections`.
+enum MemoryBench: BenchCommand {
+    static let name = "memory"
+    static let summary = "proctord RSS idle (MiB) and per idle connection (bytes) at 10 000"
+    static let connections = 10_000
+
+    static func run(_ options: BenchOptions, report: (Figure) -> Void) throws {
+        try raiseDescriptorLimit(to: connections + 1_000)
+        let workload = try BenchDaemonWorkload()
+        let daemon = try DaemonUnderTest(options: options, policy: workload.policy,
+                                         extraArguments: ["--max-connections", String(connections + 100)])
+        defer { daemon.stop() }
+        // One round trip first, so the idle figure includes what serving a call leaves behind.
+        _ = try MessageConnection(path: daemon.agentPath).call("org.varlink.service.GetInfo")
+        usleep(100_000)
+        let idle = try daemon.process.residentBytes()
+
+        var open: [MessageConnection] = []
+        open.reserveCapacity(connections)
+        for _ in 0..<connections { open.append(try MessageConnection(path: daemon.agentPath)) }
+        // The daemon accepts in order: once the last connection is answered, all are accepted.
+        _ = try open[open.count - 1].call("org.varlink.service.GetInfo")
+        usleep(100_000)
+        let loaded = try daemon.process.residentBytes()
+        report(Figure(name: "memory.idle", unit: "MiB", samples: [Double(idle) / 1_048_576]))
+        report(Figure(name: "memory.connections\(connections)", unit: "MiB", samples: [Double(loaded) / 1_048_576]))
+        report(Figure(name: "memory.perConnection", unit: "B", samples: [Double(loaded - idle) / Double(connections)]))
+    }
+
+    static func raiseDescriptorLimit(to wanted: Int) throws(BenchError) {
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        guard limit.rlim_cur < rlim_t(wanted) else { return }
+        guard limit.rlim_max >= rlim_t(wanted) else {
+            throw BenchError("the memory figure needs \(wanted) descriptors; the hard limit is \(limit.rlim_max)")
+        }
+        limit.rlim_cur = rlim_t(wanted)
+        guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else {
+            throw BenchError("setrlimit(RLIMIT_NOFILE, \(wanted)) failed: \(String(cString: strerror(errno)))")
+        }
+    }
+}
