@@ -1,8 +1,10 @@
 import Glibc
 
 /// proctord's resident memory (VmRSS) idle with the bench's 1 000-app policy, and again
-/// with 10 000 idle client connections open; the difference per connection. The bench
-/// raises its own RLIMIT_NOFILE (proctord inherits it) and passes `--max-connections`.
+/// with 10 000 idle client connections open; the difference per connection. `RssAnon` is
+/// reported beside the idle VmRSS: the rest is pages of shared libraries, which other
+/// processes share. The bench raises its own RLIMIT_NOFILE (proctord inherits it) and
+/// passes `--max-connections`.
 enum MemoryBench: BenchCommand {
     static let name = "memory"
     static let summary = "proctord RSS idle (MiB) and per idle connection (bytes) at 10 000"
@@ -18,6 +20,7 @@ enum MemoryBench: BenchCommand {
         _ = try MessageConnection(path: daemon.agentPath).call("org.varlink.service.GetInfo")
         usleep(100_000)
         let idle = try daemon.process.residentBytes()
+        let idleAnonymous = try daemon.process.residentBytes(field: "RssAnon")
 
         var open: [MessageConnection] = []
         open.reserveCapacity(connections)
@@ -27,6 +30,7 @@ enum MemoryBench: BenchCommand {
         usleep(100_000)
         let loaded = try daemon.process.residentBytes()
         report(Figure(name: "memory.idle", unit: "MiB", samples: [Double(idle) / 1_048_576]))
+        report(Figure(name: "memory.idle.anonymous", unit: "MiB", samples: [Double(idleAnonymous) / 1_048_576]))
         report(Figure(name: "memory.connections\(connections)", unit: "MiB", samples: [Double(loaded) / 1_048_576]))
         report(Figure(name: "memory.perConnection", unit: "B", samples: [Double(loaded - idle) / Double(connections)]))
     }

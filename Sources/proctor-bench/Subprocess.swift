@@ -51,12 +51,12 @@ struct Subprocess {
         return waitpid(pid, &status, WNOHANG) == pid
     }
 
-    /// The child's resident set size in bytes (`VmRSS` of /proc/PID/status).
-    func residentBytes() throws(BenchError) -> Int {
+    /// The child's resident memory in bytes: `field` (`VmRSS`, `RssAnon`, …) of /proc/PID/status.
+    func residentBytes(field: String = "VmRSS") throws(BenchError) -> Int {
         let text = try readTextFile("/proc/\(pid)/status")
-        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }),
               let kib = Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) else {
-            throw BenchError("no VmRSS line in /proc/\(pid)/status")
+            throw BenchError("no \(field) line in /proc/\(pid)/status")
         }
         return kib * 1024
     }
