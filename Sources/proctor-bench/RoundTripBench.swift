@@ -2,8 +2,10 @@ import Glibc
 
 /// One client's `Decide` round trip to a real proctord, beside the socket floor: a raw
 /// AF_UNIX stream ping-pong of the same sizes (the average `Decide` call and reply) with a
-/// second process that only echoes, blocking I/O on both sides. The two are measured in
-/// alternating blocks, so drift on a shared machine hits both alike.
+/// second process that only echoes, blocking I/O on both sides. The mixed workload's calls
+/// (about half denied; proctord logs every denial) and, separately, only its calls that
+/// are allowed (nothing logged at the default level) show what logging a denial costs.
+/// All three are measured in alternating blocks, so drift on a shared machine hits them alike.
 enum RoundTripBench: BenchCommand {
     static let name = "roundtrip"
     static let summary = "socket floor and Decide over Varlink (µs), one client, interleaved"
@@ -17,37 +19,47 @@ enum RoundTripBench: BenchCommand {
         let session = try BenchDaemonWorkload.register(connection)
         let calls = workload.decideCalls(session: session, count: 1_000)
 
-        // Warm-up, and the sizes the floor echoes.
+        // Warm-up, the sizes the floor echoes, and which calls are allowed.
         var replyBytes = 0
+        var allowedCalls: [[UInt8]] = []
         for call in calls {
             try connection.send(call)
-            replyBytes += try connection.receive().count + 1
+            let reply = try connection.receive()
+            replyBytes += reply.count + 1
+            if try MessageConnection.parameters(of: reply, method: "Decide")["allowed"] == .bool(true) { allowedCalls.append(call) }
         }
+        guard !allowedCalls.isEmpty else { throw BenchError("roundtrip: the workload has no allowed Decide call") }
         let requestSize = calls.reduce(0) { $0 + $1.count } / calls.count
         let replySize = replyBytes / calls.count
         let floor = try EchoPeer(options: options, requestSize: requestSize, replySize: replySize)
         defer { floor.stop() }
 
         let rounds = options.quick ? 4 : 40
-        var floorSamples: [Double] = [], decideSamples: [Double] = []
-        var next = 0
-        for _ in 0..<rounds {
+        var floorSamples: [Double] = [], decideSamples: [Double] = [], allowedSamples: [Double] = []
+        for round in 0..<rounds {
             for _ in 0..<block {
                 let began = MonotonicClock.nanoseconds()
                 try floor.roundTrip()
                 floorSamples.append(Double(MonotonicClock.nanoseconds() - began) / 1_000)
             }
-            for _ in 0..<block {
-                let call = calls[next % calls.count]
-                next += 1
-                let began = MonotonicClock.nanoseconds()
-                try connection.send(call)
-                try connection.skipMessages(1)
-                decideSamples.append(Double(MonotonicClock.nanoseconds() - began) / 1_000)
-            }
+            try measure(connection, calls, from: round * block, into: &decideSamples)
+            try measure(connection, allowedCalls, from: round * block, into: &allowedSamples)
         }
         report(Figure(name: "socket.floor.\(requestSize)B/\(replySize)B", unit: "µs", samples: floorSamples))
         report(Figure(name: "varlink.decide", unit: "µs", samples: decideSamples))
+        report(Figure(name: "varlink.decide.allowedOnly", unit: "µs", samples: allowedSamples))
+    }
+
+    /// One block of round trips over `calls`, cycling from `start`.
+    private static func measure(_ connection: MessageConnection, _ calls: [[UInt8]], from start: Int,
+                                into samples: inout [Double]) throws {
+        for index in start..<(start + block) {
+            let call = calls[index % calls.count]
+            let began = MonotonicClock.nanoseconds()
+            try connection.send(call)
+            try connection.skipMessages(1)
+            samples.append(Double(MonotonicClock.nanoseconds() - began) / 1_000)
+        }
     }
 }
 
