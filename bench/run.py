@@ -1,5 +1,7 @@
 """`make bench`: every figure of BENCHMARKS.md in one run, one table, bench/results.json.
 
+`run.py --markdown bench/results.json` prints a results file as the table of BENCHMARKS.md.
+
 Runs proctor-bench (the engine in process, and a real proctord on temporary directories),
 then the same decision workload in Cedar and Rego (bench/engines.py) after checking that
 they answer every query as Proctor does, and reports ratios between figures of this run.
@@ -146,7 +148,28 @@ def print_table(figures):
         print_row(entry)
 
 
+def markdown(path):
+    """The table of a results file as Markdown, for BENCHMARKS.md."""
+    with open(path) as file:
+        result = json.load(file)
+    lines = ["| figure | median | p99 | unit | runs | goal |", "|---|--:|--:|---|--:|---|"]
+    for entry in result["figures"]:
+        goal = entry.get("goal", "")
+        if "met" in entry:
+            goal += " — **met**" if entry["met"] else " — **missed**"
+        lines.append(f"| `{entry['name']}` | {format_number(entry['median'])} | {format_number(entry['p99'])} | "
+                     f"{entry['unit']} | {entry['runs']} | {goal} |")
+    machine = result["machine"]
+    print(f"Measured {result['date']} with `{result['command']}` ({result['seconds']} s) on {machine['cores']} cores "
+          f"({machine['cpu']}), kernel {machine['kernel']}, {machine['swift']}, Python {machine['python']}, "
+          f"cedarpy {machine['cedarpy']}, regopy {machine['regopy']}.\n")
+    print("\n".join(lines))
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--markdown":
+        markdown(sys.argv[2])
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin", required=True, help="the release build folder (swift build -c release --show-bin-path)")
     parser.add_argument("--quick", action="store_true", help="fewer runs: a smoke test, not a measurement")
