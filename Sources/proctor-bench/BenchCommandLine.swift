@@ -41,13 +41,13 @@ enum BenchCommandLine {
         for bench/engines.py to evaluate in Cedar and Rego.
 
         commands:
-        \(commands.map { "  \(TextColumns.left($0.name, 10))\($0.summary)" }.joined(separator: "\n"))
+        \(commands.map { "  \(TextColumns.left($0.name, 12))\($0.summary)" }.joined(separator: "\n"))
 
         options:
-          --json     one JSON object per line instead of the table
-          --quick    fewer runs (a smoke test, not a measurement)
+          --json            one JSON object per line instead of the table
+          --quick           fewer runs (a smoke test, not a measurement)
           --proctord PATH   the daemon to measure (default: proctord beside this executable)
-          --help     this text
+          --help            this text
         """
 
     /// Runs the command line and returns the exit status: 0 done, 1 a benchmark failed, 2 bad usage.
