@@ -15,6 +15,7 @@ import json
 import math
 import os
 import platform
+import signal
 import subprocess
 import sys
 import tempfile
@@ -64,14 +65,24 @@ def figure(name, unit, samples, **extra):
     return {"name": name, "unit": unit, "median": percentile(0.5), "p99": percentile(0.99), "runs": len(samples), **extra}
 
 
-def run_proctor_bench(binary, quick, figures, arguments=(), prefix=(), suffix=""):
+def run_proctor_bench(binary, quick, figures, workdir, arguments=(), prefix=(), suffix=""):
+    """Runs proctor-bench, its temporary directories under `workdir` (removed by the caller
+    even when the run is interrupted)."""
     command = list(prefix) + [binary, "--json"] + (["--quick"] if quick else []) + list(arguments)
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-    for line in process.stdout:
-        entry = json.loads(line)
-        entry["name"] += suffix
-        figures.append(entry)
-        print_row(entry, flush=True)
+    # In a process group of its own, so that if the run is interrupted the proctord
+    # instances the bench started go with it.
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, start_new_session=True,
+                               env={**os.environ, "TMPDIR": workdir})
+    try:
+        for line in process.stdout:
+            entry = json.loads(line)
+            entry["name"] += suffix
+            figures.append(entry)
+            print_row(entry, flush=True)
+    except BaseException:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait()
+        raise
     if process.wait() != 0:
         raise SystemExit(f"bench: {' '.join(command)} failed with status {process.returncode}")
 
@@ -180,16 +191,18 @@ def main():
         if not os.access(needed, os.X_OK):
             raise SystemExit(f"bench: {needed} is missing; build with `swift build -c release` (make release)")
 
+    # SIGTERM ends the run like Ctrl-C does: through the clean-up of run_proctor_bench.
+    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))
     started = datetime.datetime.now(datetime.timezone.utc)
     figures = []
     print(f"{'figure':<36}{'median':>12}{'p99':>12}  {'unit':<4}{'runs':>6}", flush=True)
-    run_proctor_bench(binary, arguments.quick, figures)
-    # The round trip again with the bench, the echo peer and proctord all on CPU 0: no wake-up
-    # has to cross to the other CPU (tens of µs on a VM), so the gap to the figure above is
-    # that cost and what remains is proctord's own work.
-    run_proctor_bench(binary, arguments.quick, figures, arguments=["roundtrip"], prefix=["taskset", "-c", "0"],
-                      suffix=".oneCPU")
-    with tempfile.TemporaryDirectory(prefix="proctor-bench-engines.") as workdir:
+    with tempfile.TemporaryDirectory(prefix="proctor-bench.") as workdir:
+        run_proctor_bench(binary, arguments.quick, figures, workdir)
+        # The round trip again with the bench, the echo peer and proctord all on CPU 0: no
+        # wake-up has to cross to the other CPU (tens of µs on a VM), so the gap to the figure
+        # above is that cost and what remains is proctord's own work.
+        run_proctor_bench(binary, arguments.quick, figures, workdir, arguments=["roundtrip"],
+                          prefix=["taskset", "-c", "0"], suffix=".oneCPU")
         try:
             run_engines(binary, arguments.quick, figures, workdir)
         except engines.Mismatch as mismatch:

@@ -98,12 +98,14 @@ func writeFile(_ path: String, _ bytes: [UInt8]) throws(BenchError) {
     }
 }
 
-/// A directory made with `mkdtemp` and removed with everything in it by `remove()`.
+/// A directory made with `mkdtemp` under `$TMPDIR` (else /tmp) and removed with everything
+/// in it by `remove()`.
 struct TemporaryDirectory {
     let path: String
 
     init(prefix: String) throws(BenchError) {
-        var template = Array("/tmp/\(prefix).XXXXXX".utf8CString)
+        let parent = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+        var template = Array("\(parent)/\(prefix).XXXXXX".utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw BenchError("mkdtemp failed: \(String(cString: strerror(errno)))")
         }
