@@ -105,7 +105,9 @@ struct TemporaryDirectory {
 
     init(prefix: String) throws(BenchError) {
         let parent = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
-        var template = Array("\(parent)/\(prefix).XXXXXX".utf8CString)
+        // mkdtemp replaces the six trailing X's with a unique suffix.
+        let suffix = String(repeating: "X", count: 6)
+        var template = Array("\(parent)/\(prefix).\(suffix)".utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw BenchError("mkdtemp failed: \(String(cString: strerror(errno)))")
         }
