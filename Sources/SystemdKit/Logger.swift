@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import Glibc
 import Synchronization
 
 /// Logs events without ever blocking the caller: `log` puts the event on a bounded queue
@@ -45,8 +45,7 @@ public final class Logger: Sendable {
         self.sink = sink
         self.droppedMessagesID = droppedMessagesID
         minimumPriorityValue = Atomic(minimumPriority.rawValue)
-        let drain = Drainer(logger: self)
-        Thread.detachNewThread { drain.run() }
+        Drainer(logger: self).start()
     }
 
     /// Events still queued when the last reference goes are discarded: call `flush()` first.
@@ -117,6 +116,24 @@ public final class Logger: Sendable {
         init(logger: Logger) {
             self.logger = logger
             wake = logger.wakeDrainer
+        }
+
+        /// Runs `run()` on a detached POSIX thread of its own (a plain pthread rather than
+        /// Foundation's `Thread`, so that the daemon does not load Foundation for one thread).
+        /// Should no thread be available, a Dispatch worker runs it instead.
+        func start() {
+            let context = Unmanaged.passRetained(self).toOpaque()
+            var thread = pthread_t()
+            let status = pthread_create(&thread, nil, { raw in
+                Unmanaged<Drainer>.fromOpaque(raw!).takeRetainedValue().run()
+                return nil
+            }, context)
+            guard status == 0 else {
+                Unmanaged<Drainer>.fromOpaque(context).release()
+                DispatchQueue.global(qos: .utility).async { self.run() }
+                return
+            }
+            pthread_detach(thread)
         }
 
         func run() {

@@ -1,7 +1,6 @@
 import Glibc
 
-/// A figure-producing subcommand. New figures (socket round trip, throughput, push latency)
-/// are added as further types in `BenchCommandLine.commands`.
+/// A figure-producing subcommand, listed in `BenchCommandLine.commands`.
 protocol BenchCommand: Sendable {
     /// The subcommand's name on the command line.
     static var name: String { get }
@@ -17,6 +16,8 @@ struct BenchOptions {
     var json = false
     /// Fewer runs, for a smoke test (`make bench QUICK=1`).
     var quick = false
+    /// The proctord the daemon figures start: beside this executable unless `--proctord` says.
+    var proctordPath = ""
 }
 
 struct BenchUsageError: Error, CustomStringConvertible {
@@ -24,31 +25,64 @@ struct BenchUsageError: Error, CustomStringConvertible {
 }
 
 enum BenchCommandLine {
-    static let commands: [any BenchCommand.Type] = [DecideBench.self, CompileBench.self]
+    static let commands: [any BenchCommand.Type] = [
+        DecideBench.self, CompileBench.self, RoundTripBench.self, ThroughputBench.self, PushBench.self,
+        StartupBench.self, MemoryBench.self,
+    ]
 
     static let usage = """
-        usage: proctor-bench [COMMAND ...] [--json] [--quick]
+        usage: proctor-bench [COMMAND ...] [--json] [--quick] [--proctord PATH]
+               proctor-bench workload --apps N --count M --out FILE
 
         Measures Proctor and prints a table of figures (median, p99, runs), or with --json one
         JSON object per figure: {"name","unit","median","p99","runs"}. Without a command, runs all.
+        The daemon figures start a real proctord on temporary directories.
+        `workload` writes the in-process workload's apps, queries and Proctor's answers as JSON,
+        for bench/engines.py to evaluate in Cedar and Rego.
 
         commands:
-        \(commands.map { "  \(TextColumns.left($0.name, 10))\($0.summary)" }.joined(separator: "\n"))
+        \(commands.map { "  \(TextColumns.left($0.name, 12))\($0.summary)" }.joined(separator: "\n"))
 
         options:
-          --json     one JSON object per line instead of the table
-          --quick    fewer runs (a smoke test, not a measurement)
-          --help     this text
+          --json            one JSON object per line instead of the table
+          --quick           fewer runs (a smoke test, not a measurement)
+          --proctord PATH   the daemon to measure (default: proctord beside this executable)
+          --help            this text
         """
 
     /// Runs the command line and returns the exit status: 0 done, 1 a benchmark failed, 2 bad usage.
     static func run(_ arguments: [String]) -> Int32 {
+        if arguments.first == EchoPeer.argument, arguments.count == 3, let request = Int(arguments[1]),
+           let reply = Int(arguments[2]) {
+            return EchoPeer.serve(requestSize: request, replySize: reply)
+        }
+        if arguments.first == WorkloadExport.name {
+            do {
+                return try WorkloadExport.run(Array(arguments.dropFirst()))
+            } catch let error as BenchUsageError {
+                printError("proctor-bench: \(error)")
+                return 2
+            } catch {
+                printError("proctor-bench: \(error)")
+                return 1
+            }
+        }
         var options = BenchOptions()
+        options.proctordPath = ((try? BenchDaemonWorkload.executablePath()).map { path in
+            String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+        } ?? ".") + "/proctord"
         var selected: [any BenchCommand.Type] = []
-        for argument in arguments {
+        var remaining = arguments[...]
+        while let argument = remaining.popFirst() {
             switch argument {
             case "--json": options.json = true
             case "--quick": options.quick = true
+            case "--proctord":
+                guard let path = remaining.popFirst() else {
+                    printError("proctor-bench: --proctord needs a path")
+                    return 2
+                }
+                options.proctordPath = path
             case "--help", "-h":
                 print(usage)
                 return 0

@@ -1,4 +1,4 @@
-// proctor-bench: measures Proctor's figures. The commands live in BenchCommands.swift.
+// proctor-bench: measures Proctor's figures. The commands are listed in BenchCommandLine.swift.
 import Glibc
 
 exit(BenchCommandLine.run(Array(CommandLine.arguments.dropFirst())))
