@@ -1,5 +1,5 @@
 /// What `PolicyApplication` needs to know about the app before it registers, from the code
-/// (`PolicyApplication.appID`, `.dataDirectories`) or else the Info.plist:
+/// (`PolicyApplication.appID`, `.appVersion`, `.dataDirectories`) or else the Info.plist:
 ///
 /// | Info.plist key | meaning |
 /// |---|---|
@@ -20,7 +20,7 @@ struct PolicyAppSettings: Equatable {
         let description: String
     }
 
-    static func resolve(info: [String: Any], appID codeAppID: String?, dataDirectories codeDirectories: [String]?,
+    static func resolve(info: [String: Any], appID codeAppID: String?, version codeVersion: String?, dataDirectories codeDirectories: [String]?,
                         infoPlistPath: String?) throws(Failure) -> PolicyAppSettings {
         let source = infoPlistPath.map { "Info.plist \($0)" } ?? "Info.plist (none found)"
         let appID: String
@@ -34,8 +34,8 @@ struct PolicyAppSettings: Equatable {
         }
         guard !appID.isEmpty else { throw Failure(description: "the app id is empty") }
 
-        var version: String?
-        if let value = info[versionKey] {
+        var version = codeVersion
+        if version == nil, let value = info[versionKey] {
             guard let text = value as? String else { throw Failure(description: "\(versionKey) in \(source) must be a string") }
             version = text
         }

@@ -25,9 +25,12 @@ public import ProctorPolicy
 /// notifications reach the delegate; when proctord goes away the cached rules stay in force
 /// for `compliance.offlineGraceSeconds` while the SDK reconnects with capped backoff.
 open class PolicyApplication: Application {
-    /// The app id, when the Info.plist does not say (`ProctorAppID`). Set before `ApplicationMain`.
+    /// The app id; when nil, `ProctorAppID` of the Info.plist. Set before `ApplicationMain`.
+    /// (These settings in code take precedence over the Info.plist.)
     public static var appID: String?
-    /// The data directories a wipe removes, when the Info.plist does not say (`ProctorDataDirectories`).
+    /// The app's version; when nil, `CFBundleShortVersionString` of the Info.plist.
+    public static var appVersion: String?
+    /// The data directories a wipe removes; when nil, `ProctorDataDirectories` of the Info.plist.
     public static var dataDirectories: [String]?
     /// How to reach proctord; nil means the Agent socket (`VarlinkAgentTransport.fromEnvironment`).
     /// `ProctorKitTesting` sets an in-process agent here.
@@ -79,7 +82,7 @@ open class PolicyApplication: Application {
         let settings: PolicyAppSettings
         do {
             settings = try PolicyAppSettings.resolve(info: Application.infoDictionary, appID: Self.appID,
-                                                     dataDirectories: Self.dataDirectories,
+                                                     version: Self.appVersion, dataDirectories: Self.dataDirectories,
                                                      infoPlistPath: Application.infoPlistPath)
         } catch {
             return blockLaunch(error.description)
