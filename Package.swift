@@ -55,7 +55,7 @@ let package = Package(
 
         .executableTarget(name: "proctord", dependencies: ["ProctorDaemon"]),
         .executableTarget(name: "proctorctl", dependencies: ["ProctorCTL"]),
-        .executableTarget(name: "proctor-demo", dependencies: ["ProctorKit"]),
+        .executableTarget(name: "proctor-demo", dependencies: ["ProctorKit", "ProctorPolicy", "JSONCore"], exclude: ["Info.plist"]),
         .executableTarget(name: "proctor-kit-testapp", dependencies: ["ProctorKit", "ProctorPolicy", "JSONCore"]),
         .executableTarget(name: "proctor-bench",
                           dependencies: ["ProctorPolicy", "Varlink", "LinuxIO", "JSONCore", "ProctorKit"]),
