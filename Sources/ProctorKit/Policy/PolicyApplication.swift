@@ -55,6 +55,7 @@ open class PolicyApplication: Application {
     private var handledDirectives: Set<String> = []
     private var acknowledgedPolicyVersion: String?
     private var launched = false
+    private var retirementWiped = false
 
     public required init() {
         dataGuard = .shared
@@ -219,13 +220,17 @@ open class PolicyApplication: Application {
             managedConfigurationDidChange()
         }
 
+        var wiped = false
         for directive in update.directives {
             guard let id = directive.id, !handledDirectives.contains(id) else { continue }
             handledDirectives.insert(id)
             wipe(directive, settings: settings)
+            wiped = true
         }
-        if update.state == .retired {
-            wipe(WipeDirective(id: nil, issuedAt: nil, cause: .retired), settings: settings)
+        // A retired app's data goes once, whether or not a directive already took it.
+        if update.state == .retired, !retirementWiped {
+            retirementWiped = true
+            if !wiped { wipe(WipeDirective(id: nil, issuedAt: nil, cause: .retired), settings: settings) }
         }
     }
 
