@@ -50,13 +50,13 @@ let package = Package(
         .plugin(name: "EmbedInterfaces", capability: .buildTool(), dependencies: ["embed-text"]),
         .target(name: "ProctorCTL", dependencies: ["ProctorPolicy", "Varlink", "JSONCore"]),
         .target(name: "ProctorKit", dependencies: ["ProctorPolicy", "Varlink", "SystemdKit", "JSONCore", "CSystemd", "LinuxIO"]),
-        .target(name: "ProctorKitTesting", dependencies: ["ProctorKit", "ProctorPolicy", "JSONCore"]),
+        .target(name: "ProctorKitTesting", dependencies: ["ProctorKit", "ProctorPolicy", "JSONCore", "Varlink"]),
         .target(name: "TestSupport", dependencies: ["JSONCore"]),
 
         .executableTarget(name: "proctord", dependencies: ["ProctorDaemon"]),
         .executableTarget(name: "proctorctl", dependencies: ["ProctorCTL"]),
-        .executableTarget(name: "proctor-demo", dependencies: ["ProctorKit"]),
-        .executableTarget(name: "proctor-kit-testapp", dependencies: ["ProctorKit"]),
+        .executableTarget(name: "proctor-demo", dependencies: ["ProctorKit", "ProctorPolicy", "JSONCore"], exclude: ["Info.plist"]),
+        .executableTarget(name: "proctor-kit-testapp", dependencies: ["ProctorKit", "ProctorPolicy", "JSONCore"]),
         .executableTarget(name: "proctor-bench",
                           dependencies: ["ProctorPolicy", "Varlink", "LinuxIO", "JSONCore", "ProctorKit"]),
         // Used only by the real-systemd tests in Tests/systemd.
@@ -70,7 +70,8 @@ let package = Package(
         .testTarget(name: "ProctorStoreTests", dependencies: ["ProctorStore", "JSONCore"]),
         .testTarget(name: "ProctorCTLTests", dependencies: ["ProctorCTL", "ProctorPolicy", "JSONCore", "Varlink", "LinuxIO", "TestSupport"]),
         .testTarget(name: "ProctorDaemonTests", dependencies: ["ProctorDaemon", "ProctorPolicy", "JSONCore"]),
-        .testTarget(name: "ProctorKitTests", dependencies: ["ProctorKit", "ProctorKitTesting", "TestSupport"]),
+        .testTarget(name: "ProctorKitTests",
+                    dependencies: ["ProctorKit", "ProctorKitTesting", "TestSupport", "ProctorPolicy", "JSONCore", "Varlink"]),
         .testTarget(name: "IntegrationTests", dependencies: ["TestSupport", "JSONCore", "Varlink"]),
     ]
 )

@@ -255,11 +255,14 @@ final class Daemon {
     }
 
     /// Makes `policy` the one in force and tells every subscriber whose app's view changed.
+    /// A change of the set of managed apps concerns every app: its copies and shares towards
+    /// the others are decided against that set (the SDK decides them locally).
     func activate(_ policy: ActivePolicy) {
+        let managedAppsChanged = active.compiled.managedAppIDs != policy.compiled.managedAppIDs
         active = policy
         for (appID, sessions) in sessionsByApp {
             let view = AppView(of: appID, in: policy.compiled)
-            for session in sessions.values where session.subscription != nil && session.lastView != view {
+            for session in sessions.values where session.subscription != nil && (managedAppsChanged || session.lastView != view) {
                 sendUpdate(to: session, reason: "policy", view: view)
             }
         }
@@ -282,10 +285,12 @@ final class Daemon {
     }
 
     /// What `Register` and `Subscribe` tell an app about itself. An app that left the
-    /// policy is told it is retired.
+    /// policy is told it is retired. `managedApps` lets the SDK decide copies and shares
+    /// towards other apps from its cache.
     func subscriptionFields(for session: AgentSession, view: AppView?) -> [String: JSONValue] {
         var fields = view?.fields ?? ["state": "retired", "config": [:], "dlp": [:], "compliance": [:]]
         fields["policyVersion"] = .string(active.version)
+        fields["managedApps"] = .array(active.compiled.managedAppIDs.map(JSONValue.string))
         fields["directives"] = .array(deliverPendingWipes(to: session.appID))
         return fields
     }

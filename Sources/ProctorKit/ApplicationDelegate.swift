@@ -37,6 +37,17 @@ public protocol ApplicationDelegate: AnyObject {
     func applicationManagedConfigurationDidChange(_ application: Application)
     /// SIGHUP: reload configuration.
     func applicationDidReceiveReload(_ application: Application)
+    /// `PolicyApplication`: proctord does not let the app run — it is blocked or retired, its
+    /// launch was denied (such as a version below `compliance.minVersion`), or it could not
+    /// register. At launch didFinishLaunching never follows; while running, no further event
+    /// does. The default writes `reason` on standard error and exits with
+    /// `ApplicationExitStatus.blockedByPolicy` (77); an implementation that returns lets
+    /// ProctorKit exit with that status.
+    func applicationWasBlocked(_ application: Application, reason: String)
+    /// `PolicyApplication`: the app's managed data is about to be erased (an administrator's
+    /// wipe, or retirement). Close what is open in the declared data directories; when this
+    /// returns ProctorKit removes them and acknowledges the directive to proctord.
+    func applicationShouldWipeData(_ application: Application, directive: WipeDirective)
 }
 
 extension ApplicationDelegate {
@@ -54,4 +65,8 @@ extension ApplicationDelegate {
     public func application(_ application: Application, didReceiveRemoteNotification userInfo: [String: JSONValue]) {}
     public func applicationManagedConfigurationDidChange(_ application: Application) {}
     public func applicationDidReceiveReload(_ application: Application) {}
+    public func applicationWasBlocked(_ application: Application, reason: String) {
+        exit("blocked by policy: \(reason)", status: .blockedByPolicy)
+    }
+    public func applicationShouldWipeData(_ application: Application, directive: WipeDirective) {}
 }

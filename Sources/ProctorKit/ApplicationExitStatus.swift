@@ -19,4 +19,7 @@ public struct ApplicationExitStatus: RawRepresentable, Hashable, Sendable {
     public static let invalidInfoPlist = ApplicationExitStatus(rawValue: 75)
     /// The process could not take ownership of its lifecycle signals.
     public static let setupFailed = ApplicationExitStatus(rawValue: 76)
+    /// `PolicyApplication`: proctord does not let the app run (blocked, retired, a denied
+    /// launch, or no registration at all).
+    public static let blockedByPolicy = ApplicationExitStatus(rawValue: 77)
 }

@@ -1,6 +1,7 @@
 import Foundation
 import JSONCore
 import ProctorKit
+import ProctorPolicy
 
 /// Logs each delegate call as `delegate <event>`; the launch line names the application class.
 final class LoggingDelegate: ApplicationDelegate {
@@ -16,6 +17,10 @@ final class LoggingDelegate: ApplicationDelegate {
         if environment["TESTAPP_REPORT_CHILD_SIGNALS"] == "1" {
             reportChildSignalState()
         }
+        if environment["TESTAPP_PRINT_CONFIG"] == "1" {
+            logLine("config \(JSONValue.object(ManagedConfiguration.shared.dictionaryRepresentation()).serializedString())")
+        }
+        askDataGuard()
         return ProcessInfo.processInfo.environment["TESTAPP_DECLINE_LAUNCH"] != "1"
     }
     /// Runs a child that prints its blocked and ignored signal masks, as `child SigBlk: …`.
@@ -44,5 +49,50 @@ final class LoggingDelegate: ApplicationDelegate {
     func applicationWillTerminate(_ application: Application) { logLine("delegate willTerminate") }
     func applicationDidReceiveMemoryWarning(_ application: Application) { logLine("delegate didReceiveMemoryWarning") }
     func applicationUserDidChange(_ application: Application) { logLine("delegate userDidChange") }
-    func applicationDidReceiveReload(_ application: Application) { logLine("delegate didReceiveReload") }
+    func applicationDidReceiveReload(_ application: Application) {
+        logLine("delegate didReceiveReload")
+        askDataGuard()
+    }
+    func application(_ application: Application, didReceiveRemoteNotification userInfo: [String: JSONValue]) {
+        logLine("delegate didReceiveRemoteNotification \(JSONValue.object(userInfo).serializedString())")
+    }
+    func applicationManagedConfigurationDidChange(_ application: Application) {
+        let config = JSONValue.object(ManagedConfiguration.shared.dictionaryRepresentation()).serializedString()
+        logLine("delegate managedConfigurationDidChange config=\(config)")
+    }
+    func applicationWasBlocked(_ application: Application, reason: String) {
+        logLine("delegate wasBlocked reason=\(reason)")
+    }
+    func applicationShouldWipeData(_ application: Application, directive: WipeDirective) {
+        logLine("delegate shouldWipeData directive=\(directive.id ?? "retired")")
+    }
+
+    /// With `TESTAPP_DATAGUARD_CASES` (a JSON array of `{"action", "target", "size"}`), logs
+    /// `dataguard <index> allowed=<bool> rule=<rule>` for each case, asked through the
+    /// DataGuard method an app would use.
+    private func askDataGuard() {
+        guard let text = ProcessInfo.processInfo.environment["TESTAPP_DATAGUARD_CASES"] else { return }
+        guard let cases = (try? JSONParser.parse(text))?.arrayValue else {
+            logLine("dataguard cases are not a JSON array")
+            return
+        }
+        let guardian = DataGuard.shared
+        for (index, entry) in cases.enumerated() {
+            let target = entry["target"]?.stringValue
+            let decision: Decision
+            switch entry["action"]?.stringValue {
+            case "clipboard.copy": decision = guardian.canCopy(to: target, length: entry["size"]?.intValue ?? 0)
+            case "clipboard.paste": decision = guardian.canPaste(from: target)
+            case "share.send": decision = guardian.canShare(to: target)
+            case "share.receive": decision = guardian.canReceive(from: target)
+            case "print": decision = guardian.canPrint()
+            case "screen-capture": decision = guardian.canCaptureScreen()
+            case "file.export": decision = guardian.canExport(toPath: target ?? "")
+            default:
+                logLine("dataguard \(index) unknown action")
+                continue
+            }
+            logLine("dataguard \(index) allowed=\(decision.allowed) rule=\(decision.rule)")
+        }
+    }
 }

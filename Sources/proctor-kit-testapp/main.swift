@@ -7,6 +7,9 @@
 //   TESTAPP_DECLINE_LAUNCH        "1": didFinishLaunching returns false
 //   TESTAPP_PRINT_INFO_KEY        log `info KEY=value` from Application.infoDictionary at launch
 //   TESTAPP_REPORT_CHILD_SIGNALS  "1": at launch, log a child process's blocked/ignored signals
+//   TESTAPP_PRINT_CONFIG          "1": at launch, log `config <json>` (the managed configuration)
+//   TESTAPP_DATAGUARD_CASES       a JSON array of data actions: at launch and on SIGHUP, log
+//                                 DataGuard's answer to each (PolicyApplication)
 //
 // The main is written the way docs/sdk.md tells apps to adopt the SDK in code.
 import Foundation

@@ -56,6 +56,7 @@ def test_register_decide_and_report(daemon):
         assert reply["policyVersion"] == "test.1"
         assert reply["config"] == {"serverURL": "https://notes.example.com", "syncDays": 14}
         assert reply["dlp"]["clipboard"]["level"] == "managed"
+        assert reply["managedApps"] == ["io.proctor.test.mail", "io.proctor.test.notes", "io.proctor.test.other-exe"]
         session = reply["session"]
         denied = con.Decide(session, "print")
         assert denied == {"allowed": False, "rule": 'apps["io.proctor.test.notes"].dlp.print',
@@ -154,6 +155,21 @@ def test_subscriber_hears_pushed_change_for_its_app_only(daemon):
         assert update["config"] == {"syncDays": 30}
         pushed = next(stream)
         assert pushed["notification"] == {"command": "sync"}
+
+
+def test_subscriber_hears_a_change_of_the_managed_apps(daemon):
+    with agent(daemon) as client, client.open("io.proctor.Agent") as con:
+        session = con.Register("io.proctor.test.notes")["session"]
+        stream = con.Subscribe(session, _more=True)
+        assert "io.proctor.test.new" not in next(stream)["managedApps"]
+        # Only another app is added: this app's own rules are unchanged, but the SDK decides
+        # copies and shares towards the managed apps locally, so it must hear of it.
+        grown = base_policy("pushed.grown", **{"io.proctor.test.new": {"state": "authorized"}})
+        with admin(daemon) as aclient, aclient.open("io.proctor.Admin") as acon:
+            acon.ApplyPolicy(grown)
+        update = next(stream)
+        assert update["reason"] == "policy"
+        assert "io.proctor.test.new" in update["managedApps"]
 
 
 def test_wipe_delivery_and_acknowledgement(daemon):

@@ -1,0 +1,297 @@
+import Dispatch
+import Foundation
+public import JSONCore
+public import ProctorPolicy
+
+/// The policy-aware application class, AppConnect-style: name it in `NSPrincipalClass`
+/// (`ProctorKit.PolicyApplication`) or pass it to `ApplicationMain`, and the app is managed
+/// by proctord with no other change.
+///
+/// Before didFinishLaunching reaches the delegate it connects to the Agent socket
+/// (`$PROCTOR_AGENT_SOCKET`, else `/run/proctor/io.proctor.Agent`), registers with the app id
+/// (`PolicyApplication.appID`, else `ProctorAppID` in the Info.plist) and the version
+/// (`CFBundleShortVersionString`), and acts on the answer:
+/// - `authorized` and a granted `launch` decision: launch proceeds;
+/// - `blocked`, a denied launch, or no registration at all: the delegate never sees
+///   didFinishLaunching; it gets `applicationWasBlocked(_:reason:)` and the process ends with
+///   `ApplicationExitStatus.blockedByPolicy`;
+/// - `retired` or a wipe directive: `applicationShouldWipeData(_:directive:)`, then the
+///   declared data directories are removed (see `ProctorDataDirectories`) and the directive
+///   acknowledged; a retired app is then blocked.
+///
+/// While it runs: lifecycle events are reported to proctord in the order the delegate gets
+/// them (from a thread of its own); pushed changes update `ManagedConfiguration.shared` and
+/// `DataGuard.shared` live and are acknowledged (`ReportFeedback` key `policy`); remote
+/// notifications reach the delegate; when proctord goes away the cached rules stay in force
+/// for `compliance.offlineGraceSeconds` while the SDK reconnects with capped backoff.
+open class PolicyApplication: Application {
+    /// The app id; when nil, `ProctorAppID` of the Info.plist. Set before `ApplicationMain`.
+    /// (These settings in code take precedence over the Info.plist.)
+    public static var appID: String?
+    /// The app's version; when nil, `CFBundleShortVersionString` of the Info.plist.
+    public static var appVersion: String?
+    /// The data directories a wipe removes; when nil, `ProctorDataDirectories` of the Info.plist.
+    public static var dataDirectories: [String]?
+    /// How to reach proctord; nil means the Agent socket (`VarlinkAgentTransport.fromEnvironment`).
+    /// `ProctorKitTesting` sets an in-process agent here.
+    public static var agentTransport: (any AgentTransport)?
+
+    private static weak var running: PolicyApplication?
+
+    /// The rules in force for this app, answered locally.
+    public let dataGuard: DataGuard
+    /// This app's managed configuration.
+    public let managedConfiguration: ManagedConfiguration
+
+    /// The app's state as proctord last said; nil before registration.
+    public private(set) var policyState: AppState?
+    /// The version of the policy proctord last sent; nil before registration.
+    public private(set) var policyVersion: String?
+
+    private var settings: PolicyAppSettings?
+    private var link: AgentLink?
+    private var reporter: EventReporter?
+    private var pendingSubscription: AgentLink.Registration?
+    private var handledDirectives: Set<String> = []
+    private var acknowledgedPolicyVersion: String?
+    private var launched = false
+    private var retirementWiped = false
+
+    public required init() {
+        dataGuard = .shared
+        managedConfiguration = .shared
+        super.init()
+    }
+
+    /// Stores the app's own status for the administrator (shown by `proctorctl app ID`),
+    /// sent in the background; a newer entry replaces an older one with the same `key`.
+    /// Keys are at most 100 characters and messages at most 1000.
+    public func reportFeedback(key: String, severity: FeedbackSeverity, message: String) {
+        reporter?.feedback(key: key, severity: severity, message: message)
+    }
+
+    /// `reportFeedback(key:severity:message:)` of the running PolicyApplication; nothing when
+    /// there is none.
+    public static func reportFeedback(key: String, severity: FeedbackSeverity, message: String) {
+        running?.reportFeedback(key: key, severity: severity, message: message)
+    }
+
+    // MARK: Launch
+
+    open override func prepareLaunch(options: [LaunchOptionsKey: Any]) async -> LaunchDecision {
+        Self.running = self
+        let settings: PolicyAppSettings
+        do {
+            settings = try PolicyAppSettings.resolve(info: Application.infoDictionary, appID: Self.appID,
+                                                     version: Self.appVersion, dataDirectories: Self.dataDirectories,
+                                                     infoPlistPath: Application.infoPlistPath)
+        } catch {
+            return blockLaunch(error.description)
+        }
+        self.settings = settings
+        let transport = Self.agentTransport ?? VarlinkAgentTransport.fromEnvironment(ProcessInfo.processInfo.environment)
+        let link = AgentLink(transport: transport, appID: settings.appID, version: settings.version)
+        let reporter = EventReporter(link: link)
+        self.link = link
+        self.reporter = reporter
+        reporter.start()
+        dataGuard.setDenialReporter { action, target, decision in
+            var detail: [String: JSONValue] = ["action": .string(action.rawValue), "rule": .string(decision.rule),
+                                               "reason": .string(decision.reason)]
+            if let target { detail["target"] = .string(target) }
+            reporter.event("dataActionDenied", detail: detail)
+        }
+
+        let outcome = await Self.offMain { () -> Result<(AgentLink.Registration, launchAllowed: Bool, reason: String), AgentLink.Failure> in
+            do throws(AgentLink.Failure) {
+                let registration = try link.register()
+                guard registration.update.state == .authorized else { return .success((registration, false, "")) }
+                let launch = try link.decideLaunch(registration)
+                return .success((registration, launch.allowed, launch.reason))
+            } catch {
+                return .failure(error)
+            }
+        }
+        let registration: AgentLink.Registration
+        let launchAllowed: Bool
+        let launchReason: String
+        switch outcome {
+        case .failure(let failure):
+            return blockLaunch("cannot register as \(settings.appID) with proctord (\(transportDescription(transport))): \(failure)")
+        case .success(let answer):
+            (registration, launchAllowed, launchReason) = answer
+        }
+
+        apply(registration.update)
+        switch registration.update.state {
+        case .blocked:
+            return blockLaunch("the administrator blocked \(settings.appID)")
+        case .retired:
+            reporter.flush(timeout: .seconds(2))
+            return blockLaunch("\(settings.appID) is retired; its managed data was wiped")
+        case .authorized:
+            break
+        }
+        guard launchAllowed else {
+            reporter.flush(timeout: .seconds(2))
+            return blockLaunch(launchReason.isEmpty ? "proctord denied the launch" : launchReason)
+        }
+        pendingSubscription = registration
+        return .proceed
+    }
+
+    open override func didFinishLaunching(options: [LaunchOptionsKey: Any]) -> Bool {
+        reporter?.event("didFinishLaunching")
+        let ready = super.didFinishLaunching(options: options)
+        launched = true
+        // Pushes start after the delegate finished launching, so nothing reaches it before.
+        if ready, let registration = pendingSubscription, let link {
+            pendingSubscription = nil
+            startSubscription(link: link, from: registration)
+        }
+        return ready
+    }
+
+    private func blockLaunch(_ reason: String) -> LaunchDecision {
+        delegate?.applicationWasBlocked(self, reason: reason)
+        return .refuse(reason: "blocked by policy: \(reason)", exitStatus: .blockedByPolicy)
+    }
+
+    private func transportDescription(_ transport: any AgentTransport) -> String {
+        (transport as? VarlinkAgentTransport).map { "at \($0.path)" } ?? "through \(type(of: transport))"
+    }
+
+    /// Runs blocking work on a thread of its own and resumes with its result.
+    private static func offMain<Result: Sendable>(_ work: @escaping @Sendable () -> Result) async -> Result {
+        await withCheckedContinuation { continuation in
+            let thread = Thread { continuation.resume(returning: work()) }
+            thread.name = "ProctorKit.Registration"
+            thread.start()
+        }
+    }
+
+    // MARK: Pushes
+
+    private func startSubscription(link: AgentLink, from registration: AgentLink.Registration) {
+        let dataGuard = self.dataGuard
+        let thread = Thread {
+            link.maintainSubscription(from: registration, onUpdate: { update in
+                DispatchQueue.main.async { MainActor.assumeIsolated { PolicyApplication.running?.received(update) } }
+            }, onConnectivity: { change in
+                if case .lost = change { dataGuard.connectionLost() }
+                DispatchQueue.main.async { MainActor.assumeIsolated { PolicyApplication.running?.connectivityChanged(change) } }
+            })
+        }
+        thread.name = "ProctorKit.Subscription"
+        thread.start()
+    }
+
+    private func connectivityChanged(_ change: AgentLink.Connectivity) {
+        switch change {
+        case .lost(let why):
+            report(Diagnostic(message: "lost proctord (\(why)); enforcing the cached policy and reconnecting"))
+        case .restored:
+            report(Diagnostic(message: "reconnected to proctord"))
+        }
+    }
+
+    private func received(_ update: AgentUpdate) {
+        apply(update)
+        if update.reason == .notification, let notification = update.notification {
+            didReceiveRemoteNotification(notification)
+        }
+        guard let settings, update.state != .authorized else { return }
+        let reason = update.state == .retired ? "\(settings.appID) was retired; its managed data was wiped"
+                                              : "the administrator blocked \(settings.appID)"
+        delegate?.applicationWasBlocked(self, reason: reason)
+        reporter?.flush(timeout: .seconds(2))
+        exit("blocked by policy: \(reason)", status: .blockedByPolicy)
+    }
+
+    /// Puts an update in force: rules, configuration, acknowledgement, wipes.
+    private func apply(_ update: AgentUpdate) {
+        guard let settings else { return }
+        policyState = update.state
+        policyVersion = update.policyVersion
+        installRules(update, appID: settings.appID)
+
+        if managedConfiguration.replace(with: update.config), launched {
+            NotificationCenter.default.post(name: ManagedConfiguration.didChangeNotification, object: managedConfiguration)
+            managedConfigurationDidChange()
+        }
+
+        var wiped = false
+        for directive in update.directives {
+            guard let id = directive.id, !handledDirectives.contains(id) else { continue }
+            handledDirectives.insert(id)
+            wipe(directive, settings: settings)
+            wiped = true
+        }
+        // A retired app's data goes once, whether or not a directive already took it.
+        if update.state == .retired, !retirementWiped {
+            retirementWiped = true
+            if !wiped { wipe(WipeDirective(id: nil, issuedAt: nil, cause: .retired), settings: settings) }
+        }
+    }
+
+    private func installRules(_ update: AgentUpdate, appID: AppID) {
+        let isNew = update.policyVersion != acknowledgedPolicyVersion || update.reason == .policy
+        do {
+            dataGuard.install(try update.compile(for: appID), for: appID, offlineGraceSeconds: update.offlineGraceSeconds)
+            if isNew {
+                reporter?.feedback(key: "policy", severity: .info, message: "policy \(update.policyVersion) applied",
+                                   data: ["version": .string(update.policyVersion), "result": "applied"])
+            }
+        } catch {
+            // The previous rules stay in force; the administrator hears why.
+            report(Diagnostic(message: "cannot apply policy \(update.policyVersion) (\(error)), keeping the previous rules"))
+            if isNew {
+                reporter?.feedback(key: "policy", severity: .error,
+                                   message: String("policy \(update.policyVersion) not applied: \(error)".prefix(1000)),
+                                   data: ["version": .string(update.policyVersion), "result": "error"])
+            }
+        }
+        acknowledgedPolicyVersion = update.policyVersion
+    }
+
+    private func wipe(_ directive: WipeDirective, settings: PolicyAppSettings) {
+        delegate?.applicationShouldWipeData(self, directive: directive)
+        let outcome = DataWiper.forCurrentProcess(environment: ProcessInfo.processInfo.environment).wipe(settings.dataDirectories)
+        for refused in outcome.refused {
+            report(Diagnostic(message: "refusing to wipe \(refused.path): \(refused.reason)"))
+        }
+        for failed in outcome.failed {
+            report(Diagnostic(message: "could not wipe \(failed.path): \(failed.reason)"))
+        }
+        let message = String(outcome.summary.prefix(1000))
+        if let id = directive.id {
+            reporter?.acknowledgeWipe(id, completed: outcome.succeeded, message: message)
+        } else {
+            reporter?.feedback(key: "wipe", severity: outcome.succeeded ? .info : .error, message: "retired: " + message)
+        }
+    }
+
+    // MARK: Lifecycle events, reported in the order the delegate receives them
+
+    open override func didBecomeActive() { reporter?.event("didBecomeActive"); super.didBecomeActive() }
+    open override func willResignActive() { reporter?.event("willResignActive"); super.willResignActive() }
+    open override func didEnterBackground() { reporter?.event("didEnterBackground"); super.didEnterBackground() }
+    open override func willEnterForeground() { reporter?.event("willEnterForeground"); super.willEnterForeground() }
+    open override func didReceiveMemoryWarning() { reporter?.event("didReceiveMemoryWarning"); super.didReceiveMemoryWarning() }
+    open override func userDidChange() { reporter?.event("userDidChange"); super.userDidChange() }
+    open override func didReceiveReload() { reporter?.event("didReceiveReload"); super.didReceiveReload() }
+    open override func didReceiveRemoteNotification(_ userInfo: [String: JSONValue]) {
+        reporter?.event("didReceiveRemoteNotification")
+        super.didReceiveRemoteNotification(userInfo)
+    }
+    open override func managedConfigurationDidChange() {
+        reporter?.event("managedConfigurationDidChange")
+        super.managedConfigurationDidChange()
+    }
+    open override func willTerminate() {
+        reporter?.event("willTerminate")
+        super.willTerminate()
+        // The process exits when this returns: give the queued reports a moment to leave.
+        reporter?.flush(timeout: .milliseconds(500))
+    }
+}

@@ -1,1 +1,0 @@
-// Placeholder so the package resolves while this layer is being written.

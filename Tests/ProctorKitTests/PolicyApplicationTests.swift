@@ -1,0 +1,297 @@
+import Foundation
+import JSONCore
+import Testing
+import TestSupport
+import Varlink
+
+/// PolicyApplication against the real proctord: the test app (run as PolicyApplication by its
+/// Info.plist) registers with a daemon started on temporary directories.
+@Suite(.serialized) struct PolicyApplicationTests {
+    static let appID = "io.proctor.test.kit"
+
+    static func policy(version: String = "kit.1", config: JSONValue = ["serverURL": "https://notes.example.com", "syncDays": 14],
+                       offlineGraceSeconds: Int = 86_400) throws -> JSONValue {
+        let match: JSONValue = ["executable": .string(try PolicyTestApp.executablePath()), "users": ["*"]]
+        return [
+            "schema": 1, "version": .string(version),
+            "defaults": ["dlp": ["print": "block"]],
+            "apps": [
+                appID: [
+                    "state": "authorized", "match": match, "config": config,
+                    "dlp": [
+                        "clipboard": ["level": "managed", "charLimit": 5],
+                        "share": ["send": "managed", "receive": "any", "exempt": ["org.partner.*"]],
+                        "screenCapture": "allow",
+                        "fileExport": ["allow": ["/home/*/Documents/Work/**"], "deny": ["/home/*/Documents/Work/Public/**"]],
+                    ],
+                    "compliance": ["offlineGraceSeconds": .number(offlineGraceSeconds)],
+                ],
+                "io.proctor.test.kit-blocked": ["state": "blocked", "match": match],
+                "io.proctor.test.kit-retired": ["state": "retired", "match": match],
+                "io.proctor.test.kit-old": ["state": "authorized", "match": match,
+                                            "compliance": ["minVersion": "2.0.0", "onViolation": "block"]],
+                "com.example.mail": ["state": "authorized", "match": ["executable": "/usr/bin/false"]],
+                "com.example.gone": ["state": "blocked"],
+            ],
+        ]
+    }
+
+    // MARK: Launch gating
+
+    @Test func blockedAppNeverReachesDidFinishLaunching() throws {
+        let daemon = try RunningDaemon(policy: Self.policy())
+        let app = try PolicyTestApp.launch(appID: "io.proctor.test.kit-blocked", daemon: daemon)
+        #expect(try app.waitForExit() == 77)
+        #expect(app.outputLines == ["delegate wasBlocked reason=the administrator blocked io.proctor.test.kit-blocked"])
+    }
+
+    @Test func launchBelowTheMinimumVersionIsBlocked() throws {
+        let daemon = try RunningDaemon(policy: Self.policy())
+        let app = try PolicyTestApp.launch(appID: "io.proctor.test.kit-old", version: "1.9.9", daemon: daemon)
+        #expect(try app.waitForExit() == 77)
+        #expect(app.outputLines.count == 1)
+        #expect(app.outputLines.first?.hasPrefix("delegate wasBlocked reason=") == true)
+        #expect(!app.output.contains("didFinishLaunching"))
+    }
+
+    @Test func anAppThatCannotRegisterFailsClosed() throws {
+        let daemon = try RunningDaemon(policy: Self.policy())
+        let unknown = try PolicyTestApp.launch(appID: "io.proctor.test.not-in-policy", daemon: daemon)
+        #expect(try unknown.waitForExit() == 77)
+        #expect(unknown.outputLines == ["delegate wasBlocked reason=cannot register as io.proctor.test.not-in-policy with proctord "
+                                        + "(at \(daemon.agentSocket)): the app id is not in proctord's policy"])
+
+        let nowhere = try PolicyTestApp.launch(appID: Self.appID, daemon: daemon,
+                                               environment: ["PROCTOR_AGENT_SOCKET": daemon.root.appending("absent.sock").path])
+        #expect(try nowhere.waitForExit() == 77)
+        #expect(nowhere.outputLines.first?.contains("nothing is listening at") == true)
+    }
+
+    @Test func authorizedAppLaunchesWithItsManagedConfiguration() throws {
+        let daemon = try RunningDaemon(policy: Self.policy())
+        let app = try PolicyTestApp.launch(appID: Self.appID, daemon: daemon, environment: ["TESTAPP_PRINT_CONFIG": "1"])
+        let lines = try app.waitForOutputLines(count: 3)
+        #expect(lines == [TestApp.launchLine("ProctorKit.PolicyApplication"),
+                          #"config {"serverURL":"https://notes.example.com","syncDays":14}"#,
+                          "delegate didBecomeActive"])
+        // Lifecycle events reach proctord in the delegate's order.
+        try eventually("proctord records didBecomeActive") {
+            try daemon.admin("GetApp", ["appId": .string(Self.appID)])["app"]?["lastEvent"]?["event"]?.stringValue == "didBecomeActive"
+        }
+        try app.send(SIGTERM)
+        #expect(try app.waitForExit() == 0)
+        try eventually("proctord records willTerminate") {
+            try daemon.admin("GetApp", ["appId": .string(Self.appID)])["app"]?["lastEvent"]?["event"]?.stringValue == "willTerminate"
+        }
+    }
+
+    // MARK: Wipes
+
+    @Test func retiredAppWipesItsDeclaredDirectoryAndOnlyThat() throws {
+        let daemon = try RunningDaemon(policy: Self.policy())
+        let home = daemon.root.appending("home")
+        let declared = home.appendingPathComponent("kit-data")
+        let kept = home.appendingPathComponent("kept")
+        let outside = daemon.root.appending("outside/data")
+        for folder in [declared, kept, outside] {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try Data("note".utf8).write(to: folder.appendingPathComponent("note.txt"))
+        }
+        let app = try PolicyTestApp.launch(appID: "io.proctor.test.kit-retired",
+                                           dataDirectories: ["~/kit-data", outside.path, "~/../outside/data"],
+                                           daemon: daemon, home: home.path)
+        #expect(try app.waitForExit() == 77)
+        #expect(app.outputLines == ["delegate shouldWipeData directive=retired",
+                                    "delegate wasBlocked reason=io.proctor.test.kit-retired is retired; its managed data was wiped"])
+        #expect(!FileManager.default.fileExists(atPath: declared.path))
+        #expect(FileManager.default.fileExists(atPath: kept.appendingPathComponent("note.txt").path))
+        #expect(FileManager.default.fileExists(atPath: outside.appendingPathComponent("note.txt").path))
+        #expect(app.errorOutput.contains("refusing to wipe \(outside.path): outside the user's home"))
+        #expect(app.errorOutput.contains("refusing to wipe ~/../outside/data: outside the user's home"))
+        // The refusal is reported to the administrator.
+        let feedback = try daemon.admin("GetApp", ["appId": "io.proctor.test.kit-retired"])["app"]?["feedback"]?.arrayValue ?? []
+        let wipe = feedback.first { $0["key"]?.stringValue == "wipe" }
+        #expect(wipe?["severity"]?.stringValue == "error")
+    }
+
+    @Test func administratorsWipeReachesTheRunningAppAndIsAcknowledged() throws {
+        let daemon = try RunningDaemon(policy: Self.policy())
+        let home = daemon.root.appending("home")
+        let declared = home.appendingPathComponent("kit-data")
+        try FileManager.default.createDirectory(at: declared, withIntermediateDirectories: true)
+        let app = try PolicyTestApp.launch(appID: Self.appID, dataDirectories: ["~/kit-data"], daemon: daemon, home: home.path)
+        try app.waitForOutputLine("delegate didBecomeActive")
+        let directive = try #require(try daemon.admin("Wipe", ["appId": .string(Self.appID)])["directiveId"]?.stringValue)
+        try app.waitForOutputLine("delegate shouldWipeData directive=\(directive)")
+        try eventually("the wipe is acknowledged") {
+            let wipes = try daemon.admin("GetApp", ["appId": .string(Self.appID)])["app"]?["wipes"]?.arrayValue ?? []
+            return wipes.contains { $0["id"]?.stringValue == directive && $0["state"]?.stringValue == "completed" }
+        }
+        #expect(!FileManager.default.fileExists(atPath: declared.path))
+        try app.send(SIGTERM)
+        #expect(try app.waitForExit() == 0)
+    }
+
+    // MARK: Pushes
+
+    @Test func appliedConfigurationChangeReachesTheRunningDelegate() throws {
+        let daemon = try RunningDaemon(policy: Self.policy())
+        let app = try PolicyTestApp.launch(appID: Self.appID, daemon: daemon)
+        try app.waitForOutputLine("delegate didBecomeActive")
+
+        let changed: JSONValue = ["serverURL": "https://notes.example.com", "syncDays": 30, "theme": "dark"]
+        let start = ContinuousClock.now
+        _ = try daemon.admin("ApplyPolicy", ["policy": try Self.policy(version: "kit.2", config: changed)])
+        let line = try waitForLine(in: app) { $0.hasPrefix("delegate managedConfigurationDidChange config=") }
+        let latency = ContinuousClock.now - start
+        let received = try JSONParser.parse(String(line.dropFirst("delegate managedConfigurationDidChange config=".count)))
+        #expect(received == changed)
+        #expect(latency < .seconds(2), "push latency \(latency)")
+
+        // The SDK acknowledges the policy version it applied.
+        try eventually("proctord records the acknowledgement of kit.2") {
+            let acknowledgements = try daemon.admin("GetApp", ["appId": .string(Self.appID)])["app"]?["acknowledgements"]?.arrayValue ?? []
+            return acknowledgements.contains { $0["policyVersion"]?.stringValue == "kit.2" && $0["status"]?.stringValue == "applied" }
+        }
+
+        _ = try daemon.admin("Notify", ["appId": .string(Self.appID), "payload": ["command": "sync"]])
+        try app.waitForOutputLine(#"delegate didReceiveRemoteNotification {"command":"sync"}"#)
+        try app.send(SIGTERM)
+        #expect(try app.waitForExit() == 0)
+    }
+
+    // MARK: DataGuard
+
+    static let dataCases: [JSONValue] = [
+        ["action": "clipboard.copy", "target": "com.example.mail", "size": 100],
+        ["action": "clipboard.copy", "target": "org.unknown.editor", "size": 100],
+        ["action": "clipboard.copy", "target": "org.unknown.editor", "size": 5],
+        ["action": "clipboard.copy", "target": "org.unknown.editor", "size": 6],
+        ["action": "clipboard.copy", "target": "com.example.gone", "size": 10],
+        ["action": "clipboard.copy", "target": .string(appID), "size": 1000],
+        ["action": "clipboard.paste", "target": "com.example.mail"],
+        ["action": "clipboard.paste", "target": "org.unknown.editor"],
+        ["action": "share.send", "target": "com.example.mail"],
+        ["action": "share.send", "target": "org.partner.viewer"],
+        ["action": "share.send", "target": "org.unknown.editor"],
+        ["action": "share.receive", "target": "org.unknown.editor"],
+        ["action": "print"],
+        ["action": "screen-capture"],
+        ["action": "file.export", "target": "/home/ann/Documents/Work/report.txt"],
+        ["action": "file.export", "target": "/home/ann/Documents/Work/Public/report.txt"],
+        ["action": "file.export", "target": "/home/ann/.ssh/id_ed25519"],
+        ["action": "file.export", "target": "/home/ann/Documents/Work/../../.ssh/id_ed25519"],
+    ]
+
+    static var dataCasesEnvironment: [String: String?] {
+        ["TESTAPP_DATAGUARD_CASES": JSONValue.array(dataCases).serializedString()]
+    }
+
+    /// What the daemon's Decide says for each case.
+    static func daemonAnswers(_ daemon: RunningDaemon) throws -> [Bool] {
+        try dataCases.map { entry in
+            var parameters: [String: JSONValue] = ["appId": .string(appID), "action": entry["action"]!]
+            if let target = entry["target"] { parameters["target"] = target }
+            if let size = entry["size"] { parameters["size"] = size }
+            return try #require(try daemon.admin("Decide", parameters)["allowed"]?.boolValue)
+        }
+    }
+
+    @Test func dataGuardAnswersEqualTheDaemonsDecide() throws {
+        let daemon = try RunningDaemon(policy: Self.policy())
+        let events = try VarlinkClient(path: daemon.adminSocket, timeout: .seconds(10))
+        var stream = try events.callMore("io.proctor.Admin.Events",
+                                         ["filter": ["appId": .string(Self.appID), "kinds": ["lifecycle"]]])
+        let app = try PolicyTestApp.launch(appID: Self.appID, daemon: daemon, environment: Self.dataCasesEnvironment)
+        let answers = try dataGuardAnswers(of: app, round: 1)
+        let expected = try Self.daemonAnswers(daemon)
+        #expect(answers.map(\.allowed) == expected)
+        #expect(expected.contains(true) && expected.contains(false))
+
+        // Lifecycle events and each denial reach proctord in the order the delegate saw them.
+        let denials = expected.filter { !$0 }.count
+        var reported: [String] = []
+        while reported.count < denials + 2, let reply = try stream.next() {
+            reported.append(reply["event"]?["data"]?["event"]?.stringValue ?? "?")
+        }
+        #expect(reported == ["didFinishLaunching"] + Array(repeating: "dataActionDenied", count: denials) + ["didBecomeActive"])
+        try app.send(SIGTERM)
+        #expect(try app.waitForExit() == 0)
+    }
+
+    @Test func appKeepsEnforcingAcrossADaemonRestartAndReconnects() throws {
+        let grace = 2
+        let daemon = try RunningDaemon(policy: Self.policy(offlineGraceSeconds: grace))
+        let app = try PolicyTestApp.launch(appID: Self.appID, daemon: daemon, environment: Self.dataCasesEnvironment)
+        let online = try dataGuardAnswers(of: app, round: 1)
+        #expect(online.map(\.allowed) == (try Self.daemonAnswers(daemon)))
+
+        try daemon.kill()
+        let killedAt = ContinuousClock.now
+        try waitForLine(in: app, errorOutput: true) { $0.contains("lost proctord") }
+        try app.send(SIGHUP)
+        let offline = try dataGuardAnswers(of: app, round: 2)
+        #expect(ContinuousClock.now - killedAt < .seconds(grace))
+        #expect(offline == online, "within the grace period the cached rules stay in force")
+
+        Thread.sleep(forTimeInterval: Double(grace) + 0.3)
+        try app.send(SIGHUP)
+        let expired = try dataGuardAnswers(of: app, round: 3)
+        #expect(expired.allSatisfy { !$0.allowed && $0.rule == "sdk.offlineGrace" })
+
+        try daemon.start()
+        try waitForLine(in: app, errorOutput: true) { $0.contains("reconnected to proctord") }
+        let changed: JSONValue = ["serverURL": "https://notes.example.com", "syncDays": 7]
+        _ = try daemon.admin("ApplyPolicy", ["policy": try Self.policy(version: "kit.3", config: changed, offlineGraceSeconds: grace)])
+        try waitForLine(in: app) { $0 == #"delegate managedConfigurationDidChange config={"serverURL":"https://notes.example.com","syncDays":7}"# }
+        try app.send(SIGHUP)
+        let again = try dataGuardAnswers(of: app, round: 4)
+        #expect(again == online)
+        try app.send(SIGTERM)
+        #expect(try app.waitForExit() == 0)
+    }
+
+    // MARK: Helpers
+
+    struct Answer: Equatable {
+        let allowed: Bool
+        let rule: String
+    }
+
+    /// The `round`-th block of DataGuard answers the test app logged.
+    func dataGuardAnswers(of app: ChildProcess, round: Int) throws -> [Answer] {
+        let count = Self.dataCases.count
+        var lines: [String] = []
+        try eventually("\(round) rounds of DataGuard answers") {
+            lines = app.outputLines.filter { $0.hasPrefix("dataguard ") }
+            return lines.count >= round * count
+        }
+        return lines[((round - 1) * count)..<(round * count)].enumerated().map { index, line in
+            let fields = line.split(separator: " ")
+            #expect(fields.count == 4 && fields[1] == "\(index)", "\(line)")
+            return Answer(allowed: fields.count > 2 && fields[2] == "allowed=true",
+                          rule: fields.count > 3 ? String(fields[3].dropFirst("rule=".count)) : "")
+        }
+    }
+
+    @discardableResult
+    func waitForLine(in app: ChildProcess, errorOutput: Bool = false, timeout: Duration = .seconds(15),
+                     where matches: (String) -> Bool) throws -> String {
+        var found: String?
+        try eventually("a matching line", timeout: timeout) {
+            let lines = errorOutput ? app.errorOutput.split(separator: "\n").map(String.init) : app.outputLines
+            found = lines.first(where: matches)
+            return found != nil
+        }
+        return found!
+    }
+
+    /// Polls `condition` every 20 ms until it holds; throws after `timeout`.
+    func eventually(_ what: String, timeout: Duration = .seconds(15), _ condition: () throws -> Bool) throws {
+        let deadline = ContinuousClock.now + timeout
+        while try !condition() {
+            guard ContinuousClock.now < deadline else { throw TestSupportError("timed out waiting for \(what)") }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import JSONCore
+import ProctorPolicy
+import Testing
+import TestSupport
+@testable import ProctorKit
+
+/// The SDK's pure parts: what it accepts from proctord, how it compiles the cached rules,
+/// what a wipe may remove, and how it backs off.
+@Suite struct AgentUpdateTests {
+    static let reply: [String: JSONValue] = [
+        "state": "authorized", "policyVersion": "7", "config": ["syncDays": 3],
+        "dlp": ["clipboard": ["level": "managed", "charLimit": 0], "print": "block"],
+        "compliance": ["offlineGraceSeconds": 60],
+        "directives": [["id": "w1", "issuedAt": "2026-11-29T10:00:00Z"]],
+        "managedApps": ["com.example.mail", "com.example.notes"],
+    ]
+
+    @Test func readsACompleteReply() throws {
+        let update = try AgentUpdate(reply: Self.reply)
+        #expect(update.reason == .current)
+        #expect(update.state == .authorized)
+        #expect(update.directives == [WipeDirective(id: "w1", issuedAt: "2026-11-29T10:00:00Z", cause: .administrator)])
+        #expect(update.offlineGraceSeconds == 60)
+    }
+
+    @Test(arguments: ["state", "policyVersion", "config", "dlp", "compliance", "directives", "managedApps"])
+    func aMissingFieldIsNamed(_ field: String) {
+        var reply = Self.reply
+        reply[field] = nil
+        #expect(throws: AgentUpdate.Malformed.self) { try AgentUpdate(reply: reply) }
+        do {
+            _ = try AgentUpdate(reply: reply)
+        } catch {
+            #expect(error.field == field)
+        }
+    }
+
+    @Test func anUnknownStateIsRefused() {
+        var reply = Self.reply
+        reply["state"] = "paused"
+        #expect(throws: AgentUpdate.Malformed.self) { try AgentUpdate(reply: reply) }
+    }
+
+    @Test func compiledCacheDecidesLikeTheWholePolicy() throws {
+        let whole = try Policy.parse(Array("""
+            {"schema": 1, "version": "7",
+             "defaults": {"dlp": {"share": {"send": "none"}}},
+             "apps": {"com.example.notes": {"dlp": {"clipboard": {"level": "managed", "charLimit": 4}, "print": "block"}},
+                      "com.example.mail": {}, "com.example.old": {"state": "retired"}}}
+            """.utf8), source: nil)
+        let engine = CompiledPolicy(whole)
+        let rules = try #require(engine.effectiveRules(for: "com.example.notes"))
+        let update = try AgentUpdate(reply: ["state": "authorized", "policyVersion": "7", "config": [:],
+                                             "dlp": rules["dlp"]!, "compliance": rules["compliance"]!, "directives": [],
+                                             "managedApps": .array(engine.managedAppIDs.map(JSONValue.string))])
+        let cache = try update.compile(for: "com.example.notes")
+        for action in Action.allCases where action != .launch {
+            for target in ["com.example.mail", "com.example.old", "com.example.notes", "org.other", "/home/a/x", nil] as [String?] {
+                for size in [nil, 4, 5] as [Int?] {
+                    let request = DecisionRequest(app: "com.example.notes", action: action, target: target, size: size)
+                    #expect(cache.decide(request).allowed == engine.decide(request).allowed, "\(request)")
+                }
+            }
+        }
+    }
+}
+
+@Suite struct DataGuardTests {
+    @Test func deniesEverythingBeforeRegistration() {
+        let guardian = DataGuard()
+        #expect(guardian.canPrint() == Decision(allowed: false, rule: DataGuard.notRegisteredRule, reason: guardian.canPrint().reason))
+        #expect(!guardian.canCopy(to: "com.example.mail", length: 1).allowed)
+    }
+
+    @Test func offlinePastTheGracePeriodDenies() throws {
+        let guardian = DataGuard()
+        let update = try AgentUpdate(reply: AgentUpdateTests.reply)
+        guardian.install(try update.compile(for: "com.example.notes"), for: "com.example.notes", offlineGraceSeconds: 60)
+        #expect(guardian.canCopy(to: "com.example.mail", length: 10).allowed)
+        guardian.connectionLost(at: .now - .seconds(30))
+        #expect(guardian.canCopy(to: "com.example.mail", length: 10).allowed)
+        guardian.connectionRestored()
+        guardian.connectionLost(at: .now - .seconds(61))
+        #expect(guardian.canCopy(to: "com.example.mail", length: 10).rule == DataGuard.offlineGraceRule)
+        guardian.connectionRestored()
+        #expect(guardian.canCopy(to: "com.example.mail", length: 10).allowed)
+    }
+
+    @Test func exportResolvesSymbolicLinksFirst() throws {
+        let folder = try TemporaryDirectory()
+        let real = folder.appending("real")
+        try FileManager.default.createDirectory(at: real, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: folder.appending("link").path, withDestinationPath: real.path)
+        let resolvedFolder = try #require(DataWiper.resolved(real.path))
+        #expect(DataGuard.resolvingSymbolicLinks(folder.appending("link/new.txt").path) == resolvedFolder + "/new.txt")
+        #expect(DataGuard.resolvingSymbolicLinks("/no/such/folder/file") == "/no/such/folder/file")
+        #expect(DataGuard.resolvingSymbolicLinks("relative/file") == "relative/file")
+    }
+}
+
+@Suite struct DataWiperTests {
+    @Test func removesOnlyWhatLiesInsideTheHomeOrStateDirectories() throws {
+        let root = try TemporaryDirectory()
+        let home = root.appending("home").path
+        let state = root.appending("state").path
+        let outside = root.appending("outside").path
+        for path in ["\(home)/data", "\(home)/kept", "\(state)/cache", outside] {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        }
+        try FileManager.default.createSymbolicLink(atPath: "\(home)/escape", withDestinationPath: outside)
+        let wiper = DataWiper(home: home, stateDirectories: [state])
+        let outcome = wiper.wipe(["~/data", "\(state)/cache", "~/missing", "~", outside, "~/../outside", "~/escape",
+                                  "~root/x", "relative"])
+        #expect(outcome.removed == ["~/data", "\(state)/cache", "~/missing"])
+        #expect(outcome.refused.map(\.path) == ["~", outside, "~/../outside", "~/escape", "~root/x", "relative"])
+        #expect(!FileManager.default.fileExists(atPath: "\(home)/data"))
+        #expect(!FileManager.default.fileExists(atPath: "\(state)/cache"))
+        #expect(FileManager.default.fileExists(atPath: "\(home)/kept"))
+        #expect(FileManager.default.fileExists(atPath: outside))
+        #expect(!outcome.succeeded)
+    }
+
+    @Test func withoutAHomeTildeIsRefused() {
+        let outcome = DataWiper(home: nil, stateDirectories: []).wipe(["~/data"])
+        #expect(outcome.refused.map(\.reason) == ["no home directory to expand ~ against"])
+    }
+}
+
+@Suite struct ReconnectBackoffTests {
+    @Test func doublesUpToTheCapAndResets() {
+        var backoff = ReconnectBackoff()
+        let delays = (0..<9).map { _ in backoff.next() }
+        #expect(delays == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .milliseconds(1600),
+                           .milliseconds(3200), .seconds(5), .seconds(5), .seconds(5)])
+        backoff.reset()
+        #expect(backoff.next() == .milliseconds(100))
+    }
+}

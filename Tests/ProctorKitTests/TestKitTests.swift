@@ -1,0 +1,124 @@
+import Foundation
+import JSONCore
+import ProctorKit
+import ProctorKitTesting
+import ProctorPolicy
+import Testing
+import TestSupport
+
+/// What an app developer writes with ProctorKitTesting: the delegate under test runs in this
+/// process, against a FakeAgent fed a policy document, with no daemon.
+@MainActor
+final class RecordingDelegate: ApplicationDelegate {
+    var calls: [String] = []
+    init() {}
+    func application(_ application: Application,
+                     didFinishLaunchingWithOptions launchOptions: [Application.LaunchOptionsKey: Any]?) -> Bool {
+        calls.append("didFinishLaunching serverURL=\(ManagedConfiguration.shared.string(forKey: "serverURL") ?? "nil")")
+        return true
+    }
+    func applicationDidBecomeActive(_ application: Application) { calls.append("didBecomeActive") }
+    func applicationManagedConfigurationDidChange(_ application: Application) {
+        calls.append("managedConfigurationDidChange syncDays=\(ManagedConfiguration.shared.integer(forKey: "syncDays") ?? -1)")
+    }
+    func application(_ application: Application, didReceiveRemoteNotification userInfo: [String: JSONValue]) {
+        calls.append("didReceiveRemoteNotification \(JSONValue.object(userInfo).serializedString())")
+    }
+    func applicationWasBlocked(_ application: Application, reason: String) { calls.append("wasBlocked \(reason)") }
+    func applicationShouldWipeData(_ application: Application, directive: WipeDirective) {
+        calls.append("shouldWipeData \(directive.id ?? "retired")")
+    }
+}
+
+@Suite(.serialized) @MainActor struct TestKitTests {
+    static func policy(version: String = "1", syncDays: Int = 14, notesState: String = "authorized") -> String {
+        """
+        {"schema": 1, "version": "\(version)",
+         "apps": {
+           "com.example.notes": {"state": "\(notesState)",
+             "config": {"serverURL": "https://notes.example.com", "syncDays": \(syncDays)},
+             "dlp": {"clipboard": {"level": "managed"}, "print": "block"},
+             "compliance": {"minVersion": "2.0.0", "onViolation": "block", "offlineGraceSeconds": 3600}},
+           "com.example.mail": {"state": "authorized"}}}
+        """
+    }
+
+    /// Waits on the main actor (letting pushes arrive) until `condition` holds.
+    func eventually(_ what: String, _ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !condition() {
+            guard ContinuousClock.now < deadline else { throw TestSupportError("timed out waiting for \(what)") }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    @Test func delegateLaunchesAndSeesPushedConfigurationAndNotifications() async throws {
+        let agent = try FakeAgent(policy: Self.policy())
+        let delegate = RecordingDelegate()
+        let harness = PolicyApplicationHarness(agent: agent, appID: "com.example.notes", version: "2.1.0", delegate: delegate)
+        #expect(await harness.launch() == .proceed)
+        #expect(delegate.calls == ["didFinishLaunching serverURL=https://notes.example.com", "didBecomeActive"])
+        #expect(DataGuard.shared.canCopy(to: "com.example.mail", length: 10).allowed)
+        #expect(!DataGuard.shared.canCopy(to: "org.example.other", length: 10).allowed)
+        #expect(!DataGuard.shared.canPrint().allowed)
+
+        try await eventually("the subscription") { agent.subscribedSessionCount == 1 }
+        try agent.apply(policy: Self.policy(version: "2", syncDays: 30))
+        try await eventually("the pushed change") { delegate.calls.count == 3 }
+        #expect(delegate.calls.last == "managedConfigurationDidChange syncDays=30")
+        agent.notify(appID: "com.example.notes", payload: ["command": "sync"])
+        try await eventually("the notification") { delegate.calls.count == 4 }
+        #expect(delegate.calls.last == #"didReceiveRemoteNotification {"command":"sync"}"#)
+
+        try await eventually("the acknowledgements and events") {
+            agent.feedback.filter { $0.key == "policy" }.count == 2 && agent.events.count == 6
+        }
+        #expect(agent.feedback.filter { $0.key == "policy" }.map { $0.data?["version"]?.stringValue } == ["1", "2"])
+        #expect(agent.events.map(\.event) == ["didFinishLaunching", "didBecomeActive", "dataActionDenied", "dataActionDenied",
+                                              "managedConfigurationDidChange", "didReceiveRemoteNotification"])
+        #expect(agent.events[3].detail?["action"]?.stringValue == "print")
+    }
+
+    @Test func versionBelowTheMinimumIsBlocked() async throws {
+        let agent = try FakeAgent(policy: Self.policy())
+        let delegate = RecordingDelegate()
+        let harness = PolicyApplicationHarness(agent: agent, appID: "com.example.notes", version: "1.0.0", delegate: delegate)
+        let decision = await harness.launch()
+        #expect(decision != .proceed)
+        #expect(delegate.calls.count == 1 && delegate.calls[0].hasPrefix("wasBlocked "))
+    }
+
+    @Test func wipeOrderedByTheTestRemovesTheDeclaredFolder() async throws {
+        let home = try TemporaryDirectory()
+        let data = home.appending("notes")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        let agent = try FakeAgent(policy: Self.policy())
+        let delegate = RecordingDelegate()
+        let harness = PolicyApplicationHarness(agent: agent, appID: "com.example.notes", version: "2.0.0",
+                                               dataDirectories: [data.path], delegate: delegate)
+        // The wipe removes only folders inside the home: make the temporary folder the home.
+        let savedHome = ProcessInfo.processInfo.environment["HOME"]
+        setenv("HOME", home.path, 1)
+        defer { if let savedHome { setenv("HOME", savedHome, 1) } }
+        #expect(await harness.launch() == .proceed)
+        try await eventually("the subscription") { agent.subscribedSessionCount == 1 }
+        let directive = agent.wipe(appID: "com.example.notes")
+        try await eventually("the wipe") { delegate.calls.contains("shouldWipeData \(directive)") }
+        try await eventually("the acknowledgement") { agent.acknowledgedWipes == [directive] }
+        #expect(!FileManager.default.fileExists(atPath: data.path))
+    }
+
+    @Test func cachedRulesHoldWhileTheAgentIsAwayAndTheAppReconnects() async throws {
+        let agent = try FakeAgent(policy: Self.policy())
+        let delegate = RecordingDelegate()
+        let harness = PolicyApplicationHarness(agent: agent, appID: "com.example.notes", version: "2.0.0", delegate: delegate)
+        #expect(await harness.launch() == .proceed)
+        try await eventually("the subscription") { agent.subscribedSessionCount == 1 }
+        agent.stop()
+        #expect(DataGuard.shared.canCopy(to: "com.example.mail", length: 10).allowed)
+        agent.start()
+        try await eventually("the resubscription") { agent.subscribedSessionCount == 1 }
+        try agent.apply(policy: Self.policy(version: "3", syncDays: 1))
+        try await eventually("the pushed change") { delegate.calls.last == "managedConfigurationDidChange syncDays=1" }
+    }
+}
