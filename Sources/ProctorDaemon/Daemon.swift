@@ -29,6 +29,8 @@ final class Daemon {
 
     var sessionsByApp: [AppID: [String: AgentSession]] = [:]
     var sessionCount = 0
+    /// Counts changes of the set of managed apps, so each session is sent the set only anew.
+    var managedAppsGeneration = 0
     var decisionsAllowed = 0
     var decisionsDenied = 0
     let events = EventFeed()
@@ -259,6 +261,7 @@ final class Daemon {
     /// the others are decided against that set (the SDK decides them locally).
     func activate(_ policy: ActivePolicy) {
         let managedAppsChanged = active.compiled.managedAppIDs != policy.compiled.managedAppIDs
+        if managedAppsChanged { managedAppsGeneration += 1 }
         active = policy
         for (appID, sessions) in sessionsByApp {
             let view = AppView(of: appID, in: policy.compiled)
@@ -286,11 +289,15 @@ final class Daemon {
 
     /// What `Register` and `Subscribe` tell an app about itself. An app that left the
     /// policy is told it is retired. `managedApps` lets the SDK decide copies and shares
-    /// towards other apps from its cache.
+    /// towards other apps from its cache; it grows with the policy, so a session gets it
+    /// only when the set changed since it last got it (a push to many sessions stays small).
     func subscriptionFields(for session: AgentSession, view: AppView?) -> [String: JSONValue] {
         var fields = view?.fields ?? ["state": "retired", "config": [:], "dlp": [:], "compliance": [:]]
         fields["policyVersion"] = .string(active.version)
-        fields["managedApps"] = .array(active.compiled.managedAppIDs.map(JSONValue.string))
+        if session.managedAppsGeneration != managedAppsGeneration {
+            session.managedAppsGeneration = managedAppsGeneration
+            fields["managedApps"] = .array(active.compiled.managedAppIDs.map(JSONValue.string))
+        }
         fields["directives"] = .array(deliverPendingWipes(to: session.appID))
         return fields
     }

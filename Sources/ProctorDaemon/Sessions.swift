@@ -30,6 +30,8 @@ final class AgentSession {
     /// The app's view (state, config, rules) the subscriber last heard, so that a policy
     /// change that does not concern this app sends nothing.
     var lastView: AppView?
+    /// The `Daemon.managedAppsGeneration` whose set this session was last sent; -1: never.
+    var managedAppsGeneration = -1
 
     init(id: String, appID: AppID, peer: PeerIdentity, appVersion: String?, registeredAt: Int64) {
         self.id = id

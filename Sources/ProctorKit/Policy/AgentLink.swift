@@ -105,9 +105,12 @@ final class AgentLink: Sendable {
         do {
             let stream = try registration.connection.callMore("\(Self.interface).Subscribe",
                                                                ["session": .string(registration.session)])
+            var managedApps = registration.update.managedApps
             while let reply = try stream.next() {
                 do {
-                    onUpdate(try AgentUpdate(reply: reply, defaultReason: .policy))
+                    let update = try AgentUpdate(reply: reply, defaultReason: .policy, knownManagedApps: managedApps)
+                    managedApps = update.managedApps
+                    onUpdate(update)
                 } catch {
                     return "\(error)"
                 }

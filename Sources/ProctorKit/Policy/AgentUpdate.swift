@@ -23,7 +23,9 @@ struct AgentUpdate: Sendable, Equatable {
         var description: String { "proctord's reply has no valid \(field) (expected \(expected))" }
     }
 
-    init(reply: [String: JSONValue], defaultReason: Reason = .current) throws(Malformed) {
+    /// `knownManagedApps`: the set the client last received, for a `Subscribe` reply that
+    /// leaves `managedApps` out because it has not changed.
+    init(reply: [String: JSONValue], defaultReason: Reason = .current, knownManagedApps: [AppID]? = nil) throws(Malformed) {
         if let text = reply["reason"]?.stringValue {
             guard let reason = Reason(rawValue: text) else { throw Malformed(field: "reason", expected: "current, policy, wipe or notification") }
             self.reason = reason
@@ -49,10 +51,15 @@ struct AgentUpdate: Sendable, Equatable {
             guard let id = value["id"]?.stringValue else { throw Malformed(field: "directives[].id", expected: "a string") }
             return WipeDirective(id: id, issuedAt: value["issuedAt"]?.stringValue, cause: .administrator)
         }
-        guard let managed = reply["managedApps"]?.arrayValue else { throw Malformed(field: "managedApps", expected: "an array of app ids") }
-        managedApps = try managed.map { value throws(Malformed) in
-            guard let id = value.stringValue else { throw Malformed(field: "managedApps[]", expected: "a string") }
-            return id
+        if let managed = reply["managedApps"]?.arrayValue {
+            managedApps = try managed.map { value throws(Malformed) in
+                guard let id = value.stringValue else { throw Malformed(field: "managedApps[]", expected: "a string") }
+                return id
+            }
+        } else if let knownManagedApps {
+            managedApps = knownManagedApps
+        } else {
+            throw Malformed(field: "managedApps", expected: "an array of app ids")
         }
         notification = reply["notification"]?.objectValue
     }
