@@ -58,6 +58,11 @@ run: release
 	exec $$bin/proctord --config-dir $(CURDIR)/config --state-dir $(RUN_DIR)/state \
 	    --runtime-dir $(RUN_DIR) --log-target stderr
 
+# Proctor beside Cedar, Rego and the socket floor, in one run (BENCHMARKS.md).
+# QUICK=1 for a run under a minute.
+bench: release
+	QUICK=$(QUICK) bench/run.sh
+
 install: release
 	DESTDIR=$(DESTDIR) PREFIX=$(PREFIX) BUILD_DIR=$$($(SWIFT) build -c release --show-bin-path) scripts/install.sh
 
