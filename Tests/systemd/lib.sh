@@ -27,6 +27,10 @@ BOX_LAUNCHER_PID=""   # the unshare process whose child that systemd is
 BOX_ROOT=""           # the box folder: units/, catalog/, etc-upper/, boot.sh, console.log
 BOX_NAME=""
 BOX_BIN_DIR=""        # the built binaries (the box folder lives inside it)
+BOX_BIN_GIVEN=""      # the same folder as the test named it (perhaps through a symlink)
+# Where services in the box find the built binaries: the unit's sandbox hides /tmp,
+# /var/tmp, /home and /root (PrivateTmp=, ProtectHome=), where a checkout may well be.
+BOX_SERVICE_BIN=/mnt/proctor-bin
 BOX_PASSED=0
 BOX_FAILED=0
 BOX_BOOT_TIMEOUT=${BOX_BOOT_TIMEOUT:-30}
@@ -38,6 +42,7 @@ box_new() {
     local bin_dir=$2
     [ "$(id -u)" = 0 ] || { echo "systemd box tests need root" >&2; exit 2; }
     [ -d "$bin_dir" ] || { echo "no such folder of built binaries: $bin_dir" >&2; exit 2; }
+    BOX_BIN_GIVEN=${bin_dir%/}
     BOX_BIN_DIR=$(cd "$bin_dir" && pwd -P)
     BOX_ROOT=$(mktemp -d "$BOX_BIN_DIR/systemd-box.$BOX_NAME.XXXXXX")
     mkdir -p "$BOX_ROOT/units" "$BOX_ROOT/catalog" "$BOX_ROOT/etc-upper" "$BOX_ROOT/etc-work"
@@ -110,6 +115,8 @@ box_boot() {
         echo "Wants=systemd-journald.service systemd-journald.socket systemd-journald-dev-log.socket $*"
         echo "After=systemd-journald.service"
     } > "$BOX_ROOT/units/box-$BOX_NAME.target"
+    # Units name the built binaries where the services can see them.
+    sed -i -e "s|$BOX_BIN_GIVEN/|$BOX_SERVICE_BIN/|g" -e "s|$BOX_BIN_DIR/|$BOX_SERVICE_BIN/|g" "$BOX_ROOT"/units/*
     cat > "$BOX_ROOT/boot.sh" <<BOOT
 #!/bin/bash
 set -e
@@ -131,6 +138,7 @@ mount -t tmpfs tmpfs /var/lib
 for path in "\${keep[@]}"; do
     mkdir -p "\$path" && mount --bind "/run/.box-keep\$path" "\$path"
 done
+mount -t tmpfs tmpfs /mnt && mkdir -p $BOX_SERVICE_BIN && mount --bind $BOX_BIN_DIR $BOX_SERVICE_BIN
 mount -t overlay overlay -o lowerdir=/etc,upperdir=$BOX_ROOT/etc-upper,workdir=$BOX_ROOT/etc-work /etc
 mount --bind $BOX_ROOT/catalog /usr/lib/systemd/catalog
 export SYSTEMD_UNIT_PATH=$BOX_ROOT/units

@@ -247,6 +247,8 @@ check "proctord pings the watchdog (WATCHDOG=1 every WatchdogSec/2)" \
                               grep -cFx 'proctord.service: Got notification message from PID $stuck_pid (WATCHDOG=1)') -ge 2 ]"
 restarts_before=$(show NRestarts)
 stopped_at=$SECONDS
+# A MainPID of 0 would make this "kill -STOP 0": the test's own process group.
+[ "${stuck_pid:-0}" -gt 1 ] 2>/dev/null || { echo "FAILED: proctord has no main pid to stop ($stuck_pid)"; BOX_FAILED=$((BOX_FAILED + 1)); box_finish; }
 box_run kill -STOP "$stuck_pid"
 bound=$((watchdog_seconds + 15))
 box_wait_for "$bound" sh -c "p=\$(nsenter -t $BOX_PID -m -p systemctl show -P MainPID proctord.service)
