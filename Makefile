@@ -53,8 +53,9 @@ run: release
 	@mkdir -p $(RUN_DIR)
 	@bin=$$($(SWIFT) build -c release --show-bin-path); \
 	echo "proctord on config/policy.d; in another terminal try:"; \
-	echo "  $$bin/proctorctl --address $(RUN_DIR)/io.proctor.Admin status"; \
-	echo "  $$bin/proctorctl --address $(RUN_DIR)/io.proctor.Admin check io.proctor.demo.notes print"; \
+	echo "  export PROCTOR_ADMIN_SOCKET=$(RUN_DIR)/io.proctor.Admin"; \
+	echo "  $$bin/proctorctl status"; \
+	echo "  $$bin/proctorctl policy apply config/examples && $$bin/proctorctl check io.proctor.demo.notes print"; \
 	exec $$bin/proctord --config-dir $(CURDIR)/config --state-dir $(RUN_DIR)/state \
 	    --runtime-dir $(RUN_DIR) --log-target stderr
 
