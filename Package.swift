@@ -72,7 +72,6 @@ let package = Package(
         .testTarget(name: "ProctorDaemonTests", dependencies: ["ProctorDaemon", "ProctorPolicy", "JSONCore"]),
         .testTarget(name: "ProctorKitTests",
                     dependencies: ["ProctorKit", "ProctorKitTesting", "TestSupport", "ProctorPolicy", "JSONCore", "Varlink"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["TestSupport", "JSONCore", "Varlink"]),
     ]
 )
 

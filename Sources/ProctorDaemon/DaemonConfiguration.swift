@@ -17,7 +17,6 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var maxMessageBytes = 1 << 20
     /// How long a connection may hold half a message before it is closed.
     public var idleMessageTimeoutSeconds = 10
-    public var maxSubscriptionsPerConnection = 16
     public var historyLimit = 20
 
     public var policyDirectory: String { configDirectory + "/policy.d" }

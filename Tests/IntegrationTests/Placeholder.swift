@@ -1,1 +1,0 @@
-// Placeholder so the package resolves while these tests are being written.
