@@ -139,6 +139,14 @@ class Daemon:
         with open(self.stderr_path, "rb") as f:
             return f.read().decode(errors="replace")
 
+    def wait_for_log(self, text, timeout=10):
+        """The log once it holds `text`: proctord logs through a queue that a thread of
+        its own writes out, so a line can land just after the reply that caused it."""
+        deadline = time.monotonic() + timeout
+        while text not in self.log() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return self.log()
+
     def stop(self, sig=signal.SIGTERM):
         if self.process and self.process.poll() is None:
             self.process.send_signal(sig)

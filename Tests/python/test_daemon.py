@@ -88,7 +88,7 @@ def test_identity_mismatch_and_unknown_app(daemon):
         with pytest.raises(varlink.VarlinkError) as excinfo:
             con.Register("io.proctor.test.not-in-policy")
         assert error_name(excinfo) == "io.proctor.Agent.UnknownApp"
-    assert "registration refused" in daemon.log().lower()
+    assert "Registration refused" in daemon.wait_for_log("Registration refused")
 
 
 def test_blocked_app_is_told_so(daemon):

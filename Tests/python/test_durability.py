@@ -397,7 +397,8 @@ def test_full_disk_fails_writes_clearly_and_keeps_serving(workdir, small_state_m
         big["apps"]["io.proctor.test.notes"]["config"] = {"blob": "y" * 200_000}
         expect_storage_failure(daemon, "ApplyPolicy", {"policy": big}, "while-full", "no space", database)
         expect_storage_failure(daemon, "Wipe", {"appId": "io.proctor.test.notes"}, "no space", database)
-        assert "err State storage failed while applying policy while-full" in daemon.log(), daemon.log()
+        expected = "err State storage failed while applying policy while-full"
+        assert expected in daemon.wait_for_log(expected), daemon.log()
         # Nothing changed, and apps are still answered.
         assert admin(daemon, "Status")["policy"]["version"] == "before-full"
         assert [e["version"] for e in admin(daemon, "PolicyHistory")["entries"]] == ["before-full"]
@@ -482,7 +483,7 @@ def test_corrupt_database_is_moved_aside_and_replaced(workdir, damage):
         assert len(kept_databases) == 1, kept
         with open(kept_databases[0], "rb") as f:
             assert f.read() == damaged
-        lines = [line for line in daemon.log().splitlines() if "corrupt" in line]
+        lines = [line for line in daemon.wait_for_log(kept_databases[0]).splitlines() if "corrupt" in line]
         assert any(line.split(" ", 1)[0] in ("emerg", "alert", "crit", "err")
                    and kept_databases[0] in line for line in lines), lines
         # A fresh database: the policy comes from policy.d, and writes work.
