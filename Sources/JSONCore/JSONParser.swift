@@ -235,15 +235,22 @@ public enum JSONParser {
             index += 1
             // Fast path: no escapes.
             var scan = index
+            var allBytesOred: UInt8 = 0
             while scan < bytes.count {
                 let b = bytes[scan]
                 if b == UInt8(ascii: "\"") {
-                    guard let s = String(validating: bytes[index..<scan], as: UTF8.self) else {
-                        throw error("invalid UTF-8 in a string", at: start)
+                    let contents = index..<scan
+                    // ASCII is valid UTF-8: `decoding` then only copies, where `validating`
+                    // would check every byte again.
+                    let s: String? = bytes.withUnsafeBufferPointer { buffer in
+                        let utf8 = UnsafeBufferPointer(rebasing: buffer[contents])
+                        return allBytesOred < 0x80 ? String(decoding: utf8, as: UTF8.self) : String(validating: utf8, as: UTF8.self)
                     }
+                    guard let s else { throw error("invalid UTF-8 in a string", at: start) }
                     index = scan + 1
                     return s
                 }
+                allBytesOred |= b
                 if b == UInt8(ascii: "\\") { break }
                 if b < 0x20 { throw error("control character (byte 0x\(String(b, radix: 16))) in a string: escape it", at: scan) }
                 scan += 1
