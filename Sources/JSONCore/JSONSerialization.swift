@@ -41,7 +41,15 @@ extension JSONValue {
     /// The order of object keys in the canonical form: by UTF-8 bytes. Swift's `String <`
     /// compares by Unicode canonical ordering; canonical JSON wants a plain, locale- and
     /// normalisation-free byte order.
-    public static func utf8Less(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
+    public static func utf8Less(_ a: String, _ b: String) -> Bool {
+        var a = a, b = b
+        return a.withUTF8 { a in
+            b.withUTF8 { b in
+                for i in 0..<min(a.count, b.count) where a[i] != b[i] { return a[i] < b[i] }
+                return a.count < b.count
+            }
+        }
+    }
 
     /// Appends `n` as `write(to:)` writes `.number(n)`, for writers that serialise their
     /// own types in the canonical form without building a `JSONValue` first.
