@@ -7,7 +7,9 @@ import JSONCore
 /// Problems are recorded by path only, and each path is built only when a problem is
 /// reported (the `@autoclosure` parameters); `locate` finds lines and columns afterwards,
 /// so a valid document (the common case, and the one on proctord's start-up path) never
-/// pays for recording where each of its values starts.
+/// pays for recording where each of its values starts. Each object is read in one pass
+/// over its members (a `switch` on the key; `object` has reported the unknown ones) rather
+/// than by looking each known key up, which would hash every key again.
 struct PolicyReader {
     let root: JSONValue
     let source: String?
@@ -102,11 +104,14 @@ struct PolicyReader {
     private mutating func readApp(_ value: JSONValue, at path: @autoclosure () -> JSONPath) -> AppPolicy? {
         guard let members = object(value, at: path(), keys: ["state", "match", "config", "dlp", "compliance"]) else { return nil }
         var app = AppPolicy()
-        if let value = members["state"], let state = enumeration(value, at: path().appending("state"), as: AppState.self) {
-            app.state = state
+        for (key, value) in members {
+            switch key {
+            case "state": app.state = enumeration(value, at: path().appending("state"), as: AppState.self) ?? app.state
+            case "match": app.match = readMatch(value, at: path().appending("match"))
+            case "config": app.config = readConfig(value, at: path().appending("config"))
+            default: break  // `dlp` and `compliance` below; `object` reported unknown keys
+            }
         }
-        if let value = members["match"] { app.match = readMatch(value, at: path().appending("match")) }
-        if let value = members["config"] { app.config = readConfig(value, at: path().appending("config")) }
         app.settings = readSettings(members, at: path())
         return app
     }
@@ -114,22 +119,27 @@ struct PolicyReader {
     private mutating func readMatch(_ value: JSONValue, at path: @autoclosure () -> JSONPath) -> MatchRule? {
         guard let members = object(value, at: path(), keys: ["executable", "users"]) else { return nil }
         var match = MatchRule()
-        if let value = members["executable"] {
-            let expected = "an absolute, normalised path such as \"/usr/bin/example-notes\" (no \".\", \"..\", empty components or trailing \"/\")"
-            if let executable = string(value, at: path().appending("executable"), expected: expected) {
-                if PolicySyntax.isNormalisedAbsolutePath(executable) {
-                    match.executable = executable
-                } else {
-                    report(path().appending("executable"), "found \(Self.found(value)), expected \(expected)")
-                }
+        for (key, value) in members {
+            switch key {
+            case "executable": match.executable = readExecutable(value, at: path().appending("executable"))
+            case "users":
+                match.users = list(value, at: path().appending("users"),
+                                   expected: "a user name (letters, digits, \"_\", \".\", \"-\"; not starting with a digit, \".\" or \"-\") or \"*\" for any user",
+                                   isValid: PolicySyntax.isUserName)
+            default: break
             }
         }
-        if let value = members["users"] {
-            match.users = list(value, at: path().appending("users"),
-                               expected: "a user name (letters, digits, \"_\", \".\", \"-\"; not starting with a digit, \".\" or \"-\") or \"*\" for any user",
-                               isValid: PolicySyntax.isUserName)
-        }
         return match
+    }
+
+    private mutating func readExecutable(_ value: JSONValue, at path: @autoclosure () -> JSONPath) -> String? {
+        let expected = "an absolute, normalised path such as \"/usr/bin/example-notes\" (no \".\", \"..\", empty components or trailing \"/\")"
+        guard let executable = string(value, at: path(), expected: expected) else { return nil }
+        guard PolicySyntax.isNormalisedAbsolutePath(executable) else {
+            report(path(), "found \(Self.found(value)), expected \(expected)")
+            return nil
+        }
+        return executable
     }
 
     private mutating func readConfig(_ value: JSONValue, at path: @autoclosure () -> JSONPath) -> [String: JSONValue] {
@@ -152,8 +162,13 @@ struct PolicyReader {
     /// Reads `dlp` and `compliance` from an object whose keys were already checked.
     private mutating func readSettings(_ members: [String: JSONValue], at path: @autoclosure () -> JSONPath) -> AppSettings {
         var settings = AppSettings()
-        if let value = members["dlp"] { settings.dlp = readDLP(value, at: path().appending("dlp")) }
-        if let value = members["compliance"] { settings.compliance = readCompliance(value, at: path().appending("compliance")) }
+        for (key, value) in members {
+            switch key {
+            case "dlp": settings.dlp = readDLP(value, at: path().appending("dlp"))
+            case "compliance": settings.compliance = readCompliance(value, at: path().appending("compliance"))
+            default: break
+            }
+        }
         return settings
     }
 
@@ -162,49 +177,58 @@ struct PolicyReader {
         guard let members = object(value, at: path(), keys: ["clipboard", "share", "print", "screenCapture", "fileExport", "notifications"]) else {
             return dlp
         }
-        if let value = members["clipboard"] {
-            if let clipboard = object(value, at: path().appending("clipboard"), keys: ["level", "charLimit"]) {
-                if let value = clipboard["level"] {
-                    dlp.clipboardLevel = enumeration(value, at: path().appending("clipboard").appending("level"), as: ClipboardLevel.self)
-                }
-                if let value = clipboard["charLimit"] {
-                    dlp.clipboardCharLimit = nonNegativeInteger(value, at: path().appending("clipboard").appending("charLimit"))
-                }
+        for (key, value) in members {
+            switch key {
+            case "clipboard": readClipboard(value, at: path().appending("clipboard"), into: &dlp)
+            case "share": readShare(value, at: path().appending("share"), into: &dlp)
+            case "print": dlp.print = enumeration(value, at: path().appending("print"), as: Toggle.self)
+            case "screenCapture": dlp.screenCapture = enumeration(value, at: path().appending("screenCapture"), as: Toggle.self)
+            case "fileExport": readFileExport(value, at: path().appending("fileExport"), into: &dlp)
+            case "notifications":
+                dlp.notifications = enumeration(value, at: path().appending("notifications"), as: NotificationLevel.self)
+            default: break
             }
-        }
-        if let value = members["share"] {
-            if let share = object(value, at: path().appending("share"), keys: ["send", "receive", "exempt"]) {
-                if let value = share["send"] { dlp.shareSend = enumeration(value, at: path().appending("share").appending("send"), as: ShareLevel.self) }
-                if let value = share["receive"] {
-                    dlp.shareReceive = enumeration(value, at: path().appending("share").appending("receive"), as: ShareLevel.self)
-                }
-                if let value = share["exempt"] {
-                    dlp.shareExempt = list(value, at: path().appending("share").appending("exempt"),
-                                           expected: "an app id or an app-id glob with \"*\" such as \"com.example.*\"",
-                                           isValid: PolicySyntax.isAppIDGlob)
-                }
-            }
-        }
-        if let value = members["print"] { dlp.print = enumeration(value, at: path().appending("print"), as: Toggle.self) }
-        if let value = members["screenCapture"] {
-            dlp.screenCapture = enumeration(value, at: path().appending("screenCapture"), as: Toggle.self)
-        }
-        if let value = members["fileExport"] {
-            if let fileExport = object(value, at: path().appending("fileExport"), keys: ["allow", "deny"]) {
-                let expected = "an absolute path glob such as \"/home/*/Documents/**\" (relative paths are refused; "
-                    + "no \".\", \"..\" or empty components; \"**\" only as a whole component)"
-                if let value = fileExport["allow"] {
-                    dlp.fileExportAllow = list(value, at: path().appending("fileExport").appending("allow"), expected: expected, isValid: PolicySyntax.isPathGlob)
-                }
-                if let value = fileExport["deny"] {
-                    dlp.fileExportDeny = list(value, at: path().appending("fileExport").appending("deny"), expected: expected, isValid: PolicySyntax.isPathGlob)
-                }
-            }
-        }
-        if let value = members["notifications"] {
-            dlp.notifications = enumeration(value, at: path().appending("notifications"), as: NotificationLevel.self)
         }
         return dlp
+    }
+
+    private mutating func readClipboard(_ value: JSONValue, at path: @autoclosure () -> JSONPath, into dlp: inout DLPSettings) {
+        guard let members = object(value, at: path(), keys: ["level", "charLimit"]) else { return }
+        for (key, value) in members {
+            switch key {
+            case "level": dlp.clipboardLevel = enumeration(value, at: path().appending("level"), as: ClipboardLevel.self)
+            case "charLimit": dlp.clipboardCharLimit = nonNegativeInteger(value, at: path().appending("charLimit"))
+            default: break
+            }
+        }
+    }
+
+    private mutating func readShare(_ value: JSONValue, at path: @autoclosure () -> JSONPath, into dlp: inout DLPSettings) {
+        guard let members = object(value, at: path(), keys: ["send", "receive", "exempt"]) else { return }
+        for (key, value) in members {
+            switch key {
+            case "send": dlp.shareSend = enumeration(value, at: path().appending("send"), as: ShareLevel.self)
+            case "receive": dlp.shareReceive = enumeration(value, at: path().appending("receive"), as: ShareLevel.self)
+            case "exempt":
+                dlp.shareExempt = list(value, at: path().appending("exempt"),
+                                       expected: "an app id or an app-id glob with \"*\" such as \"com.example.*\"",
+                                       isValid: PolicySyntax.isAppIDGlob)
+            default: break
+            }
+        }
+    }
+
+    private mutating func readFileExport(_ value: JSONValue, at path: @autoclosure () -> JSONPath, into dlp: inout DLPSettings) {
+        guard let members = object(value, at: path(), keys: ["allow", "deny"]) else { return }
+        let expected = "an absolute path glob such as \"/home/*/Documents/**\" (relative paths are refused; "
+            + "no \".\", \"..\" or empty components; \"**\" only as a whole component)"
+        for (key, value) in members {
+            switch key {
+            case "allow": dlp.fileExportAllow = list(value, at: path().appending("allow"), expected: expected, isValid: PolicySyntax.isPathGlob)
+            case "deny": dlp.fileExportDeny = list(value, at: path().appending("deny"), expected: expected, isValid: PolicySyntax.isPathGlob)
+            default: break
+            }
+        }
     }
 
     private mutating func readCompliance(_ value: JSONValue, at path: @autoclosure () -> JSONPath) -> ComplianceSettings {
@@ -212,23 +236,26 @@ struct PolicyReader {
         guard let members = object(value, at: path(), keys: ["minVersion", "onViolation", "offlineGraceSeconds"]) else {
             return compliance
         }
-        if let value = members["minVersion"] {
-            let expected = "a semantic version such as \"2.3.0\" or \"1.0.0-rc.1\""
-            if let text = string(value, at: path().appending("minVersion"), expected: expected) {
-                if let version = SemanticVersion(text) {
-                    compliance.minVersion = version
-                } else {
-                    report(path().appending("minVersion"), "found \(Self.found(value)), expected \(expected)")
-                }
+        for (key, value) in members {
+            switch key {
+            case "minVersion": compliance.minVersion = readMinVersion(value, at: path().appending("minVersion"))
+            case "onViolation": compliance.onViolation = enumeration(value, at: path().appending("onViolation"), as: Violation.self)
+            case "offlineGraceSeconds":
+                compliance.offlineGraceSeconds = nonNegativeInteger(value, at: path().appending("offlineGraceSeconds"))
+            default: break
             }
         }
-        if let value = members["onViolation"] {
-            compliance.onViolation = enumeration(value, at: path().appending("onViolation"), as: Violation.self)
-        }
-        if let value = members["offlineGraceSeconds"] {
-            compliance.offlineGraceSeconds = nonNegativeInteger(value, at: path().appending("offlineGraceSeconds"))
-        }
         return compliance
+    }
+
+    private mutating func readMinVersion(_ value: JSONValue, at path: @autoclosure () -> JSONPath) -> SemanticVersion? {
+        let expected = "a semantic version such as \"2.3.0\" or \"1.0.0-rc.1\""
+        guard let text = string(value, at: path(), expected: expected) else { return nil }
+        guard let version = SemanticVersion(text) else {
+            report(path(), "found \(Self.found(value)), expected \(expected)")
+            return nil
+        }
+        return version
     }
 
     // MARK: - Typed values
