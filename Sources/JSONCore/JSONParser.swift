@@ -96,6 +96,11 @@ public enum JSONParser {
         var depth = 0
         var path: [JSONPath.Component] = []
         var offsets: [JSONPath: Int] = [:]
+        /// The members of the objects being read, innermost last: an object's members are
+        /// collected here and become a dictionary of exactly their count at its end,
+        /// rather than growing (and rehashing) one member at a time.
+        var pendingKeys: [String] = []
+        var pendingValues: [JSONValue] = []
 
         init(bytes: [UInt8], maxDepth: Int, recordOffsets: Bool) {
             self.bytes = bytes
@@ -167,13 +172,22 @@ public enum JSONParser {
             if depth > maxDepth { throw error("nesting deeper than \(maxDepth) levels") }
         }
 
+        /// Objects up to this many members look for a duplicate key by comparing with each
+        /// earlier key, which is cheaper than hashing; larger ones keep a set of their keys.
+        static let linearDuplicateSearchLimit = 8
+
         mutating func parseObject() throws(JSONParseError) -> JSONValue {
             try enter()
             defer { depth -= 1 }
             index += 1
-            var members: [String: JSONValue] = [:]
             skipWhitespace()
-            if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object([:]) }
+            let firstMember = pendingKeys.count
+            defer {
+                pendingKeys.removeSubrange(firstMember...)
+                pendingValues.removeSubrange(firstMember...)
+            }
+            var keySet: Set<String>?
             while true {
                 skipWhitespace()
                 guard index < bytes.count else { throw error("unexpected end of input: expected a key or '}'") }
@@ -182,7 +196,7 @@ public enum JSONParser {
                 }
                 let keyStart = index
                 let key = try parseString()
-                if members[key] != nil {
+                if isDuplicate(key, membersFrom: firstMember, keySet: &keySet) {
                     var duplicate = error("duplicate key \"\(key)\": an object may say each key once", at: keyStart)
                     duplicate.path = JSONPath(path + [.key(key)])
                     throw duplicate
@@ -197,14 +211,29 @@ public enum JSONParser {
                     path.append(.key(key))
                     offsets[JSONPath(path)] = keyStart
                 }
-                members[key] = try parseValue()
+                let value = try parseValue()
+                pendingKeys.append(key)
+                pendingValues.append(value)
                 if recordOffsets { path.removeLast() }
                 skipWhitespace()
                 guard index < bytes.count else { throw error("unexpected end of input: expected ',' or '}'") }
                 if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-                if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+                if bytes[index] == UInt8(ascii: "}") {
+                    index += 1
+                    return .object(Dictionary(uniqueKeysWithValues: zip(pendingKeys[firstMember...], pendingValues[firstMember...])))
+                }
                 throw error("unexpected \(describe(bytes[index])): expected ',' or '}'")
             }
+        }
+
+        /// Whether the object whose members start at `firstMember` already has `key`.
+        private func isDuplicate(_ key: String, membersFrom firstMember: Int, keySet: inout Set<String>?) -> Bool {
+            let count = pendingKeys.count - firstMember
+            if count < Self.linearDuplicateSearchLimit {
+                return pendingKeys[firstMember...].contains(key)
+            }
+            if keySet == nil { keySet = Set(pendingKeys[firstMember...]) }
+            return !keySet!.insert(key).inserted
         }
 
         mutating func parseArray() throws(JSONParseError) -> JSONValue {
@@ -235,15 +264,22 @@ public enum JSONParser {
             index += 1
             // Fast path: no escapes.
             var scan = index
+            var allBytesOred: UInt8 = 0
             while scan < bytes.count {
                 let b = bytes[scan]
                 if b == UInt8(ascii: "\"") {
-                    guard let s = String(validating: bytes[index..<scan], as: UTF8.self) else {
-                        throw error("invalid UTF-8 in a string", at: start)
+                    let contents = index..<scan
+                    // ASCII is valid UTF-8: `decoding` then only copies, where `validating`
+                    // would check every byte again.
+                    let s: String? = bytes.withUnsafeBufferPointer { buffer in
+                        let utf8 = UnsafeBufferPointer(rebasing: buffer[contents])
+                        return allBytesOred < 0x80 ? String(decoding: utf8, as: UTF8.self) : String(validating: utf8, as: UTF8.self)
                     }
+                    guard let s else { throw error("invalid UTF-8 in a string", at: start) }
                     index = scan + 1
                     return s
                 }
+                allBytesOred |= b
                 if b == UInt8(ascii: "\\") { break }
                 if b < 0x20 { throw error("control character (byte 0x\(String(b, radix: 16))) in a string: escape it", at: scan) }
                 scan += 1

@@ -38,11 +38,25 @@ extension JSONValue {
         }
     }
 
-    /// Swift's `String <` compares by Unicode canonical ordering; canonical JSON wants a
-    /// plain, locale- and normalisation-free byte order.
-    static func utf8Less(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
+    /// The order of object keys in the canonical form: by UTF-8 bytes. Swift's `String <`
+    /// compares by Unicode canonical ordering; canonical JSON wants a plain, locale- and
+    /// normalisation-free byte order.
+    public static func utf8Less(_ a: String, _ b: String) -> Bool {
+        var a = a, b = b
+        return a.withUTF8 { a in
+            b.withUTF8 { b in
+                for i in 0..<min(a.count, b.count) where a[i] != b[i] { return a[i] < b[i] }
+                return a.count < b.count
+            }
+        }
+    }
 
-    static func writeNumber(_ n: Double, to out: inout [UInt8]) {
+    /// Appends `n` as `write(to:)` writes `.number(n)`, for writers that serialise their
+    /// own types in the canonical form without building a `JSONValue` first.
+    public static func writeNumber(_ n: Int, to out: inout [UInt8]) { writeNumber(Double(n), to: &out) }
+
+    /// Appends `n` as `write(to:)` writes `.number(n)`.
+    public static func writeNumber(_ n: Double, to out: inout [UInt8]) {
         if n.rounded(.towardZero) == n, abs(n) < 1e15 {
             out.append(contentsOf: String(Int64(n)).utf8)
         } else if n.isFinite {
@@ -52,28 +66,35 @@ extension JSONValue {
         }
     }
 
-    static func writeString(_ s: String, to out: inout [UInt8]) {
+    /// Appends `s` as `write(to:)` writes `.string(s)`: quoted, with `"`, `\\` and control
+    /// characters escaped.
+    public static func writeString(_ s: String, to out: inout [UInt8]) {
+        var s = s
+        s.withUTF8 { writeString(utf8: $0, to: &out) }
+    }
+
+    /// Copies the runs that need no escape whole: most strings are one such run.
+    private static func writeString(utf8: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        // Most strings need no escape: copy them whole.
-        if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            out.append(contentsOf: s.utf8)
-            out.append(UInt8(ascii: "\""))
-            return
-        }
-        for byte in s.utf8 {
+        var unwritten = 0
+        for i in utf8.indices {
+            let byte = utf8[i]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[unwritten..<i]))
+            unwritten = i + 1
             switch byte {
             case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
             case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
             case 0x0A: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
             case 0x0D: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
             case 0x09: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0x00..<0x20:
+            default:
                 let hex: [UInt8] = Array("0123456789abcdef".utf8)
                 out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), 0x30, 0x30,
                                         hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-            default: out.append(byte)
             }
         }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[unwritten...]))
         out.append(UInt8(ascii: "\""))
     }
 }

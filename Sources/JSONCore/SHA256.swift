@@ -3,37 +3,68 @@
 public enum SHA256 {
     /// The 32-byte digest of `bytes`.
     public static func hash(_ bytes: [UInt8]) -> [UInt8] {
-        var state: [UInt32] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]
-        var message = bytes
+        var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) =
+            (0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19)
+        // Whole blocks are hashed where they lie; only the tail is copied, to be padded
+        // with 0x80, zeros and the message's bit length into one or two final blocks.
+        let wholeBlockBytes = bytes.count / 64 * 64
+        var tail = [UInt8](bytes[wholeBlockBytes...])
+        tail.append(0x80)
+        while tail.count % 64 != 56 { tail.append(0) }
         let bitLength = UInt64(bytes.count) &* 8
-        message.append(0x80)
-        while message.count % 64 != 56 { message.append(0) }
-        for shift in stride(from: 56, through: 0, by: -8) { message.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
-        var schedule = [UInt32](repeating: 0, count: 64)
-        for blockStart in stride(from: 0, to: message.count, by: 64) {
+        for shift in stride(from: 56, through: 0, by: -8) { tail.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { schedule in
+            roundConstants.withUnsafeBufferPointer { constants in
+                bytes.withUnsafeBufferPointer { message in
+                    compress(UnsafeBufferPointer(rebasing: message[0..<wholeBlockBytes]), into: &state, schedule: schedule, constants: constants)
+                }
+                tail.withUnsafeBufferPointer { tail in
+                    compress(tail, into: &state, schedule: schedule, constants: constants)
+                }
+            }
+        }
+        var digest: [UInt8] = []
+        digest.reserveCapacity(32)
+        for word in [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7] {
+            for shift in stride(from: 24, through: 0, by: -8) { digest.append(UInt8(truncatingIfNeeded: word >> UInt32(shift))) }
+        }
+        return digest
+    }
+
+    /// Runs the compression function over every 64-byte block of `blocks` (whose count is a
+    /// multiple of 64). Unchecked indexing and wrapping arithmetic: every index below is in
+    /// range by construction, and this loop is most of the cost of hashing a large policy.
+    private static func compress(_ blocks: UnsafeBufferPointer<UInt8>,
+                                 into state: inout (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32),
+                                 schedule w: UnsafeMutableBufferPointer<UInt32>, constants k: UnsafeBufferPointer<UInt32>) {
+        guard let base = blocks.baseAddress else { return }
+        var blockStart = 0
+        while blockStart < blocks.count {
+            let block = base + blockStart
             for t in 0..<16 {
-                let i = blockStart + t * 4
-                schedule[t] = UInt32(message[i]) << 24 | UInt32(message[i + 1]) << 16 | UInt32(message[i + 2]) << 8 | UInt32(message[i + 3])
+                let p = block + t &* 4
+                w[t] = UInt32(p[0]) << 24 | UInt32(p[1]) << 16 | UInt32(p[2]) << 8 | UInt32(p[3])
             }
             for t in 16..<64 {
-                let s0 = rotateRight(schedule[t - 15], 7) ^ rotateRight(schedule[t - 15], 18) ^ (schedule[t - 15] >> 3)
-                let s1 = rotateRight(schedule[t - 2], 17) ^ rotateRight(schedule[t - 2], 19) ^ (schedule[t - 2] >> 10)
-                schedule[t] = schedule[t - 16] &+ s0 &+ schedule[t - 7] &+ s1
+                let w15 = w[t &- 15], w2 = w[t &- 2]
+                let s0 = rotateRight(w15, 7) ^ rotateRight(w15, 18) ^ (w15 >> 3)
+                let s1 = rotateRight(w2, 17) ^ rotateRight(w2, 19) ^ (w2 >> 10)
+                w[t] = w[t &- 16] &+ s0 &+ w[t &- 7] &+ s1
             }
-            var (a, b, c, d, e, f, g, h) = (state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7])
+            var (a, b, c, d, e, f, g, h) = state
             for t in 0..<64 {
                 let sum1 = rotateRight(e, 6) ^ rotateRight(e, 11) ^ rotateRight(e, 25)
                 let choose = (e & f) ^ (~e & g)
-                let temp1 = h &+ sum1 &+ choose &+ roundConstants[t] &+ schedule[t]
+                let temp1 = h &+ sum1 &+ choose &+ k[t] &+ w[t]
                 let sum0 = rotateRight(a, 2) ^ rotateRight(a, 13) ^ rotateRight(a, 22)
                 let majority = (a & b) ^ (a & c) ^ (b & c)
                 let temp2 = sum0 &+ majority
                 (h, g, f, e, d, c, b, a) = (g, f, e, d &+ temp1, c, b, a, temp1 &+ temp2)
             }
-            state[0] &+= a; state[1] &+= b; state[2] &+= c; state[3] &+= d
-            state[4] &+= e; state[5] &+= f; state[6] &+= g; state[7] &+= h
+            state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d,
+                     state.4 &+ e, state.5 &+ f, state.6 &+ g, state.7 &+ h)
+            blockStart &+= 64
         }
-        return state.flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> UInt32(24 - $0 * 8)) } }
     }
 
     /// The digest of `bytes` as 64 lowercase hex digits.
@@ -48,7 +79,8 @@ public enum SHA256 {
         return String(decoding: text, as: UTF8.self)
     }
 
-    private static func rotateRight(_ value: UInt32, _ count: UInt32) -> UInt32 { value >> count | value << (32 - count) }
+    @inline(__always)
+    private static func rotateRight(_ value: UInt32, _ count: UInt32) -> UInt32 { value >> count | value << (32 &- count) }
 
     private static let roundConstants: [UInt32] = [
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,

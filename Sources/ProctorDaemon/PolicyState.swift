@@ -1,6 +1,8 @@
+import Dispatch
 import JSONCore
 import ProctorPolicy
 import ProctorStore
+import Synchronization
 
 /// The policy in force: `policy.d` (the last version of it that loaded) overlaid by the
 /// last bundle applied through the Admin interface — the bundle wins where both say
@@ -21,8 +23,19 @@ struct ActivePolicy {
         case let (nil, bundle?): policy = bundle
         case (nil, nil): preconditionFailure("an active policy needs a directory or a bundle")
         }
-        compiled = CompiledPolicy(policy)
-        sha256 = policy.sha256
+        // Compiling and hashing share nothing and each take tens of milliseconds for a
+        // large policy (both are on the start-up path before READY=1): run them side by side.
+        let results = Mutex<(compiled: CompiledPolicy?, sha256: String?)>((nil, nil))
+        DispatchQueue.concurrentPerform(iterations: 2) { task in
+            if task == 0 {
+                let compiled = CompiledPolicy(policy)
+                results.withLock { $0.compiled = compiled }
+            } else {
+                let sha256 = policy.sha256
+                results.withLock { $0.sha256 = sha256 }
+            }
+        }
+        (compiled, sha256) = results.withLock { ($0.compiled!, $0.sha256!) }
         sources = (directory?.sources.map { "policy.d/" + $0 } ?? [])
             + (bundleVersion.map { ["applied bundle \($0)"] } ?? [])
         self.loadedAt = loadedAt

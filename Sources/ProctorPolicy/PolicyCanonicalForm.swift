@@ -15,7 +15,13 @@ extension Policy {
     }
 
     /// `canonicalJSON` serialised: UTF-8, sorted keys, no insignificant white space.
-    public var canonicalBytes: [UInt8] { canonicalJSON.serialized() }
+    /// Written straight from the model (`CanonicalWriter`) rather than through
+    /// `canonicalJSON`: building and sorting that tree cost most of the hash at start-up.
+    public var canonicalBytes: [UInt8] {
+        var writer = CanonicalWriter()
+        writer.write(self)
+        return writer.bytes
+    }
 
     /// The SHA-256 of `canonicalBytes` in lowercase hex: the policy's identity in status
     /// output, logs and history.

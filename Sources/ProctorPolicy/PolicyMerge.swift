@@ -16,7 +16,9 @@ extension Policy {
         for fragment in fragments {
             if let said = fragment.version { version = said }
             defaults = defaults.overlaid(by: fragment.defaults)
-            apps.merge(fragment.apps) { _, later in later }
+            // The first fragment with apps (often the only one) is taken whole: merging
+            // into an empty dictionary would rehash every entry.
+            if apps.isEmpty { apps = fragment.apps } else { apps.merge(fragment.apps) { _, later in later } }
         }
         var problems: [PolicyProblem] = []
         if version == nil {

@@ -4,9 +4,12 @@ import JSONCore
 /// the way instead of stopping at the first: a value that is wrong is reported and left
 /// out, and reading goes on with its siblings.
 ///
-/// Problems are recorded by path only; `locate` finds their lines and columns afterwards,
+/// Problems are recorded by path only, and each path is built only when a problem is
+/// reported (the `@autoclosure` parameters); `locate` finds lines and columns afterwards,
 /// so a valid document (the common case, and the one on proctord's start-up path) never
-/// pays for recording where each of its values starts.
+/// pays for recording where each of its values starts. Each object is read in one pass
+/// over its members (a `switch` on the key; `object` has reported the unknown ones) rather
+/// than by looking each known key up, which would hash every key again.
 struct PolicyReader {
     let root: JSONValue
     let source: String?
@@ -54,89 +57,96 @@ struct PolicyReader {
         return fragment
     }
 
-    private mutating func readSchema(_ value: JSONValue?, at path: JSONPath) -> Bool {
+    private mutating func readSchema(_ value: JSONValue?, at path: @autoclosure () -> JSONPath) -> Bool {
         guard let value else {
             report(.root, "missing \"schema\": every policy file starts with \"schema\": \(Policy.supportedSchema)")
             return false
         }
         guard let schema = value.intValue else {
-            report(path, "found \(Self.found(value)), expected the number \(Policy.supportedSchema)")
+            report(path(), "found \(Self.found(value)), expected the number \(Policy.supportedSchema)")
             return false
         }
         guard schema == Policy.supportedSchema else {
-            report(path, "schema \(schema) is not supported by this proctord; it understands schema \(Policy.supportedSchema)")
+            report(path(), "schema \(schema) is not supported by this proctord; it understands schema \(Policy.supportedSchema)")
             return false
         }
         return true
     }
 
-    private mutating func readVersion(_ value: JSONValue, at path: JSONPath) -> String? {
-        guard let version = string(value, at: path, expected: "a version string such as \"2026-11-29.1\"",
+    private mutating func readVersion(_ value: JSONValue, at path: @autoclosure () -> JSONPath) -> String? {
+        guard let version = string(value, at: path(), expected: "a version string such as \"2026-11-29.1\"",
                                    maxBytes: PolicyLimits.maxVersionBytes) else { return nil }
         guard !version.isEmpty, !version.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            report(path, "found \(Self.found(value)), expected a non-empty version string without control characters")
+            report(path(), "found \(Self.found(value)), expected a non-empty version string without control characters")
             return nil
         }
         return version
     }
 
-    private mutating func readApps(_ value: JSONValue, at path: JSONPath) -> [AppID: AppPolicy] {
-        guard let members = object(value, at: path, keys: nil) else { return [:] }
+    private mutating func readApps(_ value: JSONValue, at path: @autoclosure () -> JSONPath) -> [AppID: AppPolicy] {
+        guard let members = object(value, at: path(), keys: nil) else { return [:] }
         guard members.count <= PolicyLimits.maxApps else {
-            report(path, "found \(members.count) apps, expected at most \(PolicyLimits.maxApps) (PolicyLimits.maxApps)")
+            report(path(), "found \(members.count) apps, expected at most \(PolicyLimits.maxApps) (PolicyLimits.maxApps)")
             return [:]
         }
         var apps: [AppID: AppPolicy] = [:]
         apps.reserveCapacity(members.count)
         for (id, entry) in members {
-            let entryPath = path.appending(id)
             if !PolicySyntax.isAppID(id) {
-                report(entryPath, "found the app id \(Self.quoted(id)), expected a reverse-DNS id such as \"com.example.notes\" "
+                report(path().appending(id), "found the app id \(Self.quoted(id)), expected a reverse-DNS id such as \"com.example.notes\" "
                     + "(letters, digits and \"-\" in two or more dot-separated parts, at most \(PolicyLimits.maxAppIDBytes) bytes)")
             }
-            if let app = readApp(entry, at: entryPath) { apps[id] = app }
+            if let app = readApp(entry, at: path().appending(id)) { apps[id] = app }
         }
         return apps
     }
 
-    private mutating func readApp(_ value: JSONValue, at path: JSONPath) -> AppPolicy? {
-        guard let members = object(value, at: path, keys: ["state", "match", "config", "dlp", "compliance"]) else { return nil }
+    private mutating func readApp(_ value: JSONValue, at path: @autoclosure () -> JSONPath) -> AppPolicy? {
+        guard let members = object(value, at: path(), keys: ["state", "match", "config", "dlp", "compliance"]) else { return nil }
         var app = AppPolicy()
-        if let value = members["state"], let state = enumeration(value, at: path.appending("state"), as: AppState.self) {
-            app.state = state
+        for (key, value) in members {
+            switch key {
+            case "state": app.state = enumeration(value, at: path().appending("state"), as: AppState.self) ?? app.state
+            case "match": app.match = readMatch(value, at: path().appending("match"))
+            case "config": app.config = readConfig(value, at: path().appending("config"))
+            default: break  // `dlp` and `compliance` below; `object` reported unknown keys
+            }
         }
-        if let value = members["match"] { app.match = readMatch(value, at: path.appending("match")) }
-        if let value = members["config"] { app.config = readConfig(value, at: path.appending("config")) }
-        app.settings = readSettings(members, at: path)
+        app.settings = readSettings(members, at: path())
         return app
     }
 
-    private mutating func readMatch(_ value: JSONValue, at path: JSONPath) -> MatchRule? {
-        guard let members = object(value, at: path, keys: ["executable", "users"]) else { return nil }
+    private mutating func readMatch(_ value: JSONValue, at path: @autoclosure () -> JSONPath) -> MatchRule? {
+        guard let members = object(value, at: path(), keys: ["executable", "users"]) else { return nil }
         var match = MatchRule()
-        if let value = members["executable"] {
-            let expected = "an absolute, normalised path such as \"/usr/bin/example-notes\" (no \".\", \"..\", empty components or trailing \"/\")"
-            if let executable = string(value, at: path.appending("executable"), expected: expected) {
-                if PolicySyntax.isNormalisedAbsolutePath(executable) {
-                    match.executable = executable
-                } else {
-                    report(path.appending("executable"), "found \(Self.found(value)), expected \(expected)")
-                }
+        for (key, value) in members {
+            switch key {
+            case "executable": match.executable = readExecutable(value, at: path().appending("executable"))
+            case "users":
+                match.users = list(value, at: path().appending("users"),
+                                   expected: "a user name (letters, digits, \"_\", \".\", \"-\"; not starting with a digit, \".\" or \"-\") or \"*\" for any user",
+                                   isValid: PolicySyntax.isUserName)
+            default: break
             }
-        }
-        if let value = members["users"] {
-            match.users = list(value, at: path.appending("users"),
-                               expected: "a user name (letters, digits, \"_\", \".\", \"-\"; not starting with a digit, \".\" or \"-\") or \"*\" for any user",
-                               isValid: PolicySyntax.isUserName)
         }
         return match
     }
 
-    private mutating func readConfig(_ value: JSONValue, at path: JSONPath) -> [String: JSONValue] {
-        guard let members = object(value, at: path, keys: nil) else { return [:] }
+    private mutating func readExecutable(_ value: JSONValue, at path: @autoclosure () -> JSONPath) -> String? {
+        let expected = "an absolute, normalised path such as \"/usr/bin/example-notes\" (no \".\", \"..\", empty components or trailing \"/\")"
+        guard let executable = string(value, at: path(), expected: expected) else { return nil }
+        guard PolicySyntax.isNormalisedAbsolutePath(executable) else {
+            report(path(), "found \(Self.found(value)), expected \(expected)")
+            return nil
+        }
+        return executable
+    }
+
+    private mutating func readConfig(_ value: JSONValue, at path: @autoclosure () -> JSONPath) -> [String: JSONValue] {
+        guard let members = object(value, at: path(), keys: nil) else { return [:] }
         let size = value.serialized().count
         guard size <= PolicyLimits.maxConfigBytes else {
-            report(path, "found a config of \(size) bytes, expected at most \(PolicyLimits.maxConfigBytes) (PolicyLimits.maxConfigBytes)")
+            report(path(), "found a config of \(size) bytes, expected at most \(PolicyLimits.maxConfigBytes) (PolicyLimits.maxConfigBytes)")
             return [:]
         }
         return members
@@ -144,102 +154,116 @@ struct PolicyReader {
 
     // MARK: - Settings (under `defaults` and in each app)
 
-    private mutating func readSettings(_ value: JSONValue, at path: JSONPath) -> AppSettings {
-        guard let members = object(value, at: path, keys: ["dlp", "compliance"]) else { return AppSettings() }
-        return readSettings(members, at: path)
+    private mutating func readSettings(_ value: JSONValue, at path: @autoclosure () -> JSONPath) -> AppSettings {
+        guard let members = object(value, at: path(), keys: ["dlp", "compliance"]) else { return AppSettings() }
+        return readSettings(members, at: path())
     }
 
     /// Reads `dlp` and `compliance` from an object whose keys were already checked.
-    private mutating func readSettings(_ members: [String: JSONValue], at path: JSONPath) -> AppSettings {
+    private mutating func readSettings(_ members: [String: JSONValue], at path: @autoclosure () -> JSONPath) -> AppSettings {
         var settings = AppSettings()
-        if let value = members["dlp"] { settings.dlp = readDLP(value, at: path.appending("dlp")) }
-        if let value = members["compliance"] { settings.compliance = readCompliance(value, at: path.appending("compliance")) }
+        for (key, value) in members {
+            switch key {
+            case "dlp": settings.dlp = readDLP(value, at: path().appending("dlp"))
+            case "compliance": settings.compliance = readCompliance(value, at: path().appending("compliance"))
+            default: break
+            }
+        }
         return settings
     }
 
-    private mutating func readDLP(_ value: JSONValue, at path: JSONPath) -> DLPSettings {
+    private mutating func readDLP(_ value: JSONValue, at path: @autoclosure () -> JSONPath) -> DLPSettings {
         var dlp = DLPSettings()
-        guard let members = object(value, at: path, keys: ["clipboard", "share", "print", "screenCapture", "fileExport", "notifications"]) else {
+        guard let members = object(value, at: path(), keys: ["clipboard", "share", "print", "screenCapture", "fileExport", "notifications"]) else {
             return dlp
         }
-        if let value = members["clipboard"] {
-            let clipboardPath = path.appending("clipboard")
-            if let clipboard = object(value, at: clipboardPath, keys: ["level", "charLimit"]) {
-                if let value = clipboard["level"] {
-                    dlp.clipboardLevel = enumeration(value, at: clipboardPath.appending("level"), as: ClipboardLevel.self)
-                }
-                if let value = clipboard["charLimit"] {
-                    dlp.clipboardCharLimit = nonNegativeInteger(value, at: clipboardPath.appending("charLimit"))
-                }
+        for (key, value) in members {
+            switch key {
+            case "clipboard": readClipboard(value, at: path().appending("clipboard"), into: &dlp)
+            case "share": readShare(value, at: path().appending("share"), into: &dlp)
+            case "print": dlp.print = enumeration(value, at: path().appending("print"), as: Toggle.self)
+            case "screenCapture": dlp.screenCapture = enumeration(value, at: path().appending("screenCapture"), as: Toggle.self)
+            case "fileExport": readFileExport(value, at: path().appending("fileExport"), into: &dlp)
+            case "notifications":
+                dlp.notifications = enumeration(value, at: path().appending("notifications"), as: NotificationLevel.self)
+            default: break
             }
-        }
-        if let value = members["share"] {
-            let sharePath = path.appending("share")
-            if let share = object(value, at: sharePath, keys: ["send", "receive", "exempt"]) {
-                if let value = share["send"] { dlp.shareSend = enumeration(value, at: sharePath.appending("send"), as: ShareLevel.self) }
-                if let value = share["receive"] {
-                    dlp.shareReceive = enumeration(value, at: sharePath.appending("receive"), as: ShareLevel.self)
-                }
-                if let value = share["exempt"] {
-                    dlp.shareExempt = list(value, at: sharePath.appending("exempt"),
-                                           expected: "an app id or an app-id glob with \"*\" such as \"com.example.*\"",
-                                           isValid: PolicySyntax.isAppIDGlob)
-                }
-            }
-        }
-        if let value = members["print"] { dlp.print = enumeration(value, at: path.appending("print"), as: Toggle.self) }
-        if let value = members["screenCapture"] {
-            dlp.screenCapture = enumeration(value, at: path.appending("screenCapture"), as: Toggle.self)
-        }
-        if let value = members["fileExport"] {
-            let exportPath = path.appending("fileExport")
-            if let fileExport = object(value, at: exportPath, keys: ["allow", "deny"]) {
-                let expected = "an absolute path glob such as \"/home/*/Documents/**\" (relative paths are refused; "
-                    + "no \".\", \"..\" or empty components; \"**\" only as a whole component)"
-                if let value = fileExport["allow"] {
-                    dlp.fileExportAllow = list(value, at: exportPath.appending("allow"), expected: expected, isValid: PolicySyntax.isPathGlob)
-                }
-                if let value = fileExport["deny"] {
-                    dlp.fileExportDeny = list(value, at: exportPath.appending("deny"), expected: expected, isValid: PolicySyntax.isPathGlob)
-                }
-            }
-        }
-        if let value = members["notifications"] {
-            dlp.notifications = enumeration(value, at: path.appending("notifications"), as: NotificationLevel.self)
         }
         return dlp
     }
 
-    private mutating func readCompliance(_ value: JSONValue, at path: JSONPath) -> ComplianceSettings {
-        var compliance = ComplianceSettings()
-        guard let members = object(value, at: path, keys: ["minVersion", "onViolation", "offlineGraceSeconds"]) else {
-            return compliance
-        }
-        if let value = members["minVersion"] {
-            let expected = "a semantic version such as \"2.3.0\" or \"1.0.0-rc.1\""
-            if let text = string(value, at: path.appending("minVersion"), expected: expected) {
-                if let version = SemanticVersion(text) {
-                    compliance.minVersion = version
-                } else {
-                    report(path.appending("minVersion"), "found \(Self.found(value)), expected \(expected)")
-                }
+    private mutating func readClipboard(_ value: JSONValue, at path: @autoclosure () -> JSONPath, into dlp: inout DLPSettings) {
+        guard let members = object(value, at: path(), keys: ["level", "charLimit"]) else { return }
+        for (key, value) in members {
+            switch key {
+            case "level": dlp.clipboardLevel = enumeration(value, at: path().appending("level"), as: ClipboardLevel.self)
+            case "charLimit": dlp.clipboardCharLimit = nonNegativeInteger(value, at: path().appending("charLimit"))
+            default: break
             }
         }
-        if let value = members["onViolation"] {
-            compliance.onViolation = enumeration(value, at: path.appending("onViolation"), as: Violation.self)
+    }
+
+    private mutating func readShare(_ value: JSONValue, at path: @autoclosure () -> JSONPath, into dlp: inout DLPSettings) {
+        guard let members = object(value, at: path(), keys: ["send", "receive", "exempt"]) else { return }
+        for (key, value) in members {
+            switch key {
+            case "send": dlp.shareSend = enumeration(value, at: path().appending("send"), as: ShareLevel.self)
+            case "receive": dlp.shareReceive = enumeration(value, at: path().appending("receive"), as: ShareLevel.self)
+            case "exempt":
+                dlp.shareExempt = list(value, at: path().appending("exempt"),
+                                       expected: "an app id or an app-id glob with \"*\" such as \"com.example.*\"",
+                                       isValid: PolicySyntax.isAppIDGlob)
+            default: break
+            }
         }
-        if let value = members["offlineGraceSeconds"] {
-            compliance.offlineGraceSeconds = nonNegativeInteger(value, at: path.appending("offlineGraceSeconds"))
+    }
+
+    private mutating func readFileExport(_ value: JSONValue, at path: @autoclosure () -> JSONPath, into dlp: inout DLPSettings) {
+        guard let members = object(value, at: path(), keys: ["allow", "deny"]) else { return }
+        let expected = "an absolute path glob such as \"/home/*/Documents/**\" (relative paths are refused; "
+            + "no \".\", \"..\" or empty components; \"**\" only as a whole component)"
+        for (key, value) in members {
+            switch key {
+            case "allow": dlp.fileExportAllow = list(value, at: path().appending("allow"), expected: expected, isValid: PolicySyntax.isPathGlob)
+            case "deny": dlp.fileExportDeny = list(value, at: path().appending("deny"), expected: expected, isValid: PolicySyntax.isPathGlob)
+            default: break
+            }
+        }
+    }
+
+    private mutating func readCompliance(_ value: JSONValue, at path: @autoclosure () -> JSONPath) -> ComplianceSettings {
+        var compliance = ComplianceSettings()
+        guard let members = object(value, at: path(), keys: ["minVersion", "onViolation", "offlineGraceSeconds"]) else {
+            return compliance
+        }
+        for (key, value) in members {
+            switch key {
+            case "minVersion": compliance.minVersion = readMinVersion(value, at: path().appending("minVersion"))
+            case "onViolation": compliance.onViolation = enumeration(value, at: path().appending("onViolation"), as: Violation.self)
+            case "offlineGraceSeconds":
+                compliance.offlineGraceSeconds = nonNegativeInteger(value, at: path().appending("offlineGraceSeconds"))
+            default: break
+            }
         }
         return compliance
+    }
+
+    private mutating func readMinVersion(_ value: JSONValue, at path: @autoclosure () -> JSONPath) -> SemanticVersion? {
+        let expected = "a semantic version such as \"2.3.0\" or \"1.0.0-rc.1\""
+        guard let text = string(value, at: path(), expected: expected) else { return nil }
+        guard let version = SemanticVersion(text) else {
+            report(path(), "found \(Self.found(value)), expected \(expected)")
+            return nil
+        }
+        return version
     }
 
     // MARK: - Typed values
 
     /// The members of an object, after reporting each key not in `keys` (nil: any key).
-    private mutating func object(_ value: JSONValue, at path: JSONPath, keys: [String]?) -> [String: JSONValue]? {
+    private mutating func object(_ value: JSONValue, at path: @autoclosure () -> JSONPath, keys: [String]?) -> [String: JSONValue]? {
         guard let members = value.objectValue else {
-            report(path, "found \(Self.found(value)), expected an object")
+            report(path(), "found \(Self.found(value)), expected an object")
             return nil
         }
         if let keys {
@@ -250,61 +274,60 @@ struct PolicyReader {
                 } else {
                     message += ", expected one of " + keys.map { "\"\($0)\"" }.joined(separator: ", ")
                 }
-                report(path.appending(key), message)
+                report(path().appending(key), message)
             }
         }
         return members
     }
 
-    private mutating func string(_ value: JSONValue, at path: JSONPath, expected: String,
+    private mutating func string(_ value: JSONValue, at path: @autoclosure () -> JSONPath, expected: String,
                                  maxBytes: Int = PolicyLimits.maxStringBytes) -> String? {
         guard let text = value.stringValue else {
-            report(path, "found \(Self.found(value)), expected \(expected)")
+            report(path(), "found \(Self.found(value)), expected \(expected)")
             return nil
         }
         guard text.utf8.count <= maxBytes else {
-            report(path, "found a string of \(text.utf8.count) bytes, expected at most \(maxBytes)")
+            report(path(), "found a string of \(text.utf8.count) bytes, expected at most \(maxBytes)")
             return nil
         }
         return text
     }
 
     private mutating func enumeration<Value: RawRepresentable<String> & CaseIterable>(
-        _ value: JSONValue, at path: JSONPath, as type: Value.Type
+        _ value: JSONValue, at path: @autoclosure () -> JSONPath, as type: Value.Type
     ) -> Value? {
         guard let text = value.stringValue, let result = Value(rawValue: text) else {
             let expected = Value.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
-            report(path, "found \(Self.found(value)), expected one of \(expected)")
+            report(path(), "found \(Self.found(value)), expected one of \(expected)")
             return nil
         }
         return result
     }
 
-    private mutating func nonNegativeInteger(_ value: JSONValue, at path: JSONPath) -> Int? {
+    private mutating func nonNegativeInteger(_ value: JSONValue, at path: @autoclosure () -> JSONPath) -> Int? {
         guard let number = value.intValue, number >= 0 else {
-            report(path, "found \(Self.found(value)), expected a non-negative integer")
+            report(path(), "found \(Self.found(value)), expected a non-negative integer")
             return nil
         }
         return number
     }
 
-    private mutating func list(_ value: JSONValue, at path: JSONPath, expected: String,
+    private mutating func list(_ value: JSONValue, at path: @autoclosure () -> JSONPath, expected: String,
                                isValid: (String) -> Bool) -> [String]? {
         guard let elements = value.arrayValue else {
-            report(path, "found \(Self.found(value)), expected a list of strings, each \(expected)")
+            report(path(), "found \(Self.found(value)), expected a list of strings, each \(expected)")
             return nil
         }
         guard elements.count <= PolicyLimits.maxListCount else {
-            report(path, "found a list of \(elements.count) entries, expected at most \(PolicyLimits.maxListCount) (PolicyLimits.maxListCount)")
+            report(path(), "found a list of \(elements.count) entries, expected at most \(PolicyLimits.maxListCount) (PolicyLimits.maxListCount)")
             return nil
         }
         var result: [String] = []
         var allValid = true
         for (index, element) in elements.enumerated() {
-            let elementPath = path.appending(index: index)
-            guard let text = string(element, at: elementPath, expected: expected) else { allValid = false; continue }
+            guard let text = string(element, at: path().appending(index: index), expected: expected) else { allValid = false; continue }
             guard isValid(text) else {
-                report(elementPath, "found \(Self.found(element)), expected \(expected)")
+                report(path().appending(index: index), "found \(Self.found(element)), expected \(expected)")
                 allValid = false
                 continue
             }

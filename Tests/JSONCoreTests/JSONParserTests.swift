@@ -113,6 +113,19 @@ private func parseError(_ bytes: [UInt8], maxDepth: Int = JSONParser.defaultMaxD
         #expect(error.path.description == "apps.x")
     }
 
+    /// Large objects find duplicates through a set of their keys, small ones by comparing.
+    @Test(arguments: [2, 8, 9, 40])
+    func duplicateKeyInAnObjectOfManyMembers(_ memberCount: Int) throws {
+        let members = (0..<memberCount).map { "\"k\($0)\": \($0)" } + ["\"k\(memberCount / 2)\": true"]
+        let error = try #require(parseError("{\"o\": {" + members.joined(separator: ", ") + "}}"))
+        #expect(error.message == "duplicate key \"k\(memberCount / 2)\": an object may say each key once")
+        #expect(error.path.description == "o.k\(memberCount / 2)")
+        let distinct = (0..<memberCount).map { "\"k\($0)\": [\($0), {\"k\($0)\": 1}]" }
+        let parsed = try JSONParser.parse("{\"o\": {" + distinct.joined(separator: ", ") + "}}")
+        #expect(parsed["o"]?.objectValue?.count == memberCount)
+        #expect(parsed["o"]?["k\(memberCount - 1)"] == [.number(memberCount - 1), ["k\(memberCount - 1)": 1]])
+    }
+
     @Test func depthLimit() throws {
         let error = try #require(parseError("[[[[1]]]]", maxDepth: 3))
         #expect(error.message == "nesting deeper than 3 levels")

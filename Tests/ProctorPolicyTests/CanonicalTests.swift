@@ -100,6 +100,34 @@ private let base = """
         #expect(said.sha256 == omitted.sha256)
     }
 
+    /// The hash of `base` as the canonical form built through `canonicalJSON` gave it
+    /// before the form was written straight from the model: identities must not change.
+    @Test func theHashOfAKnownPolicyIsStable() throws {
+        #expect(try Support.policy(base).sha256 == "cd3e9e2ed3330e5590dacc1c919657dda7f9882ed50ec6f914932db7a1e0d1ba")
+    }
+
+    /// `canonicalBytes` is written straight from the model; `canonicalJSON` is the
+    /// definition it must agree with, byte for byte.
+    @Test(arguments: [
+        base,
+        #"{"schema": 1, "version": "v"}"#,
+        #"{"schema": 1, "version": "v\u00e9\"q\\", "defaults": {"compliance": {"offlineGraceSeconds": 4000000000000000}}}"#,
+        #"{"schema": 1, "version": "v", "defaults": {"dlp": {"share": {"exempt": []}, "fileExport": {"deny": []}}}}"#,
+        #"""
+        {"schema": 1, "version": "ü", "apps": {
+          "com.b.x": {"state": "blocked", "match": {"users": []}},
+          "com.B.x": {"match": {"executable": "/opt/\u00e9"}, "config": {"z": [1, 2.5, {"b": null, "a": true}], "Z": "\n"}},
+          "com.a-b.x": {"dlp": {"screenCapture": "block", "notifications": "allow"}, "compliance": {"onViolation": "block"}},
+          "com.a.x": {"state": "retired", "dlp": {"clipboard": {"charLimit": 12}, "share": {"receive": "none"}}},
+          "com.0.x": {"dlp": {"fileExport": {"allow": ["/a/**"]}, "print": "allow", "share": {"send": "any", "exempt": ["org.*", "com.a-b.*"]}}}
+        }}
+        """#,
+    ])
+    func canonicalBytesAreTheSerialisedCanonicalJSON(_ text: String) throws {
+        let policy = try Support.policy(text)
+        #expect(policy.canonicalBytes == policy.canonicalJSON.serialized())
+    }
+
     @Test func theHashIsOfTheCanonicalBytes() throws {
         let policy = try Support.policy(#"{"schema": 1, "version": "v"}"#)
         #expect(String(decoding: policy.canonicalBytes, as: UTF8.self) == #"{"schema":1,"version":"v"}"#)
