@@ -53,6 +53,8 @@ public struct CompiledPolicy: Sendable {
     /// The ids of every managed app, sorted; what an SDK needs besides its own effective rules
     /// to decide copies and shares towards other apps locally.
     public var managedAppIDs: [AppID] {
-        storage.appIDs.indices.filter { storage.records[$0].state == .authorized }.map { storage.appIDs[$0] }
+        let storage = storage
+        return storage.table.positions.indices.filter { storage.records[storage.table.positions[$0]].state == .authorized }
+            .map { storage.appIDs[$0] }
     }
 }

@@ -1,6 +1,6 @@
 /// The app ids of a compiled policy in one open-addressing hash table laid out flat: one
-/// 64-byte slot (a cache line) per position, holding the hash, the record number with the
-/// app's state in the top two bits, and the id's first 48 bytes; longer ids continue in a
+/// 64-byte slot (a cache line) per position, holding the hash, the app's state and the id's
+/// first 48 bytes; longer ids continue in a
 /// byte arena. A lookup hashes the id a word at a time and usually reads one cache line; the
 /// app's state (and so whether it is managed) comes from the slot without reading its record.
 ///
@@ -13,7 +13,7 @@
 final class AppTable: @unchecked Sendable {
     struct Slot: Sendable {
         var hash: UInt32
-        /// `AppTable.empty`, or the record number with the state's code shifted by `stateShift`.
+        /// `AppTable.empty`, or the code of the app's state (its index in `states`).
         var entry: UInt32
         var keyLength: UInt32
         /// Where the id's bytes after the first `inlineKeyBytes` continue in the arena.
@@ -24,35 +24,41 @@ final class AppTable: @unchecked Sendable {
 
     static let inlineKeyBytes = 48
 
-    /// What a lookup finds.
+    /// What a lookup finds: where the id sits in the table (records kept beside the table are
+    /// stored at the same position, so their address follows from the hash alone and the CPU
+    /// loads them in parallel with the slot instead of after it) and the app's state.
     struct Entry {
-        let record: Int
+        let position: Int
         let state: AppState
 
         var isManaged: Bool { state == .authorized }
     }
 
     static let empty = UInt32.max
-    static let stateShift: UInt32 = 30
-    static let recordMask: UInt32 = (1 << stateShift) - 1
-    /// The states in the order of their codes; code 3 with every record bit set is `empty`.
+    /// The states in the order of their codes.
     static let states: [AppState] = [.authorized, .blocked, .retired]
 
     private let slots: UnsafeMutableBufferPointer<Slot>
+    /// The number of slots: positions run from 0 to `capacity - 1`.
+    var capacity: Int { slots.count }
+    /// `positions[r]` is the position of `ids[r]` given to `init`.
+    let positions: [Int]
     private let mask: Int
     private let keyBytes: UnsafeMutableBufferPointer<UInt8>
     /// The longest id in the table: a longer one is refused before it is hashed, so a caller's
     /// megabyte-long "id" costs nothing.
     private let longestKey: Int
 
-    /// A table of `ids` (unique), record `r` being `ids[r]` in state `state(r)`.
+    /// A table of `ids` (unique), `ids[r]` being in state `state(r)`.
     init(_ ids: [AppID], state: (Int) -> AppState) {
-        precondition(ids.count < Int(Self.recordMask), "too many apps for one table")
+        precondition(ids.count < 1 << 30, "too many apps for one table")
         var capacity = 8
         while capacity < ids.count * 2 { capacity *= 2 }
         let emptySlot = Slot(hash: 0, entry: Self.empty, keyLength: 0, overflowStart: 0, inlineKey: (0, 0, 0, 0, 0, 0))
         var slots = [Slot](repeating: emptySlot, count: capacity)
         var keyBytes: [UInt8] = []
+        var positions: [Int] = []
+        positions.reserveCapacity(ids.count)
         for (record, id) in ids.enumerated() {
             let utf8 = Array(id.utf8)
             var inlineKey: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
@@ -65,9 +71,11 @@ final class AppTable: @unchecked Sendable {
             var index = Int(truncatingIfNeeded: hash) & (capacity - 1)
             while slots[index].entry != Self.empty { index = (index + 1) & (capacity - 1) }
             slots[index] = Slot(hash: UInt32(truncatingIfNeeded: hash),
-                                entry: UInt32(record) | UInt32(Self.states.firstIndex(of: state(record))!) << Self.stateShift,
+                                entry: UInt32(Self.states.firstIndex(of: state(record))!),
                                 keyLength: UInt32(utf8.count), overflowStart: overflowStart, inlineKey: inlineKey)
+            positions.append(index)
         }
+        self.positions = positions
         let raw = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<Slot>.stride * capacity, alignment: 64)
         self.slots = UnsafeMutableBufferPointer(start: raw.bindMemory(to: Slot.self, capacity: capacity), count: capacity)
         _ = self.slots.initialize(from: slots)
@@ -82,7 +90,7 @@ final class AppTable: @unchecked Sendable {
         keyBytes.deallocate()
     }
 
-    /// The record of `id`, or nil when the policy does not name it.
+    /// Where `id` sits and its state, or nil when the policy does not name it.
     func find(_ id: String) -> Entry? {
         guard id.utf8.count <= longestKey else { return nil }
         return Self.withBytes(of: id) { bytes in
@@ -94,7 +102,7 @@ final class AppTable: @unchecked Sendable {
                 let entry = slot.pointee.entry
                 if entry == Self.empty { return nil }
                 if slot.pointee.hash == shortHash && Int(slot.pointee.keyLength) == bytes.count && keyEquals(slot, bytes) {
-                    return Entry(record: Int(entry & Self.recordMask), state: Self.state(code: entry >> Self.stateShift))
+                    return Entry(position: index, state: Self.state(code: entry))
                 }
                 index = (index + 1) & mask
             }

@@ -14,7 +14,7 @@ extension CompiledPolicyStorage {
         guard let entry = table.find(request.app) else { return Self.unknownApp }
         // Fields are read through the pointer so only the cache lines a decision needs are
         // touched; the state comes from the hash slot, so most decisions read one record line.
-        let record = UnsafePointer(records.baseAddress! + entry.record)
+        let record = UnsafePointer(records.baseAddress! + entry.position)
         let state = entry.state
         guard state == .authorized else {
             return Decision(allowed: false, rule: record.pointee.stateRule,

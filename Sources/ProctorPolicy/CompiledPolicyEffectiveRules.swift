@@ -8,7 +8,7 @@ extension CompiledPolicy {
     /// does not name. This is what the SDK caches and what `Register` replies carry.
     public func effectiveRules(for app: AppID) -> JSONValue? {
         guard let entry = storage.table.find(app) else { return nil }
-        let settings = storage.records[entry.record].settings
+        let settings = storage.records[entry.position].settings
         let tables = storage.tables
         func patterns(_ list: ResolvedList) -> JSONValue {
             .array(tables.pathGlobLists[Int(list.list)].map { .string($0.pattern) })

@@ -49,7 +49,7 @@ struct AppRecord: Sendable {
 }
 
 /// The tables a compiled policy decides from, filled while compiling. Identical glob lists
-/// are compiled once and shared by every app that has them.
+/// and versions are stored once and shared by every app that has them.
 struct CompiledTables: Sendable {
     /// The rules of list entries (`…dlp.share.exempt[0]`), each list's entries consecutive.
     var rules: [String] = []
@@ -58,6 +58,7 @@ struct CompiledTables: Sendable {
     var versions: [SemanticVersion] = []
     private var appIDGlobListPositions: [[String]: Int32] = [:]
     private var pathGlobListPositions: [[String]: Int32] = [:]
+    private var versionPositions: [SemanticVersion: Int32] = [:]
 
     private mutating func addRule(_ rule: String) -> RuleID {
         rules.append(rule)
@@ -110,9 +111,13 @@ struct CompiledTables: Sendable {
             offlineGraceSeconds: Resolved(value: BuiltinDefaults.offlineGraceSeconds, rule: Rule.offlineGraceSeconds))
     }
 
+    /// Identical minimums are stored once, so the few versions a policy names stay in cache.
     private mutating func version(_ version: SemanticVersion) -> Int32 {
+        if let position = versionPositions[version] { return position }
         versions.append(version)
-        return Int32(versions.count - 1)
+        let position = Int32(versions.count - 1)
+        versionPositions[version] = position
+        return position
     }
 
     /// `settings`, found at `path` (`defaults`, `apps["x"]`), laid over `base`: what the layer

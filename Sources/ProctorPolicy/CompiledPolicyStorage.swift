@@ -4,8 +4,10 @@
 final class CompiledPolicyStorage: @unchecked Sendable {
     let policy: Policy
     let table: AppTable
-    /// Record `r` is the app `appIDs[r]`.
+    /// Sorted.
     let appIDs: [AppID]
+    /// The record of the app at table position `p` is `records[p]`, so a decision's record
+    /// load does not wait for the slot load (positions without an app are uninitialised).
     let records: UnsafeMutableBufferPointer<AppRecord>
     let tables: CompiledTables
 
@@ -13,17 +15,17 @@ final class CompiledPolicyStorage: @unchecked Sendable {
         self.policy = policy
         self.appIDs = appIDs
         self.tables = tables
-        self.records = UnsafeMutableBufferPointer.allocate(capacity: max(1, records.count))
-        _ = self.records.initialize(from: records)
         table = AppTable(appIDs) { records[$0].state }
-        recordCount = records.count
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<AppRecord>.stride * table.capacity, alignment: 64)
+        self.records = UnsafeMutableBufferPointer(start: raw.bindMemory(to: AppRecord.self, capacity: table.capacity),
+                                                  count: table.capacity)
+        for (record, position) in table.positions.enumerated() {
+            (self.records.baseAddress! + position).initialize(to: records[record])
+        }
     }
 
-    /// How many records are initialised (`records` has room for at least one).
-    private let recordCount: Int
-
     deinit {
-        records.baseAddress!.deinitialize(count: recordCount)
+        for position in table.positions { (records.baseAddress! + position).deinitialize(count: 1) }
         records.deallocate()
     }
 

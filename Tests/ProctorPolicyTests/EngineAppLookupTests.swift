@@ -36,6 +36,27 @@ import Testing
         #expect(engine.managedAppIDs.count == ids.count - ids.indices.filter { $0 % 7 == 0 }.count)
     }
 
+    /// Records sit at their ids' table positions: each app of a large policy (with probe
+    /// clusters) must decide from its own record, not a neighbour's.
+    @Test func everyAppOfALargePolicyDecidesFromItsOwnRecord() {
+        let ids = (0..<5_000).map { "com.example.app\($0)" }
+        let apps = Dictionary(uniqueKeysWithValues: ids.enumerated().map { index, id in
+            (id, AppPolicy(state: index % 11 == 0 ? .retired : .authorized,
+                           settings: AppSettings(dlp: DLPSettings(print: index % 2 == 0 ? .allow : .block))))
+        })
+        let engine = CompiledPolicy(Policy(version: "1", apps: apps))
+        for (index, id) in ids.enumerated() {
+            let decision = engine.decide(DecisionRequest(app: id, action: .print))
+            if index % 11 == 0 {
+                #expect(!decision.allowed && decision.rule == "apps[\"\(id)\"].state", "\(id)")
+            } else {
+                #expect(decision.allowed == (index % 2 == 0) && decision.rule == "apps[\"\(id)\"].dlp.print", "\(id)")
+            }
+            #expect(engine.effectiveRules(for: id)?["dlp"]?["print"] == .string(index % 2 == 0 ? "allow" : "block"), "\(id)")
+        }
+        #expect(engine.managedAppIDs == ids.indices.filter { $0 % 11 != 0 }.map { ids[$0] }.sorted())
+    }
+
     @Test func anIDLongerThanAnyInPolicyIsUnknown() {
         let engine = CompiledPolicy(EngineFixtures.policy())
         let huge = EngineFixtures.managedTarget + String(repeating: "x", count: 1 << 20)
