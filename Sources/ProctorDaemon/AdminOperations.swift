@@ -188,6 +188,7 @@ extension Daemon {
         } catch {
             throw adminError(for: error, while: "recording a wipe of \(appID)")
         }
+        appsWithPendingWipes.insert(appID)
         var deliveredTo = 0
         for session in sessionsByApp[appID]?.values ?? [:].values where session.subscription?.isConnected == true {
             sendUpdate(to: session, reason: "wipe", view: AppView(of: appID, in: active.compiled))

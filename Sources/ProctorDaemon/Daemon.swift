@@ -28,6 +28,10 @@ final class Daemon {
     var lastReload: ReloadOutcome?
 
     var sessionsByApp: [AppID: [String: AgentSession]] = [:]
+    /// Apps that may have wipe directives pending (a superset: an entry is dropped when a
+    /// look-up finds none), so answering the others costs no query — a push reaches
+    /// every subscriber.
+    var appsWithPendingWipes: Set<AppID> = []
     var sessionCount = 0
     /// Counts changes of the set of managed apps, so each session is sent the set only anew.
     var managedAppsGeneration = 0
@@ -75,6 +79,7 @@ final class Daemon {
             reloadProblems = error.problems
         }
         do {
+            appsWithPendingWipes = try store.appsWithPendingWipes()
             if let record = try store.currentBundle() {
                 bundle = (try Policy.parse(Array(record.canonicalJSON.utf8), source: "applied bundle \(record.version)"), record)
             }
@@ -304,9 +309,12 @@ final class Daemon {
 
     /// The app's pending wipe directives, marked delivered.
     func deliverPendingWipes(to appID: AppID) -> [JSONValue] {
+        guard appsWithPendingWipes.contains(appID) else { return [] }
         do {
             let now = Clock.now()
-            return try store.pendingWipes(appID: appID).map { directive in
+            let pending = try store.pendingWipes(appID: appID)
+            if pending.isEmpty { appsWithPendingWipes.remove(appID) }
+            return pending.map { directive in
                 if directive.deliveredAt == nil { _ = try? store.markDelivered(id: directive.id, at: now) }
                 return ["id": .string(directive.id), "issuedAt": .string(Clock.rfc3339(directive.issuedAt))]
             }

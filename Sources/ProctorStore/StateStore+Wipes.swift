@@ -19,6 +19,12 @@ extension StateStore {
                              [.text(appID)], row: Self.wipeDirective)
     }
 
+    /// The apps that have a directive not yet acknowledged: lets the daemon skip the query
+    /// for every other app when it answers `Register` and `Subscribe`.
+    public func appsWithPendingWipes() throws(StoreError) -> Set<String> {
+        Set(try connection.query("SELECT DISTINCT app_id FROM wipes WHERE completed_at IS NULL", []) { $0.text(0) })
+    }
+
     /// Every kept directive for `appID`, pending and completed, newest first.
     public func wipes(appID: String) throws(StoreError) -> [WipeDirective] {
         try connection.query(Self.selectWipes + " WHERE app_id = ? ORDER BY issued_at DESC, rowid DESC",

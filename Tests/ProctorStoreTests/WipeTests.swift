@@ -29,6 +29,20 @@ import Testing
         #expect(done.count == 1 && done[0].state == .completed && done[0].completedAt == 400 && done[0].deliveredAt == 200)
     }
 
+    @Test func appsWithPendingWipesListsExactlyTheAppsWithAnUnacknowledgedDirective() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try StateStore.open(directory: directory.path)
+        #expect(try store.appsWithPendingWipes().isEmpty)
+        let notes = try store.issueWipe(appID: "com.example.notes", issuedAt: 1, byUID: 0)
+        let mail = try store.issueWipe(appID: "com.example.mail", issuedAt: 2, byUID: 0)
+        _ = try store.issueWipe(appID: "com.example.mail", issuedAt: 3, byUID: 0)
+        #expect(try store.markDelivered(id: mail.id, at: 4))
+        #expect(try store.appsWithPendingWipes() == ["com.example.notes", "com.example.mail"])
+        #expect(try store.acknowledgeWipe(id: notes.id, appID: "com.example.notes", at: 5))
+        #expect(try store.appsWithPendingWipes() == ["com.example.mail"])
+    }
+
     @Test func anAppCannotAcknowledgeAnUnknownOrAnotherAppsWipe() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
