@@ -193,7 +193,16 @@ public final class StateStore {
     /// committed durably or, on any error, none of it.
     func writeTransaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
         if connection.isReadOnly { throw .readOnly(path: databasePath) }
-        try connection.run("BEGIN IMMEDIATE")
+        return try transaction("BEGIN IMMEDIATE", body)
+    }
+
+    /// Runs `body` in one read transaction, so multi-query reads see a single snapshot.
+    func readTransaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        try transaction("BEGIN DEFERRED", body)
+    }
+
+    private func transaction<T>(_ begin: String, _ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        try connection.run(begin)
         do throws(StoreError) {
             let result = try body()
             try connection.run("COMMIT")
@@ -201,19 +210,6 @@ public final class StateStore {
         } catch {
             // A failed COMMIT (disk full) can leave the transaction open; end it so the
             // connection keeps serving the last committed state.
-            if connection.inTransaction { try? connection.run("ROLLBACK") }
-            throw error
-        }
-    }
-
-    /// Runs `body` in one read transaction, so multi-query reads see a single snapshot.
-    func readTransaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
-        try connection.run("BEGIN DEFERRED")
-        do throws(StoreError) {
-            let result = try body()
-            try connection.run("COMMIT")
-            return result
-        } catch {
             if connection.inTransaction { try? connection.run("ROLLBACK") }
             throw error
         }

@@ -25,17 +25,8 @@ import Testing
         var clients: [FileDescriptor] = []
         defer { clients.forEach { try? $0.close() } }
         for _ in 0..<3 { clients.append(try UnixSocket.connect(path: path)) }
-        var status: CInt = 0
-        var waited: pid_t = 0
-        for _ in 0..<5000 where waited == 0 {
-            waited = waitpid(child, &status, WNOHANG)
-            if waited == 0 { usleep(1000) }
-        }
-        if waited == 0 {
-            kill(child, SIGKILL)
-            waitpid(child, &status, 0)
-        }
-        #expect(waited == child && status == 0, "raw wait status \(status)")
+        let status = waitForForkedChild(child)
+        #expect(status == 0, "raw wait status \(String(describing: status))")
     }
 
     private struct Outcome { var accepted = 0; var failures = 0; var onlyEMFILE = true }

@@ -21,15 +21,7 @@ import Testing
             _exit(received == [SIGHUP, SIGTERM] ? 0 : 1)
         }
         #expect(child > 0)
-        var status: CInt = 0
-        var waited: pid_t = 0
-        for _ in 0..<5000 where waited == 0 {
-            waited = waitpid(child, &status, WNOHANG)
-            if waited == 0 { usleep(1000) }
-        }
-        if waited == 0 {
-            kill(child, SIGKILL)
-            waitpid(child, &status, 0)
+        guard let status = waitForForkedChild(child) else {
             Issue.record("the child's loop did not see its signals within 5 seconds")
             return
         }

@@ -158,3 +158,18 @@ func closeInheritedDescriptors(except keep: Set<CInt> = []) {
     closedir(directory)
     for fd in inherited { close(fd) }
 }
+
+/// Waits up to five seconds for the forked `child`; kills it if it is still running then.
+/// - Returns: its raw wait status, or nil when it had to be killed.
+func waitForForkedChild(_ child: pid_t) -> CInt? {
+    var status: CInt = 0
+    var waited: pid_t = 0
+    for _ in 0..<5000 where waited == 0 {
+        waited = waitpid(child, &status, WNOHANG)
+        if waited == 0 { usleep(1000) }
+    }
+    guard waited == 0 else { return waited == child ? status : nil }
+    kill(child, SIGKILL)
+    waitpid(child, &status, 0)
+    return nil
+}
