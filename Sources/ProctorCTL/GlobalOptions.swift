@@ -8,8 +8,9 @@ struct GlobalOptions {
         case runCommand
         case overview
         case version
-        /// `--generate WHAT`: text built from the command table for the build (not in `--help`).
-        case generate(String)
+        /// `--generate man`: proctorctl(1)'s sections from the command table, for the build
+        /// (`scripts/build-man.sh`); not in `--help`.
+        case manualReference
     }
 
     /// The options the overview and proctorctl(1) list (`--help` is parsed as every
@@ -21,8 +22,6 @@ struct GlobalOptions {
         .flag("--help", help: "Print the list of commands and exit (also -h)."),
     ]
     static let aliases = ["-V": "--version"]
-    /// What `--generate` can produce.
-    static let generated = ["man"]
     private static let parsed = documented.filter { $0.name != "--help" } + [.value("--generate", "WHAT", help: "")]
 
     var request = Request.runCommand
@@ -42,10 +41,8 @@ struct GlobalOptions {
         } else if given.has("--version") {
             options.request = .version
         } else if let what = given.value("--generate") {
-            guard generated.contains(what) else {
-                throw UsageError("--generate makes one of \(generated.joined(separator: ", ")), not \"\(what)\"")
-            }
-            options.request = .generate(what)
+            guard what == "man" else { throw UsageError("--generate makes man, not \"\(what)\"") }
+            options.request = .manualReference
         }
         return options
     }

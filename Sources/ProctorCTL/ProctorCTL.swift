@@ -30,7 +30,7 @@ public enum ProctorCTL {
             case .version:
                 console.print("proctorctl \(ProctorRelease.version)")
                 return .success
-            case .generate:
+            case .manualReference:
                 console.print(ManualPage.reference)
                 return .success
             }

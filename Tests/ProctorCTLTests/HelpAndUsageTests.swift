@@ -58,7 +58,7 @@ import Testing
         (["--size", "3", "check"], "proctorctl: unknown option \"--size\""),
         (["--json"], "proctorctl: a command must follow the options"),
         (["--address"], "proctorctl: option --address needs a value: --address PATH"),
-        (["--generate", "pdf"], "proctorctl: --generate makes one of man, not \"pdf\""),
+        (["--generate", "pdf"], "proctorctl: --generate makes man, not \"pdf\""),
     ])
     func unknownCommandsAreUsageErrors(_ arguments: [String], _ message: String) throws {
         let result = try proctorctl(arguments)
