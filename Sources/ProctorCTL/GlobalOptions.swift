@@ -33,7 +33,8 @@ struct GlobalOptions {
     /// Splits `arguments` into the options before the command and the rest.
     static func split(_ arguments: [String]) throws(UsageError) -> GlobalOptions {
         let given = try ParsedArguments.parse(arguments.map { aliases[$0] ?? $0 }, options: parsed, stopAtPositional: true)
-        var options = GlobalOptions(command: given.positionals)
+        // The command and what follows it, as given: an alias is only one before the command.
+        var options = GlobalOptions(command: Array(arguments.suffix(given.positionals.count)))
         if given.has("--json") { options.forwarded.append("--json") }
         if let address = given.value("--address") { options.forwarded += ["--address", address] }
         if given.wantsHelp {

@@ -48,6 +48,10 @@ import Testing
         let result = try proctorctl(["--address", "/tmp/x", "policy", "validate", "config/examples"])
         #expect(result.status == 2)
         #expect(result.error.hasPrefix("proctorctl policy validate: unknown option \"--address\"\n"))
+        // -V is --version only before the command.
+        let after = try proctorctl(["status", "-V"])
+        #expect(after.status == 2)
+        #expect(after.error.hasPrefix("proctorctl status: unknown option \"-V\""))
     }
 
     @Test func theOverviewListsTheOptionsBeforeTheCommand() throws {
