@@ -49,6 +49,7 @@ venv: deps $(VENV)/.installed
 test: deps venv
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	$(SWIFT) build --package-path Examples/NotesApp --build-tests && $(SWIFT) test --package-path Examples/NotesApp --skip-build
 	PROCTOR_BIN=$$($(SWIFT) build --show-bin-path) $(VENV)/bin/pytest -q Tests/python
 	$(MAKE) --no-print-directory test-systemd
 

@@ -71,7 +71,7 @@ import Testing
         (["check", "com.example.notes"], "expected 2 to 3 arguments (APP ACTION [TARGET]), found 1"),
         (["check", "com.example.notes", "clipboard.cpy"], "unknown action \"clipboard.cpy\", did you mean \"clipboard.copy\"?"),
         (["check", "com.example.notes", "fly"], "unknown action \"fly\", expected one of launch, clipboard.copy, "
-            + "clipboard.paste, share.send, share.receive, print, screen-capture, file.export"),
+            + "clipboard.paste, share.send, share.receive, print, screen-capture, file.export, notification"),
         (["check", "a.b", "clipboard.copy", "--size", "-3"], "--size must be a whole number of characters, 0 or more; found \"-3\""),
         (["check", "a.b", "launch", "--app-version", "two"], "--app-version must be a semantic version such as 2.4.0; found \"two\""),
         (["check", "a.b", "launch", "--policy", "config/examples", "--address", "/tmp/x"],

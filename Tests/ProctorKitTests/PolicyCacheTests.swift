@@ -56,7 +56,7 @@ import TestSupport
                                              "managedApps": .array(engine.managedAppIDs.map(JSONValue.string))])
         let cache = try update.compile(for: "com.example.notes")
         for action in Action.allCases where action != .launch {
-            for target in ["com.example.mail", "com.example.old", "com.example.notes", "org.other", "/home/a/x", nil] as [String?] {
+            for target in ["com.example.mail", "com.example.old", "com.example.notes", "org.other", "/home/a/x", "org", "plain", nil] as [String?] {
                 for size in [nil, 4, 5] as [Int?] {
                     let request = DecisionRequest(app: "com.example.notes", action: action, target: target, size: size)
                     #expect(cache.decide(request).allowed == engine.decide(request).allowed, "\(request)")
