@@ -86,4 +86,4 @@ install: release
 	    MAN_DIR=$(MAN_DIR) scripts/install.sh
 
 clean:
-	rm -rf .build $(VENV) $(RUN_DIR)
+	rm -rf .build Examples/*/.build $(VENV) $(RUN_DIR)
