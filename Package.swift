@@ -69,7 +69,7 @@ let package = Package(
         .testTarget(name: "SystemdKitTests", dependencies: ["SystemdKit"]),
         .testTarget(name: "ProctorStoreTests", dependencies: ["ProctorStore", "JSONCore"]),
         .testTarget(name: "ProctorCTLTests", dependencies: ["ProctorCTL", "ProctorPolicy", "JSONCore", "Varlink", "LinuxIO", "TestSupport"]),
-        .testTarget(name: "ProctorDaemonTests", dependencies: ["ProctorDaemon", "ProctorPolicy", "JSONCore"]),
+        .testTarget(name: "ProctorDaemonTests", dependencies: ["ProctorDaemon", "ProctorPolicy", "JSONCore", "LinuxIO"]),
         .testTarget(name: "ProctorKitTests",
                     dependencies: ["ProctorKit", "ProctorKitTesting", "TestSupport", "ProctorPolicy", "JSONCore", "Varlink"]),
     ]

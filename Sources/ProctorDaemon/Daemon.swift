@@ -103,6 +103,7 @@ final class Daemon {
         if let lastReload, !lastReload.ok {
             logReloadFailure(lastReload)
         }
+        pruneIdentityPins()
     }
 
     // MARK: Serving
@@ -194,11 +195,7 @@ final class Daemon {
     }
 
     private func context(for credentials: PeerCredentials) -> ConnectionContext {
-        let peer = PeerIdentity(
-            pid: credentials.pid, uid: credentials.uid, gid: credentials.gid,
-            executable: try? ProcessIdentity.executablePath(ofPID: credentials.pid),
-            userName: (try? UserDatabase.userName(forUID: credentials.uid)).flatMap { $0 },
-            groups: (try? ProcessIdentity.supplementaryGroups(ofPID: credentials.pid)) ?? [])
+        let peer = PeerIdentity(reading: credentials)
         return ConnectionContext(peer: peer, mayAdminister: IdentityCheck.mayAdminister(peer, adminGroupID: adminGroupID))
     }
 

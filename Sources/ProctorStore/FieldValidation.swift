@@ -8,6 +8,8 @@ enum FieldLimit {
     static let eventName = 100
     static let appVersion = 100
     static let wipeID = 100
+    /// A path (PATH_MAX).
+    static let executable = 4096
     /// Canonical policy text; larger than any real policy, small enough for the history to stay small.
     static let bundleBytes = 4 * 1024 * 1024
 
