@@ -121,13 +121,17 @@ final class Daemon {
                                                              version: Self.version, url: "https://proctor.invalid/")
         do {
             try agentService.addInterface(try Interfaces.text(of: "io.proctor.Agent"), methods: agentMethods())
-            try adminService.addInterface(try Interfaces.text(of: "io.proctor.Admin"), methods: adminMethods())
+            try adminService.addInterface(try Interfaces.text(of: "io.proctor.Admin"), methods: adminMethods(),
+                                          admission: Self.admitAdministrators)
         } catch {
             throw StartupError(message: "interface definitions: \(error)", errno: EINVAL)
         }
         do {
-            agentServer = try makeServer(agentSocket, service: agentService, name: "agent")
-            adminServer = try makeServer(adminSocket, service: adminService, name: "admin")
+            agentServer = try makeServer(agentSocket, service: agentService, name: "agent",
+                                         maxMessageBytes: configuration.maxMessageBytes)
+            // Admin calls carry whole policy documents; only root and the admin group connect.
+            adminServer = try makeServer(adminSocket, service: adminService, name: "admin",
+                                         maxMessageBytes: PolicyLimits.maxRequestBytes)
         } catch {
             throw StartupError(message: "cannot serve the sockets: \(error)", errno: error.rawValue)
         }
@@ -176,10 +180,10 @@ final class Daemon {
     }
 
     private func makeServer(_ socket: FileDescriptor, service: VarlinkService<ConnectionContext>,
-                            name: String) throws(Errno) -> VarlinkServer<ConnectionContext> {
+                            name: String, maxMessageBytes: Int) throws(Errno) -> VarlinkServer<ConnectionContext> {
         let server = try VarlinkServer(listening: socket, loop: loop, service: service,
                                        maxConnections: configuration.maxConnections,
-                                       maxMessageBytes: configuration.maxMessageBytes,
+                                       maxMessageBytes: maxMessageBytes,
                                        incompleteMessageTimeout: .seconds(configuration.idleMessageTimeoutSeconds))
         server.makeContext = { [unowned self] credentials in context(for: credentials) }
         server.onConnectionClosed = { [unowned self] context, _ in connectionClosed(context) }

@@ -29,8 +29,8 @@ public struct PolicyFragment: Sendable, Hashable {
         guard bytes.count <= PolicyLimits.maxDocumentBytes else {
             throw PolicyProblems([PolicyProblem(
                 source: source, location: SourceLocation(line: 1, column: 1),
-                message: "found a document of \(bytes.count) bytes, expected at most \(PolicyLimits.maxDocumentBytes) "
-                    + "(64 MiB, PolicyLimits.maxDocumentBytes)")])
+                message: "found a document of \(bytes.count) bytes, expected at most "
+                    + "\(PolicyLimits.describe(bytes: PolicyLimits.maxDocumentBytes)), PolicyLimits.maxDocumentBytes")])
         }
         let root: JSONValue
         do {
