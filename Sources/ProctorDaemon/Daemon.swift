@@ -103,6 +103,12 @@ final class Daemon {
         if let lastReload, !lastReload.ok {
             logReloadFailure(lastReload)
         }
+        if store.isReadOnly {
+            // Said now, not at the first apply or wipe that fails, maybe days later.
+            log(.storageFailure, "State storage is read-only: \(configuration.stateDirectory) cannot be written, so applied "
+                + "policies, wipes and app inventory cannot be recorded until it is; decisions go on",
+                [("STATE_DIRECTORY", configuration.stateDirectory)])
+        }
         pruneIdentityPins()
     }
 
