@@ -16,7 +16,9 @@ struct PeerIdentity: Sendable, Equatable {
     var startTime: UInt64?
     var userName: String?
     var groups: [UInt32]
+}
 
+extension PeerIdentity {
     /// Reads everything about the process behind `credentials`; what cannot be read stays nil.
     init(reading credentials: PeerCredentials) {
         self.init(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid,
@@ -25,18 +27,6 @@ struct PeerIdentity: Sendable, Equatable {
                   startTime: try? ProcessIdentity.startTime(ofPID: credentials.pid),
                   userName: (try? UserDatabase.userName(forUID: credentials.uid)).flatMap { $0 },
                   groups: (try? ProcessIdentity.supplementaryGroups(ofPID: credentials.pid)) ?? [])
-    }
-
-    init(pid: Int32, uid: UInt32, gid: UInt32, executable: String?, executableFile: FileIdentity?, startTime: UInt64?,
-         userName: String?, groups: [UInt32]) {
-        self.pid = pid
-        self.uid = uid
-        self.gid = gid
-        self.executable = executable
-        self.executableFile = executableFile
-        self.startTime = startTime
-        self.userName = userName
-        self.groups = groups
     }
 }
 
