@@ -41,7 +41,8 @@ let package = Package(
         .target(name: "LinuxIO", dependencies: ["CLinux"]),
         .target(name: "Varlink", dependencies: ["JSONCore", "LinuxIO"]),
         .target(name: "SystemdKit", dependencies: ["CSystemd", "LinuxIO"]),
-        .target(name: "ProctorStore", dependencies: ["CSQLite", "JSONCore"]),
+        // ProctorPolicy for its limits only: a bundle the language accepts must fit the store.
+        .target(name: "ProctorStore", dependencies: ["CSQLite", "JSONCore", "ProctorPolicy"]),
         .target(name: "ProctorDaemon",
                 dependencies: ["ProctorPolicy", "Varlink", "LinuxIO", "SystemdKit", "ProctorStore", "JSONCore"],
                 exclude: ["Interfaces"], plugins: ["EmbedInterfaces"]),
@@ -67,9 +68,9 @@ let package = Package(
         .testTarget(name: "LinuxIOTests", dependencies: ["LinuxIO"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink", "JSONCore", "LinuxIO"]),
         .testTarget(name: "SystemdKitTests", dependencies: ["SystemdKit"]),
-        .testTarget(name: "ProctorStoreTests", dependencies: ["ProctorStore", "JSONCore"]),
+        .testTarget(name: "ProctorStoreTests", dependencies: ["ProctorStore", "JSONCore", "ProctorPolicy"]),
         .testTarget(name: "ProctorCTLTests", dependencies: ["ProctorCTL", "ProctorPolicy", "JSONCore", "Varlink", "LinuxIO", "TestSupport"]),
-        .testTarget(name: "ProctorDaemonTests", dependencies: ["ProctorDaemon", "ProctorPolicy", "JSONCore"]),
+        .testTarget(name: "ProctorDaemonTests", dependencies: ["ProctorDaemon", "ProctorPolicy", "JSONCore", "LinuxIO"]),
         .testTarget(name: "ProctorKitTests",
                     dependencies: ["ProctorKit", "ProctorKitTesting", "TestSupport", "ProctorPolicy", "JSONCore", "Varlink"]),
     ]

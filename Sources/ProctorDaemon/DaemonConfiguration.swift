@@ -1,4 +1,5 @@
 import Glibc
+import ProctorPolicy
 
 /// Where proctord finds its policy, keeps its state and puts its sockets, and the limits
 /// it enforces, from the command line, then the environment systemd sets, then defaults.
@@ -14,6 +15,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// Members of this group (and root) may use the Admin interface.
     public var adminGroup = "proctor-admin"
     public var maxConnections = 4096
+    /// The largest message on the Agent socket (apps send small calls). The Admin socket's
+    /// limit is `PolicyLimits.maxRequestBytes`: it must take a whole policy document.
     public var maxMessageBytes = 1 << 20
     /// How long a connection may hold half a message before it is closed.
     public var idleMessageTimeoutSeconds = 10
@@ -81,7 +84,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
         .text("--admin-group", "NAME", "group whose members may use the Admin interface",
               "(default: proctor-admin; root always may)", set: \.adminGroup),
         .count("--max-connections", "N", "concurrent client connections (default: 4096)", set: \.maxConnections),
-        .count("--max-message-bytes", "N", minimum: 1024, "largest Varlink message accepted (default: 1048576)",
+        .count("--max-message-bytes", "N", minimum: 1024, "largest Varlink message accepted on the Agent socket",
+               "(default: 1048576); the Admin socket takes a policy", "document and its envelope: \(PolicyLimits.maxRequestBytes)",
                set: \.maxMessageBytes),
         .count("--message-timeout", "S", "seconds a client may leave a message half-sent before",
                "its connection is closed (default: 10)", set: \.idleMessageTimeoutSeconds),

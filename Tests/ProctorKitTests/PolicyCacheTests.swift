@@ -121,6 +121,50 @@ import TestSupport
         #expect(!outcome.succeeded)
     }
 
+    @Test func aSymbolicallyLinkedDataDirectoryIsEmptiedNotJustUnlinked() throws {
+        let root = try TemporaryDirectory()
+        let home = root.appending("home").path
+        let real = "\(home)/.var/notes-data"
+        try FileManager.default.createDirectory(atPath: "\(real)/nested/deeper", withIntermediateDirectories: true)
+        for file in ["\(real)/secret.txt", "\(real)/nested/deeper/secret.db"] {
+            #expect(FileManager.default.createFile(atPath: file, contents: Data("org data".utf8)))
+        }
+        try FileManager.default.createSymbolicLink(atPath: "\(home)/data", withDestinationPath: real)
+        let outcome = DataWiper(home: home, stateDirectories: []).wipe(["~/data"])
+        #expect(outcome.removed == ["~/data"] && outcome.succeeded)
+        // The data is gone; the directory and the link stay, so the app finds its folder empty.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: real) == [])
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: "\(home)/data") == real)
+    }
+
+    @Test func aLinkInsideTheTreeIsRemovedAsALinkAndItsTargetKept() throws {
+        let root = try TemporaryDirectory()
+        let home = root.appending("home").path
+        let outside = root.appending("outside").path
+        try FileManager.default.createDirectory(atPath: "\(home)/data/sub", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: "\(outside)/precious.txt", contents: Data("keep".utf8)))
+        #expect(FileManager.default.createFile(atPath: "\(home)/data/sub/file.txt", contents: Data("org".utf8)))
+        try FileManager.default.createSymbolicLink(atPath: "\(home)/data/sub/to-outside", withDestinationPath: outside)
+        try FileManager.default.createSymbolicLink(atPath: "\(home)/data/to-file",
+                                                   withDestinationPath: "\(outside)/precious.txt")
+        let outcome = DataWiper(home: home, stateDirectories: []).wipe(["~/data"])
+        #expect(outcome.removed == ["~/data"] && outcome.succeeded)
+        #expect(!FileManager.default.fileExists(atPath: "\(home)/data"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside) == ["precious.txt"])
+        #expect(FileManager.default.contents(atPath: "\(outside)/precious.txt") == Data("keep".utf8))
+    }
+
+    @Test func aDeclaredFileIsRemovedAsAFile() throws {
+        let root = try TemporaryDirectory()
+        let home = root.appending("home").path
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: "\(home)/notes.sqlite", contents: Data("org".utf8)))
+        let outcome = DataWiper(home: home, stateDirectories: []).wipe(["~/notes.sqlite"])
+        #expect(outcome.removed == ["~/notes.sqlite"] && outcome.succeeded)
+        #expect(!FileManager.default.fileExists(atPath: "\(home)/notes.sqlite"))
+    }
+
     @Test func withoutAHomeTildeIsRefused() {
         let outcome = DataWiper(home: nil, stateDirectories: []).wipe(["~/data"])
         #expect(outcome.refused.map(\.reason) == ["no home directory to expand ~ against"])
