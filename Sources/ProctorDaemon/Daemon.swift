@@ -2,6 +2,7 @@ import Glibc
 import JSONCore
 import LinuxIO
 import ProctorPolicy
+import ProctorProtocol
 import ProctorStore
 import SystemdKit
 import Varlink
@@ -119,8 +120,8 @@ final class Daemon {
         let adminService = VarlinkService<ConnectionContext>(vendor: "Proctor", product: "proctord",
                                                              version: Self.version, url: "https://proctor.invalid/")
         do {
-            try agentService.addInterface(try Interfaces.text(of: "io.proctor.Agent"), methods: agentMethods())
-            try adminService.addInterface(try Interfaces.text(of: "io.proctor.Admin"), methods: adminMethods())
+            try agentService.addInterface(try ProtocolInterfaces.text(of: Agent.interface), methods: agentMethods())
+            try adminService.addInterface(try ProtocolInterfaces.text(of: Admin.interface), methods: adminMethods())
         } catch {
             throw StartupError(message: "interface definitions: \(error)", errno: EINVAL)
         }
@@ -271,7 +272,7 @@ final class Daemon {
         for (appID, sessions) in sessionsByApp {
             let view = AppView(of: appID, in: policy.compiled)
             for session in sessions.values where session.subscription != nil && (managedAppsChanged || session.lastView != view) {
-                sendUpdate(to: session, reason: "policy", view: view)
+                sendUpdate(to: session, reason: .policy, view: view)
             }
         }
         events.emit(kind: "policy", appID: nil, data: ["version": .string(policy.version), "sha256": .string(policy.sha256)])
@@ -279,36 +280,40 @@ final class Daemon {
     }
 
     /// A `Subscribe` reply carrying the app's complete current state.
-    func sendUpdate(to session: AgentSession, reason: String, view: AppView?, notification: JSONValue? = nil) {
+    func sendUpdate(to session: AgentSession, reason: Agent.UpdateReason, view: AppView?,
+                    notification: [String: JSONValue]? = nil) {
         guard let subscription = session.subscription else { return }
         guard subscription.isConnected else {
             session.subscription = nil
             return
         }
-        var fields = subscriptionFields(for: session, view: view)
-        fields["reason"] = .string(reason)
-        if let notification { fields["notification"] = notification }
+        let update = Agent.Subscribe.Reply(reason: reason, snapshot: deliverSnapshot(to: session, view: view),
+                                           managedApps: takeManagedAppsIfChanged(for: session), notification: notification)
         session.lastView = view
-        subscription.send(fields)
+        subscription.send(update)
     }
 
-    /// What `Register` and `Subscribe` tell an app about itself. An app that left the
-    /// policy is told it is retired. `managedApps` lets the SDK decide copies and shares
-    /// towards other apps from its cache; it grows with the policy, so a session gets it
-    /// only when the set changed since it last got it (a push to many sessions stays small).
-    func subscriptionFields(for session: AgentSession, view: AppView?) -> [String: JSONValue] {
-        var fields = view?.fields ?? ["state": "retired", "config": [:], "dlp": [:], "compliance": [:]]
-        fields["policyVersion"] = .string(active.version)
-        if session.managedAppsGeneration != managedAppsGeneration {
-            session.managedAppsGeneration = managedAppsGeneration
-            fields["managedApps"] = .array(active.compiled.managedAppIDs.map(JSONValue.string))
-        }
-        fields["directives"] = .array(deliverPendingWipes(to: session.appID))
-        return fields
+    /// What `Register` and `Subscribe` tell an app about itself; an app that left the
+    /// policy is told it is retired. Handing over the pending wipe directives marks them
+    /// delivered in the store.
+    func deliverSnapshot(to session: AgentSession, view: AppView?) -> Agent.AppSnapshot {
+        Agent.AppSnapshot(state: view?.state ?? .retired, policyVersion: active.version, config: view?.config ?? [:],
+                          dlp: view?.dlp ?? [:], compliance: view?.compliance ?? [:],
+                          directives: deliverPendingWipes(to: session.appID))
+    }
+
+    /// The set of managed apps if `session` has not been sent it since it last changed, and
+    /// then counts it as sent. The set lets the SDK decide copies and shares towards other
+    /// apps from its cache; it grows with the policy, so a session gets it only anew (a push
+    /// to many sessions stays small).
+    func takeManagedAppsIfChanged(for session: AgentSession) -> [AppID]? {
+        guard session.managedAppsGeneration != managedAppsGeneration else { return nil }
+        session.managedAppsGeneration = managedAppsGeneration
+        return active.compiled.managedAppIDs
     }
 
     /// The app's pending wipe directives, marked delivered.
-    func deliverPendingWipes(to appID: AppID) -> [JSONValue] {
+    func deliverPendingWipes(to appID: AppID) -> [Agent.WipeDirective] {
         guard appsWithPendingWipes.contains(appID) else { return [] }
         do {
             let now = Clock.now()
@@ -316,7 +321,7 @@ final class Daemon {
             if pending.isEmpty { appsWithPendingWipes.remove(appID) }
             return pending.map { directive in
                 if directive.deliveredAt == nil { _ = try? store.markDelivered(id: directive.id, at: now) }
-                return ["id": .string(directive.id), "issuedAt": .string(Clock.rfc3339(directive.issuedAt))]
+                return Agent.WipeDirective(id: directive.id, issuedAt: Clock.rfc3339(directive.issuedAt))
             }
         } catch {
             logStorageFailure("reading pending wipes of \(appID)", error)
@@ -365,7 +370,7 @@ final class Daemon {
         do {
             _ = try send(notifier)
         } catch {
-            logger.log(LogEvent(DaemonEvent.storageFailure.messageID, .warning, "\(error), ignoring"))
+            log(.notifyFailed, "Telling systemd the daemon's state failed: \(error); carrying on", [])
         }
     }
 

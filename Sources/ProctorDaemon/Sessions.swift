@@ -47,19 +47,15 @@ final class AgentSession {
 struct AppView: Equatable {
     var state: AppState
     var config: [String: JSONValue]
-    var dlp: JSONValue
-    var compliance: JSONValue
+    var dlp: [String: JSONValue]
+    var compliance: [String: JSONValue]
 
     init?(of app: AppID, in policy: CompiledPolicy) {
         guard let entry = policy.appPolicy(app), let rules = policy.effectiveRules(for: app) else { return nil }
         state = entry.state
         config = entry.config
-        dlp = rules["dlp"] ?? [:]
-        compliance = rules["compliance"] ?? [:]
-    }
-
-    var fields: [String: JSONValue] {
-        ["state": .string(state.rawValue), "config": .object(config), "dlp": dlp, "compliance": compliance]
+        dlp = rules["dlp"]?.objectValue ?? [:]
+        compliance = rules["compliance"]?.objectValue ?? [:]
     }
 }
 
