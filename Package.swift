@@ -11,6 +11,7 @@
 //   ProctorStore ... durable state in SQLite
 //   ProctorProtocol  the io.proctor.{Agent,Admin} interface files and a typed message per method
 //   ProctorDaemon .. proctord's logic; ProctorCTL: proctorctl's; ProctorKit: the SDK
+//   ProctorKitTesting the SDK's test kit: ProctorKit against ProctorDaemon run in process
 //   executables .... thin mains over the libraries above
 import PackageDescription
 
@@ -52,7 +53,8 @@ let package = Package(
         .plugin(name: "EmbedInterfaces", capability: .buildTool(), dependencies: ["embed-text"]),
         .target(name: "ProctorCTL", dependencies: ["ProctorProtocol", "ProctorPolicy", "Varlink", "JSONCore"]),
         .target(name: "ProctorKit", dependencies: ["ProctorProtocol", "ProctorPolicy", "Varlink", "SystemdKit", "JSONCore", "CSystemd", "LinuxIO"]),
-        .target(name: "ProctorKitTesting", dependencies: ["ProctorKit", "ProctorPolicy", "JSONCore", "Varlink"]),
+        // The SDK's test kit runs proctord's own code (ProctorDaemon) inside the test process.
+        .target(name: "ProctorKitTesting", dependencies: ["ProctorKit", "ProctorDaemon", "ProctorProtocol", "ProctorPolicy", "JSONCore", "Varlink"]),
         .target(name: "TestSupport", dependencies: ["JSONCore"]),
 
         .executableTarget(name: "proctord", dependencies: ["ProctorDaemon"]),

@@ -39,18 +39,7 @@ extension Daemon {
         table.answer(Admin.Wipe.self) { [unowned self] request, context throws(VarlinkError) in
             try wipe(request.appId, context)
         }
-        table.answer(Admin.Notify.self) { [unowned self] request, _ throws(VarlinkError) in
-            let appID = request.appId
-            guard active.compiled.appPolicy(appID) != nil else { throw AdminError.unknownApp(appID) }
-            var delivered = 0
-            for session in sessionsByApp[appID]?.values ?? [:].values where session.subscription?.isConnected == true {
-                sendUpdate(to: session, reason: .notification, view: AppView(of: appID, in: active.compiled),
-                           notification: request.payload)
-                delivered += 1
-            }
-            events.emit(kind: "notification", appID: appID, data: ["payload": .object(request.payload), "delivered": .number(delivered)])
-            return Admin.Notify.Reply(delivered: delivered)
-        }
+        table.answer(Admin.Notify.self) { [unowned self] request, _ throws(VarlinkError) in try notify(request) }
         table.answer(Admin.PolicyHistory.self) { [unowned self] _, _ throws(VarlinkError) in
             let history: [BundleRecord]
             do throws(StoreError) { history = try store.history() } catch { throw adminError(for: error, while: "reading policy history") }

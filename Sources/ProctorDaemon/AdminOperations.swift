@@ -1,3 +1,4 @@
+import Glibc
 import JSONCore
 import ProctorPolicy
 import ProctorProtocol
@@ -147,6 +148,26 @@ extension Daemon {
             [(DaemonEventField.appID, appID), ("DIRECTIVE_ID", directive.id)] + peerFields(context.peer))
         events.emit(kind: "wipe", appID: appID, data: ["directiveId": .string(directive.id), "deliveredTo": .number(deliveredTo)])
         return Admin.Wipe.Reply(directiveId: directive.id, deliveredTo: deliveredTo)
+    }
+
+    /// Pushes the payload to the app's subscribed sessions.
+    func notify(_ request: Admin.Notify.Request) throws(VarlinkError) -> Admin.Notify.Reply {
+        let appID = request.appId
+        guard active.compiled.appPolicy(appID) != nil else { throw AdminError.unknownApp(appID) }
+        var delivered = 0
+        for session in sessionsByApp[appID]?.values ?? [:].values where session.subscription?.isConnected == true {
+            sendUpdate(to: session, reason: .notification, view: AppView(of: appID, in: active.compiled),
+                       notification: request.payload)
+            delivered += 1
+        }
+        events.emit(kind: "notification", appID: appID, data: ["payload": .object(request.payload), "delivered": .number(delivered)])
+        return Admin.Notify.Reply(delivered: delivered)
+    }
+
+    /// The administrator acting from inside this process (`InProcessDaemon`).
+    var testContext: ConnectionContext {
+        ConnectionContext(peer: PeerIdentity(pid: getpid(), uid: getuid(), gid: getgid(), executable: nil, userName: nil, groups: []),
+                          mayAdminister: true)
     }
 
     func adminError(for error: StoreError, while what: String) -> VarlinkError {

@@ -32,6 +32,7 @@ extension Daemon {
             events.emit(kind: "lifecycle", appID: session.appID,
                         data: ["event": .string(request.event), "detail": request.detail.map(JSONValue.object) ?? .null,
                                "session": .string(session.id)])
+            onReport?(session.appID, request)
             return NoFields()
         }
         table.stream(Agent.Subscribe.self) { [unowned self] request, context, reply throws(VarlinkError) in
@@ -59,7 +60,7 @@ extension Daemon {
             events.emit(kind: "registration", appID: appID, data: ["outcome": "unknownApp", "pid": .number(Int(context.peer.pid))])
             throw AgentError.unknownApp(appID)
         }
-        if case .mismatch(let why) = IdentityCheck.verify(context.peer, against: entry.match, appID: appID) {
+        if verifiesCallers, case .mismatch(let why) = IdentityCheck.verify(context.peer, against: entry.match, appID: appID) {
             log(.registrationRefusedIdentity, "Registration refused for \(appID): \(why)", fields)
             events.emit(kind: "registration", appID: appID,
                         data: ["outcome": "identityMismatch", "reason": .string(why), "pid": .number(Int(context.peer.pid))])
@@ -121,6 +122,7 @@ extension Daemon {
         }
         events.emit(kind: "wipe", appID: session.appID,
                     data: ["directiveId": .string(directiveID), "outcome": .string(failed ? "failed" : "completed")])
+        onReport?(session.appID, request)
     }
 
     private func reportFeedback(_ request: Agent.ReportFeedback.Request, _ context: ConnectionContext) throws(VarlinkError) {
@@ -141,6 +143,7 @@ extension Daemon {
         }
         events.emit(kind: "feedback", appID: session.appID,
                     data: ["key": .string(request.key), "message": .string(request.message), "data": data ?? .null])
+        onReport?(session.appID, request)
     }
 
     /// The caller's session `id`; only sessions opened on this connection count, so a

@@ -39,6 +39,13 @@ final class Daemon {
     var decisionsAllowed = 0
     var decisionsDenied = 0
     let events = EventFeed()
+    /// Checks every registration against the app's `match` block (`IdentityCheck`). Only
+    /// `InProcessDaemon`, the test kit's agent, turns it off: its callers are the test's own
+    /// process.
+    var verifiesCallers = true
+    /// Told of every report an app made and the daemon accepted (`ReportEvent`,
+    /// `ReportFeedback`, `AcknowledgeWipe`), for `InProcessDaemon`.
+    var onReport: ((AppID, any ProtocolMessage) -> Void)?
 
     private var lock: LockFile?
     private var agentServer: VarlinkServer<ConnectionContext>?
@@ -112,8 +119,12 @@ final class Daemon {
     /// loop until SIGTERM or SIGINT.
     func serve() throws(StartupError) {
         // Closing lets SQLite fold its write-ahead log into state.db and remove it, so a
-        // stopped daemon leaves one self-contained file (what an administrator copies).
-        defer { store.close() }
+        // stopped daemon leaves one self-contained file (what an administrator copies). The
+        // lock goes with it, so a daemon run in process can start again on the directory.
+        defer {
+            store.close()
+            lock = nil
+        }
         let (agentSocket, adminSocket) = try openSockets()
         let agentService = VarlinkService<ConnectionContext>(vendor: "Proctor", product: "proctord",
                                                              version: Self.version, url: "https://proctor.invalid/")
