@@ -27,7 +27,7 @@ extension Daemon {
         return Admin.Status.Reply(
             version: Self.version, startedAt: Clock.rfc3339(startedAt), uptimeSeconds: uptime, policy: active.info,
             lastReload: lastReload?.result,
-            counts: Admin.Counts(appsKnown: appsKnown, appsConnected: sessionsByApp.count, sessions: sessionCount,
+            counts: Admin.Counts(appsKnown: appsKnown, appsConnected: registry.sessionsByApp.count, sessions: registry.sessionCount,
                                  decisionsAllowed: decisionsAllowed, decisionsDenied: decisionsDenied,
                                  logMessagesDropped: logger.droppedCount))
     }
@@ -43,7 +43,7 @@ extension Daemon {
         let registration = (try? store.app(appID: appID))?.registration
         return Admin.AppSummary(appId: appID, inPolicy: active.compiled.appPolicy(appID) != nil,
                                 state: active.compiled.appPolicy(appID)?.state,
-                                connectedSessions: sessionsByApp[appID]?.count ?? 0,
+                                connectedSessions: registry.sessionsByApp[appID]?.count ?? 0,
                                 lastSeen: registration.map { Clock.rfc3339($0.at) }, version: registration?.appVersion)
     }
 
@@ -52,7 +52,7 @@ extension Daemon {
         do { inventory = try store.app(appID: appID) } catch { throw adminError(for: error, while: "reading app \(appID)") }
         let view = AppView(of: appID, in: active.compiled)
         guard view != nil || inventory != nil else { throw AdminError.unknownApp(appID) }
-        let sessions = (sessionsByApp[appID]?.values.sorted { $0.registeredAt < $1.registeredAt } ?? []).map { session in
+        let sessions = (registry.sessionsByApp[appID]?.values.sorted { $0.registeredAt < $1.registeredAt } ?? []).map { session in
             Admin.Session(id: session.id, pid: Int(session.peer.pid), uid: Int(session.peer.uid),
                           executable: session.peer.executable ?? "", registeredAt: Clock.rfc3339(session.registeredAt),
                           subscribed: session.subscription != nil)
@@ -138,12 +138,8 @@ extension Daemon {
         } catch {
             throw adminError(for: error, while: "recording a wipe of \(appID)")
         }
-        appsWithPendingWipes.insert(appID)
-        var deliveredTo = 0
-        for session in sessionsByApp[appID]?.values ?? [:].values where session.subscription?.isConnected == true {
-            sendUpdate(to: session, reason: .wipe, view: AppView(of: appID, in: active.compiled))
-            deliveredTo += 1
-        }
+        let (deliveredTo, effects) = registry.wipeIssued(for: appID)
+        perform(effects)
         log(.wipeIssued, "Wipe \(directive.id) issued for \(appID) by uid \(context.peer.uid); delivered to \(deliveredTo) session(s)",
             [(DaemonEventField.appID, appID), ("DIRECTIVE_ID", directive.id)] + peerFields(context.peer))
         events.emit(kind: "wipe", appID: appID, data: ["directiveId": .string(directive.id), "deliveredTo": .number(deliveredTo)])
@@ -154,12 +150,8 @@ extension Daemon {
     func notify(_ request: Admin.Notify.Request) throws(VarlinkError) -> Admin.Notify.Reply {
         let appID = request.appId
         guard active.compiled.appPolicy(appID) != nil else { throw AdminError.unknownApp(appID) }
-        var delivered = 0
-        for session in sessionsByApp[appID]?.values ?? [:].values where session.subscription?.isConnected == true {
-            sendUpdate(to: session, reason: .notification, view: AppView(of: appID, in: active.compiled),
-                       notification: request.payload)
-            delivered += 1
-        }
+        let (delivered, effects) = registry.notify(appID, payload: request.payload)
+        perform(effects)
         events.emit(kind: "notification", appID: appID, data: ["payload": .object(request.payload), "delivered": .number(delivered)])
         return Admin.Notify.Reply(delivered: delivered)
     }

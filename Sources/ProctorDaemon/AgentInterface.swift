@@ -37,9 +37,8 @@ extension Daemon {
         }
         table.stream(Agent.Subscribe.self) { [unowned self] request, context, reply throws(VarlinkError) in
             let session = try session(request.session, in: context)
-            session.subscription = reply
             reply.onCancel = { [weak session] in session?.subscription = nil }
-            sendUpdate(to: session, reason: .current, view: AppView(of: session.appID, in: active.compiled))
+            perform(registry.subscribe(session, through: reply))
         }
         table.answer(Agent.AcknowledgeWipe.self) { [unowned self] request, context throws(VarlinkError) in
             try acknowledgeWipe(request, context)
@@ -73,8 +72,7 @@ extension Daemon {
         let session = AgentSession(id: SessionID.make(), appID: appID, peer: context.peer, appVersion: request.version,
                                    registeredAt: now)
         context.sessions[session.id] = session
-        sessionsByApp[appID, default: [:]][session.id] = session
-        sessionCount += 1
+        let (reply, effects) = registry.register(session)
         do {
             try store.recordRegistration(appID: appID, at: now, appVersion: request.version, pid: context.peer.pid,
                                          uid: context.peer.uid)
@@ -86,11 +84,7 @@ extension Daemon {
         events.emit(kind: "registration", appID: appID,
                     data: ["outcome": "registered", "session": .string(session.id), "pid": .number(Int(context.peer.pid)),
                            "version": request.version.map(JSONValue.string) ?? .null])
-        let view = AppView(of: appID, in: active.compiled)
-        session.lastView = view
-        let reply = Agent.Register.Reply(session: session.id, snapshot: deliverSnapshot(to: session, view: view),
-                                         managedApps: takeManagedAppsIfChanged(for: session) ?? active.compiled.managedAppIDs)
-        updateStatus()
+        perform(effects)
         return reply
     }
 

@@ -25,17 +25,11 @@ final class Daemon {
     /// after a later reload failed.
     var directory: LoadedPolicy?
     var bundle: (policy: Policy, record: BundleRecord)?
-    var active: ActivePolicy
     var lastReload: ReloadOutcome?
-
-    var sessionsByApp: [AppID: [String: AgentSession]] = [:]
-    /// Apps that may have wipe directives pending (a superset: an entry is dropped when a
-    /// look-up finds none), so answering the others costs no query — a push reaches
-    /// every subscriber.
-    var appsWithPendingWipes: Set<AppID> = []
-    var sessionCount = 0
-    /// Counts changes of the set of managed apps, so each session is sent the set only anew.
-    var managedAppsGeneration = 0
+    /// The policy in force and the sessions, which `Daemon` feeds events and whose effects
+    /// it carries out.
+    let registry: AgentRegistry
+    var active: ActivePolicy { registry.active }
     var decisionsAllowed = 0
     var decisionsDenied = 0
     let events = EventFeed()
@@ -86,6 +80,7 @@ final class Daemon {
         } catch {
             reloadProblems = error.problems
         }
+        let appsWithPendingWipes: Set<AppID>
         do {
             appsWithPendingWipes = try store.appsWithPendingWipes()
             if let record = try store.currentBundle() {
@@ -98,8 +93,9 @@ final class Daemon {
             let summary = reloadProblems.map(\.description).joined(separator: "; ")
             throw StartupError(message: "no valid policy: \(summary)", errno: EINVAL, isConfigurationError: true)
         }
-        active = ActivePolicy(directory: directory, bundle: bundle?.policy, bundleVersion: bundle?.record.version,
-                              loadedAt: now)
+        registry = AgentRegistry(active: ActivePolicy(directory: directory, bundle: bundle?.policy,
+                                                      bundleVersion: bundle?.record.version, loadedAt: now),
+                                 store: store, appsWithPendingWipes: appsWithPendingWipes)
         if !reloadProblems.isEmpty {
             lastReload = ReloadOutcome(at: now, problems: reloadProblems)
         }
@@ -216,13 +212,8 @@ final class Daemon {
 
     private func connectionClosed(_ context: ConnectionContext) {
         guard !context.sessions.isEmpty else { return }
-        for session in context.sessions.values {
-            sessionsByApp[session.appID]?[session.id] = nil
-            if sessionsByApp[session.appID]?.isEmpty == true { sessionsByApp[session.appID] = nil }
-            sessionCount -= 1
-        }
+        perform(registry.close(context.sessions.values))
         context.sessions.removeAll()
-        updateStatus()
     }
 
     private func startWatchdog() throws(StartupError) {
@@ -274,69 +265,19 @@ final class Daemon {
     }
 
     /// Makes `policy` the one in force and tells every subscriber whose app's view changed.
-    /// A change of the set of managed apps concerns every app: its copies and shares towards
-    /// the others are decided against that set (the SDK decides them locally).
     func activate(_ policy: ActivePolicy) {
-        let managedAppsChanged = active.compiled.managedAppIDs != policy.compiled.managedAppIDs
-        if managedAppsChanged { managedAppsGeneration += 1 }
-        active = policy
-        for (appID, sessions) in sessionsByApp {
-            let view = AppView(of: appID, in: policy.compiled)
-            for session in sessions.values where session.subscription != nil && (managedAppsChanged || session.lastView != view) {
-                sendUpdate(to: session, reason: .policy, view: view)
+        perform(registry.activate(policy))
+    }
+
+    /// Carries out what the registry says must follow an event.
+    func perform(_ effects: [AgentRegistry.Effect]) {
+        for effect in effects {
+            switch effect {
+            case .push(let session, let update): session.subscription?.send(update)
+            case .event(let kind, let appID, let data): events.emit(kind: kind, appID: appID, data: data)
+            case .storageFailure(let what, let error): logStorageFailure(what, error)
+            case .statusChanged: updateStatus()
             }
-        }
-        events.emit(kind: "policy", appID: nil, data: ["version": .string(policy.version), "sha256": .string(policy.sha256)])
-        updateStatus()
-    }
-
-    /// A `Subscribe` reply carrying the app's complete current state.
-    func sendUpdate(to session: AgentSession, reason: Agent.UpdateReason, view: AppView?,
-                    notification: [String: JSONValue]? = nil) {
-        guard let subscription = session.subscription else { return }
-        guard subscription.isConnected else {
-            session.subscription = nil
-            return
-        }
-        let update = Agent.Subscribe.Reply(reason: reason, snapshot: deliverSnapshot(to: session, view: view),
-                                           managedApps: takeManagedAppsIfChanged(for: session), notification: notification)
-        session.lastView = view
-        subscription.send(update)
-    }
-
-    /// What `Register` and `Subscribe` tell an app about itself; an app that left the
-    /// policy is told it is retired. Handing over the pending wipe directives marks them
-    /// delivered in the store.
-    func deliverSnapshot(to session: AgentSession, view: AppView?) -> Agent.AppSnapshot {
-        Agent.AppSnapshot(state: view?.state ?? .retired, policyVersion: active.version, config: view?.config ?? [:],
-                          dlp: view?.dlp ?? [:], compliance: view?.compliance ?? [:],
-                          directives: deliverPendingWipes(to: session.appID))
-    }
-
-    /// The set of managed apps if `session` has not been sent it since it last changed, and
-    /// then counts it as sent. The set lets the SDK decide copies and shares towards other
-    /// apps from its cache; it grows with the policy, so a session gets it only anew (a push
-    /// to many sessions stays small).
-    func takeManagedAppsIfChanged(for session: AgentSession) -> [AppID]? {
-        guard session.managedAppsGeneration != managedAppsGeneration else { return nil }
-        session.managedAppsGeneration = managedAppsGeneration
-        return active.compiled.managedAppIDs
-    }
-
-    /// The app's pending wipe directives, marked delivered.
-    func deliverPendingWipes(to appID: AppID) -> [Agent.WipeDirective] {
-        guard appsWithPendingWipes.contains(appID) else { return [] }
-        do {
-            let now = Clock.now()
-            let pending = try store.pendingWipes(appID: appID)
-            if pending.isEmpty { appsWithPendingWipes.remove(appID) }
-            return pending.map { directive in
-                if directive.deliveredAt == nil { _ = try? store.markDelivered(id: directive.id, at: now) }
-                return Agent.WipeDirective(id: directive.id, issuedAt: Clock.rfc3339(directive.issuedAt))
-            }
-        } catch {
-            logStorageFailure("reading pending wipes of \(appID)", error)
-            return []
         }
     }
 
@@ -361,7 +302,7 @@ final class Daemon {
     }
 
     func statusLine() -> String {
-        "Policy \(active.version): \(active.compiled.managedAppIDs.count) managed apps, \(sessionCount) sessions"
+        "Policy \(active.version): \(active.compiled.managedAppIDs.count) managed apps, \(registry.sessionCount) sessions"
             + (lastReload?.ok == false ? "; last reload failed" : "")
     }
 

@@ -147,9 +147,7 @@ package final class InProcessDaemon: @unchecked Sendable {
     /// Sessions with an open `Subscribe` call.
     package var subscribedSessionCount: Int {
         (try? perform { daemon in
-            daemon.sessionsByApp.values.reduce(0) { count, sessions in
-                count + sessions.values.filter { $0.subscription?.isConnected == true }.count
-            }
+            daemon.registry.sessionsByApp.keys.reduce(0) { $0 + daemon.registry.connectedSubscribers(of: $1).count }
         }) ?? 0
     }
 

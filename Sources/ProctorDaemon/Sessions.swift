@@ -1,6 +1,7 @@
 import JSONCore
 import ProctorPolicy
 import Varlink
+import ProctorProtocol
 
 /// What the daemon knows about one client connection: who is on the other end (from the
 /// kernel, at accept time) and the sessions opened on it, which die with it.
@@ -26,11 +27,12 @@ final class AgentSession {
     let semanticVersion: SemanticVersion?
     let registeredAt: Int64
     /// The open `Subscribe` call, if the app subscribed.
-    var subscription: VarlinkReplyHandle?
+    var subscription: (any SubscriptionHandle)?
     /// The app's view (state, config, rules) the subscriber last heard, so that a policy
     /// change that does not concern this app sends nothing.
     var lastView: AppView?
-    /// The `Daemon.managedAppsGeneration` whose set this session was last sent; -1: never.
+    /// The `AgentRegistry` generation of the set of managed apps this session was last
+    /// sent; -1: never.
     var managedAppsGeneration = -1
 
     init(id: String, appID: AppID, peer: PeerIdentity, appVersion: String?, registeredAt: Int64) {
