@@ -37,6 +37,19 @@ import TestSupport
                      appVersion: nil, registeredAt: 0)
     }
 
+    func notesAndMailRegistry() throws -> AgentRegistry {
+        AgentRegistry(active: try Self.policy(version: "1", apps: Self.notesAndMail), store: store, appsWithPendingWipes: [])
+    }
+
+    /// A registered session of `appID` with an open subscription.
+    func subscribedSession(_ appID: AppID, _ id: String, in registry: AgentRegistry) -> (AgentSession, RecordingSubscription) {
+        let session = session(appID, id)
+        let subscription = RecordingSubscription()
+        _ = registry.register(session)
+        _ = registry.subscribe(session, through: subscription)
+        return (session, subscription)
+    }
+
     /// The pushes among `effects`, as (session id, reason, whether it carried managedApps).
     func pushes(_ effects: [AgentRegistry.Effect]) -> [String] {
         effects.compactMap { effect in
@@ -46,8 +59,7 @@ import TestSupport
     }
 
     @Test func registrationAnswersTheViewAndAlwaysTheSetOfManagedApps() throws {
-        let registry = AgentRegistry(active: try Self.policy(version: "1", apps: Self.notesAndMail), store: store,
-                                     appsWithPendingWipes: [])
+        let registry = try notesAndMailRegistry()
         let (reply, effects) = registry.register(session("com.example.notes", "a"))
         #expect(reply.session == "a")
         #expect(reply.snapshot.state == .authorized && reply.snapshot.config == ["syncDays": 14])
@@ -59,8 +71,7 @@ import TestSupport
     }
 
     @Test func aPolicyChangeReachesOnlySubscribersWhoseViewChangedUnlessTheManagedSetChanged() throws {
-        let registry = AgentRegistry(active: try Self.policy(version: "1", apps: Self.notesAndMail), store: store,
-                                     appsWithPendingWipes: [])
+        let registry = try notesAndMailRegistry()
         let notes = session("com.example.notes", "notes"), mail = session("com.example.mail", "mail")
         let notesSubscription = RecordingSubscription(), mailSubscription = RecordingSubscription()
         _ = registry.register(notes)
@@ -82,12 +93,8 @@ import TestSupport
     }
 
     @Test func aWipeIsPushedDeliveredInTheStoreAndRepeatedUntilAcknowledged() throws {
-        let registry = AgentRegistry(active: try Self.policy(version: "1", apps: Self.notesAndMail), store: store,
-                                     appsWithPendingWipes: [])
-        let notes = session("com.example.notes", "notes")
-        let subscription = RecordingSubscription()
-        _ = registry.register(notes)
-        _ = registry.subscribe(notes, through: subscription)
+        let registry = try notesAndMailRegistry()
+        _ = subscribedSession("com.example.notes", "notes", in: registry)
         let directive = try store.issueWipe(appID: "com.example.notes", issuedAt: 1, byUID: 0)
         let (delivered, effects) = registry.wipeIssued(for: "com.example.notes")
         #expect(delivered == 1)
@@ -101,12 +108,8 @@ import TestSupport
     }
 
     @Test func aGoneSubscriberIsDroppedAndClosedSessionsLeave() throws {
-        let registry = AgentRegistry(active: try Self.policy(version: "1", apps: Self.notesAndMail), store: store,
-                                     appsWithPendingWipes: [])
-        let notes = session("com.example.notes", "notes")
-        let subscription = RecordingSubscription()
-        _ = registry.register(notes)
-        _ = registry.subscribe(notes, through: subscription)
+        let registry = try notesAndMailRegistry()
+        let (notes, subscription) = subscribedSession("com.example.notes", "notes", in: registry)
         subscription.isConnected = false
         #expect(registry.notify("com.example.notes", payload: ["command": "sync"]).delivered == 0)
         #expect(pushes(registry.activate(try Self.policy(version: "2", apps: #""com.example.notes": {}"#))).isEmpty)
