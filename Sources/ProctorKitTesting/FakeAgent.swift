@@ -105,7 +105,8 @@ public final class FakeAgent: AgentTransport {
     // MARK: What the test does
 
     /// Puts a new policy in force (as an edit of `policy.d` and a reload); every subscribed
-    /// session whose view changed hears of it, as from proctord.
+    /// session whose view changed hears of it, as from proctord. While the agent is stopped
+    /// the policy is read when it starts again.
     public func apply(policy document: String) throws {
         try Self.check(document)
         try write(document)
@@ -119,7 +120,10 @@ public final class FakeAgent: AgentTransport {
     ///   nor ever registered.
     @discardableResult
     public func wipe(appID: AppID) throws -> String {
-        try daemon.withLock { daemon throws(VarlinkError) in try daemon.wipe(appID: appID) }
+        try daemon.withLock { daemon in
+            guard daemon.isRunning else { throw FakeAgentError.notRunning }
+            return try daemon.wipe(appID: appID)
+        }
     }
 
     /// Pushes `payload` to `appID`'s subscribed sessions (`Admin.Notify`, arriving as
@@ -127,7 +131,10 @@ public final class FakeAgent: AgentTransport {
     /// - Throws: `VarlinkError` `io.proctor.Admin.UnknownApp` for an app not in policy.
     @discardableResult
     public func notify(appID: AppID, payload: [String: JSONValue]) throws -> Int {
-        try daemon.withLock { daemon throws(VarlinkError) in try daemon.notify(appID: appID, payload: payload) }
+        try daemon.withLock { daemon in
+            guard daemon.isRunning else { throw FakeAgentError.notRunning }
+            return try daemon.notify(appID: appID, payload: payload)
+        }
     }
 
     /// proctord goes away: every connection breaks and new ones are refused until `start()`.
