@@ -18,10 +18,6 @@ public enum AgentError {
         VarlinkError(name: "\(Agent.interface).InvalidParameter",
                      parameters: ["parameter": .string(parameter), "reason": .string(reason)])
     }
-    public static func appBlocked(_ appID: String, state: AppState, reason: String) -> VarlinkError {
-        VarlinkError(name: "\(Agent.interface).AppBlocked",
-                     parameters: ["appId": .string(appID), "state": .string(state.rawValue), "reason": .string(reason)])
-    }
     public static func storageFailure(_ message: String) -> VarlinkError {
         VarlinkError(name: "\(Agent.interface).StorageFailure", parameters: ["message": .string(message)])
     }
@@ -56,15 +52,11 @@ extension ProtocolMethod {
     /// refuse (an unknown action, an event name the interface does not list) is the
     /// interface's `InvalidParameter`, naming the parameter and why.
     public static func request(_ parameters: [String: JSONValue]) throws(VarlinkError) -> Request {
-        do {
+        do throws(MalformedMessage) {
             return try Request(parameters)
         } catch {
-            return try invalidParameter(error)
+            throw VarlinkError(name: "\(interface).InvalidParameter",
+                               parameters: ["parameter": .string(error.field), "reason": .string(error.reason)])
         }
-    }
-
-    private static func invalidParameter(_ error: MalformedMessage) throws(VarlinkError) -> Request {
-        throw VarlinkError(name: "\(interface).InvalidParameter",
-                           parameters: ["parameter": .string(error.field), "reason": .string(error.reason)])
     }
 }

@@ -66,8 +66,7 @@ import Varlink
     @Test func everyErrorTheTypesBuildIsDeclaredWithItsParameters() throws {
         let errors: [VarlinkError] = [
             AgentError.unknownApp("a"), AgentError.identityMismatch("a", "r"), AgentError.invalidSession("s"),
-            AgentError.invalidParameter("p", "r"), AgentError.appBlocked("a", state: .blocked, reason: "r"),
-            AgentError.storageFailure("m"),
+            AgentError.invalidParameter("p", "r"), AgentError.storageFailure("m"),
             AdminError.versionConflict(expected: "1", current: "2"),
             AdminError.invalidPolicy([PolicyProblem(message: "bad")]), AdminError.unknownApp("a"),
             AdminError.unknownVersion("1"), AdminError.invalidParameter("p", "r"), AdminError.storageFailure("m"),
