@@ -1,7 +1,6 @@
 import JSONCore
 import ProctorPolicy
 import Varlink
-import ProctorProtocol
 
 /// What the daemon knows about one client connection: who is on the other end (from the
 /// kernel, at accept time) and the sessions opened on it, which die with it.
