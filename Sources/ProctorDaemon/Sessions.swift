@@ -26,11 +26,12 @@ final class AgentSession {
     let semanticVersion: SemanticVersion?
     let registeredAt: Int64
     /// The open `Subscribe` call, if the app subscribed.
-    var subscription: VarlinkReplyHandle?
+    var subscription: (any SubscriptionHandle)?
     /// The app's view (state, config, rules) the subscriber last heard, so that a policy
     /// change that does not concern this app sends nothing.
     var lastView: AppView?
-    /// The `Daemon.managedAppsGeneration` whose set this session was last sent; -1: never.
+    /// The `AgentRegistry` generation of the set of managed apps this session was last
+    /// sent; -1: never.
     var managedAppsGeneration = -1
 
     init(id: String, appID: AppID, peer: PeerIdentity, appVersion: String?, registeredAt: Int64) {
@@ -47,19 +48,15 @@ final class AgentSession {
 struct AppView: Equatable {
     var state: AppState
     var config: [String: JSONValue]
-    var dlp: JSONValue
-    var compliance: JSONValue
+    var dlp: [String: JSONValue]
+    var compliance: [String: JSONValue]
 
     init?(of app: AppID, in policy: CompiledPolicy) {
         guard let entry = policy.appPolicy(app), let rules = policy.effectiveRules(for: app) else { return nil }
         state = entry.state
         config = entry.config
-        dlp = rules["dlp"] ?? [:]
-        compliance = rules["compliance"] ?? [:]
-    }
-
-    var fields: [String: JSONValue] {
-        ["state": .string(state.rawValue), "config": .object(config), "dlp": dlp, "compliance": compliance]
+        dlp = rules["dlp"]?.objectValue ?? [:]
+        compliance = rules["compliance"]?.objectValue ?? [:]
     }
 }
 
