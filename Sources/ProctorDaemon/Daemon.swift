@@ -218,7 +218,7 @@ final class Daemon {
         do {
             interval = try notifier.watchdogPingInterval()
         } catch {
-            throw StartupError(message: "\(error)", errno: error.errno)
+            throw StartupError(message: "\(error)", errno: error.errno.rawValue)
         }
         guard let interval else { return }
         // A repeating timer of the loop itself: a stuck loop stops the pings and systemd

@@ -1,3 +1,5 @@
+import LinuxIO
+
 /// Writes events to journald through its native protocol (`sd_journal_sendv(3)`), so every
 /// field arrives as a structured journal field: `MESSAGE`, `MESSAGE_ID`, `PRIORITY`,
 /// `SYSLOG_IDENTIFIER` and the event's own fields.
@@ -12,6 +14,6 @@ public struct JournalSink: LogSink {
     /// Sends one record; throws when journald does not take it (for instance when it is not running).
     public func write(_ event: LogEvent) throws(LogSinkError) {
         let result = JournalRecord(event, syslogIdentifier: syslogIdentifier).send()
-        if result < 0 { throw .journal(errno: -result) }
+        if result < 0 { throw .journal(Errno(rawValue: -result)) }
     }
 }

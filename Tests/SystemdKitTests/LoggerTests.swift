@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import LinuxIO
 import Testing
 @testable import SystemdKit
 
@@ -28,7 +29,7 @@ private final class RecordingSink: LogSink {
             firstWriteStarted.signal()
             release.wait()
         }
-        if failing { throw .journal(errno: 111) }
+        if failing { throw .journal(Errno(rawValue: 111)) }
     }
 }
 
@@ -94,7 +95,7 @@ private final class RecordingSink: LogSink {
         logger.log(event(1))
         logger.log(event(2))
         logger.flush()
-        #expect(logger.counters == Logger.Counters(dropped: 0, sinkFailures: 2, lastSinkFailure: .journal(errno: 111)))
+        #expect(logger.counters == Logger.Counters(dropped: 0, sinkFailures: 2, lastSinkFailure: .journal(Errno(rawValue: 111))))
     }
 
     @Test func manyThreadsLogConcurrently() async {
@@ -133,7 +134,7 @@ private final class RecordingSink: LogSink {
     }
 
     @Test func stderrSinkReportsAClosedDescriptor() {
-        #expect(throws: LogSinkError.stream(descriptor: -1, errno: 9)) {
+        #expect(throws: LogSinkError.stream(descriptor: -1, .badFileDescriptor)) {
             try StderrSink(descriptor: -1).write(event(1))
         }
     }
