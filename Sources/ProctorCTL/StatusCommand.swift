@@ -61,9 +61,11 @@ enum StatusCommand {
             + "\(sessions) session\(sessions == 1 ? "" : "s")")
         fields.add("decisions", "\(try counts.int("decisionsAllowed")) allowed, \(try counts.int("decisionsDenied")) denied")
         let dropped = try counts.int("logMessagesDropped")
-        if dropped > 0 {
-            fields.add("log", "\(dropped) message\(dropped == 1 ? "" : "s") dropped by the bounded log queue")
-        }
+        let lost = try counts.int("logSinkFailures")
+        var logProblems: [String] = []
+        if dropped > 0 { logProblems.append("\(dropped) message\(dropped == 1 ? "" : "s") dropped by the bounded log queue") }
+        if lost > 0 { logProblems.append("\(lost) lost: the log sink failed (is journald running?)") }
+        if !logProblems.isEmpty { fields.add("log", logProblems.joined(separator: "; ")) }
         for line in fields.lines { context.console.print(line) }
         return .success
     }

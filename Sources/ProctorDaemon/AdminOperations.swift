@@ -34,6 +34,7 @@ extension Daemon {
                 "decisionsAllowed": .number(decisionsAllowed),
                 "decisionsDenied": .number(decisionsDenied),
                 "logMessagesDropped": .number(logger.droppedCount),
+                "logSinkFailures": .number(logger.counters.sinkFailures),
             ],
         ]
         if let lastReload { fields["lastReload"] = lastReload.json }

@@ -22,7 +22,7 @@ import Varlink
             "  apps[\"com.example.mail\"].dlp.print: found \"maybe\", expected \"allow\" or \"block\"",
             "apps:         5 known, 1 connected, 3 sessions",
             "decisions:    120 allowed, 7 denied",
-            "log:          2 messages dropped by the bounded log queue",
+            "log:          2 messages dropped by the bounded log queue; 3 lost: the log sink failed (is journald running?)",
         ])
     }
 
