@@ -192,6 +192,39 @@ enum Syscall {
         return (pid, uid, gid)
     }
 
+    static func enableSocketOption(_ fd: CInt, _ option: CInt) throws(Errno) {
+        _ = try retryingOnInterrupt { clinux_enable_socket_option(fd, option) }
+    }
+
+    static func peerPidFD(_ fd: CInt) throws(Errno) -> CInt {
+        try retryingOnInterrupt { clinux_peer_pidfd(fd) }
+    }
+
+    /// recvmsg(2) collecting the sender's SCM_CREDENTIALS and SCM_PIDFD; descriptors passed
+    /// with SCM_RIGHTS are closed.
+    static func receiveWithSender(_ fd: CInt, _ buffer: UnsafeMutableRawBufferPointer) throws(Errno)
+        -> (count: Int, sender: clinux_sender) {
+        var sender = clinux_sender()
+        let count = try retryingOnInterrupt { clinux_receive_with_sender(fd, buffer.baseAddress, buffer.count, &sender) }
+        return (count, sender)
+    }
+
+    // MARK: processes
+
+    static func pidFDOpen(_ pid: pid_t) throws(Errno) -> CInt {
+        try retryingOnInterrupt { clinux_pidfd_open(pid) }
+    }
+
+    static func pidFDHasExited(_ pidfd: CInt) throws(Errno) -> Bool {
+        try retryingOnInterrupt { clinux_pidfd_has_exited(pidfd) } == 1
+    }
+
+    static func fstat(_ fd: CInt) throws(Errno) -> stat {
+        var status = stat()
+        _ = try retryingOnInterrupt { Glibc.fstat(fd, &status) }
+        return status
+    }
+
     // MARK: the event loop's kernel objects
 
     static func epollCreate() throws(Errno) -> CInt {

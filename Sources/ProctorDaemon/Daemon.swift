@@ -125,8 +125,9 @@ final class Daemon {
             throw StartupError(message: "interface definitions: \(error)", errno: EINVAL)
         }
         do {
-            agentServer = try makeServer(agentSocket, service: agentService, name: "agent")
-            adminServer = try makeServer(adminSocket, service: adminService, name: "admin")
+            let budget = OutputBudget(limit: configuration.outputBudgetBytes)
+            agentServer = try makeServer(agentSocket, service: agentService, name: "agent", budget: budget)
+            adminServer = try makeServer(adminSocket, service: adminService, name: "admin", budget: budget)
         } catch {
             throw StartupError(message: "cannot serve the sockets: \(error)", errno: error.rawValue)
         }
@@ -174,23 +175,49 @@ final class Daemon {
         }
     }
 
+    /// The agent socket: apps must register within `registerTimeoutSeconds`, and each
+    /// message carries its sender's credentials (SO_PASSCRED/SO_PASSPIDFD), so `Register`
+    /// can check the process that sent it (`VarlinkCall.sender`), not only the one that
+    /// connected. Both sockets share one output budget and keep a reserve for root and
+    /// the admin group.
     private func makeServer(_ socket: FileDescriptor, service: VarlinkService<ConnectionContext>,
-                            name: String) throws(Errno) -> VarlinkServer<ConnectionContext> {
-        let server = try VarlinkServer(listening: socket, loop: loop, service: service,
-                                       maxConnections: configuration.maxConnections,
-                                       maxMessageBytes: configuration.maxMessageBytes,
-                                       incompleteMessageTimeout: .seconds(configuration.idleMessageTimeoutSeconds))
-        server.makeContext = { [unowned self] credentials in context(for: credentials) }
+                            name: String, budget: OutputBudget) throws(Errno) -> VarlinkServer<ConnectionContext> {
+        let isAgent = name == "agent"
+        let adminGroupID = self.adminGroupID
+        let admission = UnixListener.Admission(
+            maxConnectionsPerUID: configuration.maxConnectionsPerUID,
+            reservedConnections: min(configuration.reservedConnections, configuration.maxConnections - 1),
+            isPrivileged: { peer in Self.isPrivileged(peer, adminGroupID: adminGroupID) })
+        let limits = VarlinkServer<ConnectionContext>.Limits(
+            maxConnections: configuration.maxConnections, admission: admission,
+            maxMessageBytes: configuration.maxMessageBytes,
+            incompleteMessageTimeout: .seconds(configuration.idleMessageTimeoutSeconds),
+            establishTimeout: isAgent ? .seconds(configuration.registerTimeoutSeconds) : nil)
+        let server = try VarlinkServer(listening: socket, loop: loop, service: service, limits: limits,
+                                       outputBudget: budget, receivesSenderCredentials: isAgent)
+        server.makeContext = { [unowned self] connection in
+            let context = context(for: connection.peer)
+            context.onFirstSession = { [weak connection] in connection?.markEstablished() }
+            return context
+        }
         server.onConnectionClosed = { [unowned self] context, _ in connectionClosed(context) }
-        server.onConnectionRefused = { [unowned self] credentials in
-            var fields: [(String, String)] = [("SOCKET", name)]
+        server.onConnectionRefused = { [unowned self] credentials, refusal in
+            var fields: [(String, String)] = [("SOCKET", name), ("REASON", "\(refusal)")]
             if let credentials {
                 fields += [(DaemonEventField.peerPID, String(credentials.pid)), (DaemonEventField.peerUID, String(credentials.uid))]
             }
-            log(.clientLimitHit, "Refused a connection on the \(name) socket: \(configuration.maxConnections) connections are open",
-                fields)
+            log(.clientLimitHit, "Refused a connection on the \(name) socket: \(refusal)", fields)
         }
         return server
+    }
+
+    /// Root and the admin group (primary or supplementary): they may take the connections
+    /// kept in reserve, and no per-uid limit applies to them.
+    private static func isPrivileged(_ peer: PeerCredentials, adminGroupID: UInt32?) -> Bool {
+        if peer.uid == 0 { return true }
+        guard let adminGroupID else { return false }
+        if peer.gid == adminGroupID { return true }
+        return (try? ProcessIdentity.supplementaryGroups(ofPID: peer.pid))?.contains(adminGroupID) ?? false
     }
 
     private func context(for credentials: PeerCredentials) -> ConnectionContext {

@@ -14,6 +14,14 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// Members of this group (and root) may use the Admin interface.
     public var adminGroup = "proctor-admin"
     public var maxConnections = 4096
+    /// Most connections one uid may hold on each socket (root and the admin group excepted).
+    public var maxConnectionsPerUID = 64
+    /// Connections of each socket only root and the admin group may take.
+    public var reservedConnections = 64
+    /// How long an Agent connection may stay open without registering an app.
+    public var registerTimeoutSeconds = 10
+    /// Most bytes of replies waiting, across all connections, for clients that do not read.
+    public var outputBudgetBytes = 64 << 20
     public var maxMessageBytes = 1 << 20
     /// How long a connection may hold half a message before it is closed.
     public var idleMessageTimeoutSeconds = 10
@@ -51,7 +59,18 @@ public struct DaemonConfiguration: Sendable, Equatable {
           --debug                 also log allowed decisions and other debug events
           --admin-group NAME      group whose members may use the Admin interface
                                   (default: proctor-admin; root always may)
-          --max-connections N     concurrent client connections (default: 4096)
+          --max-connections N     concurrent client connections per socket (default: 4096)
+          --max-connections-per-uid N
+                                  connections one user may hold per socket; root and the
+                                  admin group are exempt (default: 64)
+          --reserved-connections N
+                                  connections per socket kept for root and the admin group
+                                  (default: 64)
+          --register-timeout S    seconds an Agent connection may stay open without
+                                  registering an app before it is closed (default: 10)
+          --output-budget BYTES   replies kept, in all, for clients that do not read them;
+                                  past it the client furthest behind is disconnected
+                                  (default: 67108864)
           --max-message-bytes N   largest Varlink message accepted (default: 1048576)
           --message-timeout S     seconds a client may leave a message half-sent before
                                   its connection is closed (default: 10)
@@ -106,6 +125,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case "--debug": config.debugLogging = true
             case "--admin-group": config.adminGroup = try value(for: argument)
             case "--max-connections": config.maxConnections = try count(for: argument)
+            case "--max-connections-per-uid": config.maxConnectionsPerUID = try count(for: argument)
+            case "--reserved-connections": config.reservedConnections = try count(for: argument, minimum: 0)
+            case "--register-timeout": config.registerTimeoutSeconds = try count(for: argument)
+            case "--output-budget": config.outputBudgetBytes = try count(for: argument, minimum: 1 << 20)
             case "--max-message-bytes": config.maxMessageBytes = try count(for: argument, minimum: 1024)
             case "--message-timeout": config.idleMessageTimeoutSeconds = try count(for: argument)
             case "--history-limit": config.historyLimit = try count(for: argument)

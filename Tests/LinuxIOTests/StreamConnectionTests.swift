@@ -24,12 +24,12 @@ final class EchoServer: Sendable {
                                             connectionLimits: limits)
             listener.onConnection = { connection, credentials in
                 peers.update { $0.append(credentials) }
-                connection.onRead = { buffer in
-                    consumeMessages(buffer) { onMessage(Array($0), connection) }
+                connection.onRead = { input in
+                    consumeMessages(input.bytes) { onMessage(Array($0), connection) }
                 }
                 connection.onClose = { reason in closeReasons.update { $0.append(reason) } }
             }
-            listener.onConnectionRefused = { credentials in refused.update { $0.append(credentials) } }
+            listener.onConnectionRefused = { credentials, _ in refused.update { $0.append(credentials) } }
             // The loop's handlers keep the listener alive for the length of the test.
             loop.schedule(after: .seconds(3600)) { _ = listener }
         }
