@@ -65,7 +65,7 @@ let package = Package(
         .testTarget(name: "JSONCoreTests", dependencies: ["JSONCore"]),
         .testTarget(name: "ProctorPolicyTests", dependencies: ["ProctorPolicy", "JSONCore"]),
         .testTarget(name: "LinuxIOTests", dependencies: ["LinuxIO"]),
-        .testTarget(name: "VarlinkTests", dependencies: ["Varlink", "JSONCore"]),
+        .testTarget(name: "VarlinkTests", dependencies: ["Varlink", "JSONCore", "LinuxIO"]),
         .testTarget(name: "SystemdKitTests", dependencies: ["SystemdKit", "LinuxIO"]),
         .testTarget(name: "ProctorStoreTests", dependencies: ["ProctorStore", "JSONCore", "CSQLite"]),
         .testTarget(name: "ProctorCTLTests", dependencies: ["ProctorCTL", "ProctorPolicy", "JSONCore", "Varlink", "LinuxIO"]),
