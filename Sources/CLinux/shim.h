@@ -130,3 +130,11 @@ static inline int clinux_pidfd_has_exited(int pidfd) {
     if (ready < 0) return -1;
     return ready > 0 ? 1 : 0;
 }
+
+/// Sets the effective uid and gid of the calling *thread* only (raw setresuid/setresgid:
+/// glibc's wrappers change every thread). For tests that connect as another user from one
+/// thread of a root process; the saved ids stay, so the thread can change back.
+static inline int clinux_thread_set_effective_ids(uid_t uid, gid_t gid) {
+    if (syscall(SYS_setresgid, (gid_t)-1, gid, (gid_t)-1) != 0) return -1;
+    return (int)syscall(SYS_setresuid, (uid_t)-1, uid, (uid_t)-1);
+}
