@@ -12,10 +12,24 @@ private func connect(to path: String, asUID uid: uid_t) throws -> Client {
     return try Client(path: path)
 }
 
+/// Sends all of `bytes` with MSG_NOSIGNAL (the server may have closed the connection:
+/// that must be an error here, not a SIGPIPE that ends the test process).
+private func sendAll(_ bytes: [UInt8], to client: Client) -> Bool {
+    var offset = 0
+    while offset < bytes.count {
+        let sent = bytes.withUnsafeBytes { raw in
+            try? client.descriptor.send(UnsafeRawBufferPointer(rebasing: raw[offset...]))
+        }
+        guard let sent else { return false }
+        offset += sent
+    }
+    return true
+}
+
 /// Whether the server keeps `client`'s connection: it echoes a message.
 private func isServed(_ client: Client) -> Bool {
     let message = Array("ping".utf8) + [0]
-    guard (try? client.send(message)) != nil else { return false }
+    guard sendAll(message, to: client) else { return false }
     return (try? client.receive(count: message.count)) == message
 }
 
@@ -105,7 +119,7 @@ private let otherUser: uid_t = 65533
         let greedy = try Client(path: server.path)
         defer { greedy.close() }
         var requests = 0
-        while server.closeReasons.value.isEmpty, requests < 1000, (try? greedy.send(flood)) != nil {
+        while server.closeReasons.value.isEmpty, requests < 1000, sendAll(flood, to: greedy) {
             requests += 1
             usleep(1000)
         }
