@@ -67,6 +67,12 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable, CustomString
         try Syscall.send(rawValue, bytes)
     }
 
+    /// Bounds each blocking read of a socket to `timeout` (SO_RCVTIMEO); a read that waits
+    /// longer fails with `.wouldBlock`.
+    public func setReceiveTimeout(_ timeout: Duration) throws(Errno) {
+        try Syscall.setReceiveTimeout(rawValue, timeout)
+    }
+
     /// Turns `O_NONBLOCK` on or off.
     public func setNonBlocking(_ nonBlocking: Bool = true) throws(Errno) {
         let flags = try Syscall.fileStatusFlags(rawValue)

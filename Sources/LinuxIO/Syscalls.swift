@@ -192,6 +192,14 @@ enum Syscall {
         return (pid, uid, gid)
     }
 
+    static func setReceiveTimeout(_ fd: CInt, _ timeout: Duration) throws(Errno) {
+        let (seconds, attoseconds) = timeout.components
+        var value = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+        _ = try retryingOnInterrupt {
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+        }
+    }
+
     static func enableSocketOption(_ fd: CInt, _ option: CInt) throws(Errno) {
         _ = try retryingOnInterrupt { clinux_enable_socket_option(fd, option) }
     }

@@ -78,7 +78,7 @@ struct AdminClient {
             return .daemonUnreachable(address: address, reason: nil)
         case VarlinkClientError.pathTooLong:
             return .invalidInput(["proctorctl: the socket path \(address) is too long for a Unix socket"])
-        case VarlinkClientError.systemCallFailed(let call, let code) where code == EACCES:
+        case VarlinkClientError.systemCallFailed(let call, let code) where code.rawValue == EACCES:
             return .daemonUnreachable(address: address, reason: "\(call) failed: permission denied "
                 + "(the Admin socket is for root and the proctor-admin group)")
         case let clientError as VarlinkClientError:

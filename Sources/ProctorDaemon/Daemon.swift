@@ -411,7 +411,8 @@ final class Daemon {
             components.append(component)
             let partial = "/" + components.joined(separator: "/")
             if mkdir(partial, mode) != 0 && errno != EEXIST {
-                throw StartupError(message: "cannot create \(partial): \(String(cString: strerror(errno)))", errno: errno)
+                let failure = Errno.current
+                throw StartupError(message: "cannot create \(partial): \(failure)", errno: failure.rawValue)
             }
         }
     }
