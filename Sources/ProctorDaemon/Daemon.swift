@@ -197,7 +197,7 @@ final class Daemon {
                                        outputBudget: budget, receivesSenderCredentials: isAgent)
         server.makeContext = { [unowned self] connection in
             let context = context(for: connection.peer)
-            context.onFirstSession = { [weak connection] in connection?.markEstablished() }
+            context.onFirstSession = { connection.markEstablished() }
             return context
         }
         server.onConnectionClosed = { [unowned self] context, _ in connectionClosed(context) }

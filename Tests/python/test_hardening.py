@@ -1,6 +1,7 @@
 """Attacks on proctord's transport and logging, each run against the real binary
 (issue 11: never hang, never lie, no single user starves the rest)."""
 import fcntl
+import json
 import os
 import signal
 import subprocess
@@ -83,3 +84,95 @@ def test_journal_failures_are_counted_and_said_once_on_stderr(workdir):
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+HOLD_CONNECTIONS = """
+import json, socket, sys
+held, served = [], 0
+for _ in range(int(sys.argv[2])):
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(5)
+    s.connect(sys.argv[1])
+    try:
+        s.sendall(json.dumps({"method": "org.varlink.service.GetInfo"}).encode() + b"\\0")
+        served += s.recv(65536).endswith(b"\\0")
+    except OSError:
+        pass
+    held.append(s)
+print(served, flush=True)
+sys.stdin.read()  # hold the connections until the test closes stdin
+"""
+
+REGISTER = """
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(5)
+s.connect(sys.argv[1])
+s.sendall(json.dumps({"method": "io.proctor.Agent.Register",
+                      "parameters": {"appId": "io.proctor.test.notes", "version": "1.0"}}).encode() + b"\\0")
+data = b""
+while not data.endswith(b"\\0"):
+    chunk = s.recv(65536)
+    if not chunk:
+        break
+    data += chunk
+reply = json.loads(data[:-1])
+print(reply.get("parameters", {}).get("state") or reply)
+"""
+
+
+def as_user(uid, script, *args, **kwargs):
+    return subprocess.Popen(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                             "/usr/bin/python3", "-c", script, *args],
+                            stdout=subprocess.PIPE, text=True, **kwargs)
+
+
+def test_one_user_at_its_connection_limit_leaves_room_for_another(workdir):
+    """Issue 11: one uid holding every Agent connection made every real app's Register fail."""
+    d = Daemon(workdir, extra_args=["--max-connections", "8", "--max-connections-per-uid", "3",
+                                    "--reserved-connections", "2"])
+    write_policy(d.config_dir, base_policy())
+    d.start()
+    holder = as_user(65534, HOLD_CONNECTIONS, d.agent, "5", stdin=subprocess.PIPE)
+    try:
+        assert holder.stdout.readline().strip() == "3"  # the 4th and 5th are refused
+        assert "the user holds the most connections" in d.wait_for_log("the user holds the most connections")
+        registered = as_user(1, REGISTER, d.agent)
+        assert registered.communicate(timeout=30)[0].strip() == "authorized"
+        # Root (and the admin group) are exempt and keep the reserve.
+        assert raw_call(d.agent, "org.varlink.service.GetInfo")["parameters"]["product"] == "proctord"
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=10)
+        d.stop()
+
+
+def test_an_agent_connection_that_never_registers_is_closed(workdir):
+    d = Daemon(workdir, extra_args=["--register-timeout", "1"])
+    write_policy(d.config_dir, base_policy())
+    d.start()
+    try:
+        import socket
+        with socket.socket(socket.AF_UNIX) as idle, socket.socket(socket.AF_UNIX) as app:
+            idle.connect(d.agent)
+            app.connect(d.agent)
+            app.settimeout(10)
+            app.sendall(json.dumps({"method": "io.proctor.Agent.Register",
+                                    "parameters": {"appId": "io.proctor.test.notes"}}).encode() + b"\0")
+            reply = b""
+            while not reply.endswith(b"\0"):
+                reply += app.recv(65536)
+            session = json.loads(reply[:-1])["parameters"]["session"]
+            idle.settimeout(10)
+            assert idle.recv(1) == b""  # closed by proctord after the register timeout
+            time.sleep(0.5)
+            app.sendall(json.dumps({"method": "io.proctor.Agent.Decide",
+                                    "parameters": {"session": session, "action": "print"}}).encode() + b"\0")
+            reply = b""
+            while not reply.endswith(b"\0"):
+                chunk = app.recv(65536)
+                assert chunk, "the registered app's connection was closed"
+                reply += chunk
+            assert json.loads(reply[:-1])["parameters"]["allowed"] is False
+    finally:
+        d.stop()
