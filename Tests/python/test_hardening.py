@@ -1,13 +1,14 @@
 """Attacks on proctord's transport and logging, each run against the real binary
 (issue 11: never hang, never lie, no single user starves the rest)."""
 import fcntl
-import json
 import os
 import signal
+import socket
 import subprocess
 import time
 
 from conftest import Daemon, base_policy, raw_call, write_policy
+from varlink_raw import exchange
 
 F_SETPIPE_SZ = 1031
 
@@ -103,21 +104,15 @@ print(served, flush=True)
 sys.stdin.read()  # hold the connections until the test closes stdin
 """
 
-REGISTER = """
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.settimeout(5)
-s.connect(sys.argv[1])
-s.sendall(json.dumps({"method": "io.proctor.Agent.Register",
-                      "parameters": {"appId": "io.proctor.test.notes", "version": "1.0"}}).encode() + b"\\0")
-data = b""
-while not data.endswith(b"\\0"):
-    chunk = s.recv(65536)
-    if not chunk:
-        break
-    data += chunk
-reply = json.loads(data[:-1])
-print(reply.get("parameters", {}).get("state") or reply)
+REGISTER = f"""
+import socket, sys
+sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})
+from varlink_raw import exchange
+with socket.socket(socket.AF_UNIX) as s:
+    s.settimeout(5)
+    s.connect(sys.argv[1])
+    reply = exchange(s, "io.proctor.Agent.Register", {{"appId": "io.proctor.test.notes", "version": "1.0"}})
+print(reply.get("parameters", {{}}).get("state") or reply)
 """
 
 
@@ -152,27 +147,16 @@ def test_an_agent_connection_that_never_registers_is_closed(workdir):
     write_policy(d.config_dir, base_policy())
     d.start()
     try:
-        import socket
         with socket.socket(socket.AF_UNIX) as idle, socket.socket(socket.AF_UNIX) as app:
             idle.connect(d.agent)
             app.connect(d.agent)
             app.settimeout(10)
-            app.sendall(json.dumps({"method": "io.proctor.Agent.Register",
-                                    "parameters": {"appId": "io.proctor.test.notes"}}).encode() + b"\0")
-            reply = b""
-            while not reply.endswith(b"\0"):
-                reply += app.recv(65536)
-            session = json.loads(reply[:-1])["parameters"]["session"]
+            registered = exchange(app, "io.proctor.Agent.Register", {"appId": "io.proctor.test.notes"})
             idle.settimeout(10)
             assert idle.recv(1) == b""  # closed by proctord after the register timeout
             time.sleep(0.5)
-            app.sendall(json.dumps({"method": "io.proctor.Agent.Decide",
-                                    "parameters": {"session": session, "action": "print"}}).encode() + b"\0")
-            reply = b""
-            while not reply.endswith(b"\0"):
-                chunk = app.recv(65536)
-                assert chunk, "the registered app's connection was closed"
-                reply += chunk
-            assert json.loads(reply[:-1])["parameters"]["allowed"] is False
+            decided = exchange(app, "io.proctor.Agent.Decide",
+                               {"session": registered["parameters"]["session"], "action": "print"})
+            assert decided["parameters"]["allowed"] is False, "the registered app must still be served"
     finally:
         d.stop()
