@@ -4,8 +4,9 @@
 // Layers, bottom up (each depends only on those above it in this list):
 //   C shims ........ CLinux (GNU-only libc declarations), CSystemd (libsystemd), CSQLite (libsqlite3)
 //   JSONCore ....... JSON values, a position-tracking parser, canonical serialisation
-//   ProctorPolicy .. the policy language and decision engine: pure, no I/O
 //   LinuxIO ........ descriptors, Unix sockets, peer credentials, the epoll event loop
+//   ProctorPolicy .. the policy language and decision engine: pure, no I/O except
+//                    PolicyDirectory, which reads policy.d through LinuxIO
 //   Varlink ........ the Varlink protocol: framing, dispatch, server on LinuxIO, blocking client
 //   SystemdKit ..... sd_notify, socket activation, the journal
 //   ProctorStore ... durable state in SQLite
@@ -37,8 +38,8 @@ let package = Package(
 
         // libm: JSONCore rounds numbers without Foundation, which would otherwise pull libm in.
         .target(name: "JSONCore", linkerSettings: [.linkedLibrary("m")]),
-        .target(name: "ProctorPolicy", dependencies: ["JSONCore"]),
         .target(name: "LinuxIO", dependencies: ["CLinux"]),
+        .target(name: "ProctorPolicy", dependencies: ["JSONCore", "LinuxIO"]),
         .target(name: "Varlink", dependencies: ["JSONCore", "LinuxIO"]),
         .target(name: "SystemdKit", dependencies: ["CSystemd", "LinuxIO"]),
         .target(name: "ProctorStore", dependencies: ["CSQLite", "JSONCore"]),

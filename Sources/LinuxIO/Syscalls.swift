@@ -74,6 +74,26 @@ enum Syscall {
         return status
     }
 
+    /// stat(2): the status of `path`, following symbolic links.
+    static func status(_ path: String) throws(Errno) -> stat {
+        var status = stat()
+        _ = try retryingOnInterrupt { stat(path, &status) }
+        return status
+    }
+
+    static func directoryEntryNames(_ path: String) throws(Errno) -> [String] {
+        guard let directory = opendir(path) else { throw Errno.current }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
     static func unlink(_ path: String) throws(Errno) {
         _ = try retryingOnInterrupt { Glibc.unlink(path) }
     }
