@@ -27,6 +27,13 @@ public final class VarlinkServer<Context> {
 
         /// Whether `markEstablished()` was called.
         public var isEstablished: Bool { stream?.isEstablished ?? false }
+
+        /// A pidfd for the process that connected (SO_PEERPIDFD, kernel 6.5+), made on
+        /// request; nil once the connection closed or where the kernel has none.
+        public func peerProcess() -> ProcessHandle? {
+            guard let stream, stream.isOpen else { return nil }
+            return (try? PeerCredentials.processHandle(of: stream.descriptor)) ?? nil
+        }
     }
 
     /// The bounds of a server beyond each message's size.

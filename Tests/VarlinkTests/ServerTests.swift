@@ -14,7 +14,10 @@ private final class SenderEchoServer: @unchecked Sendable {
     private let loop: EventLoop
     private var server: VarlinkServer<Peer>?
     private let finished = DispatchSemaphore(value: 0)
-    private final class Recorded: Sendable { let senders = Mutex<[SenderCredentials?]>([]) }
+    private final class Recorded: Sendable {
+        let senders = Mutex<[SenderCredentials?]>([])
+        let connectors = Mutex<[ProcessHandle?]>([])
+    }
     private let recorded = Recorded()
 
     init(receivesSenderCredentials: Bool = true) throws {
@@ -31,7 +34,10 @@ private final class SenderEchoServer: @unchecked Sendable {
         let socket = try UnixSocket.listen(path: path, mode: 0o600)
         server = try VarlinkServer(listening: socket, loop: loop, service: service,
                                    limits: .init(maxConnections: 16), receivesSenderCredentials: receivesSenderCredentials)
-        server?.makeContext = { _ in Peer(name: "socket") }
+        server?.makeContext = { [recorded] connection in
+            recorded.connectors.withLock { $0.append(connection.peerProcess()) }
+            return Peer(name: "socket")
+        }
         let loop = self.loop, finished = self.finished
         Thread.detachNewThread {
             try? loop.run()
@@ -41,6 +47,8 @@ private final class SenderEchoServer: @unchecked Sendable {
 
     /// The senders of the calls served so far (kept, so their pidfds stay open).
     var recordedSenders: [SenderCredentials?] { recorded.senders.withLock { $0 } }
+    /// The processes that connected (SO_PEERPIDFD at accept).
+    var connectors: [ProcessHandle?] { recorded.connectors.withLock { $0 } }
 
     /// Bytes the server scanned for message ends, read on the loop's thread.
     var scannedByteCount: Int {
@@ -146,6 +154,8 @@ private func writeFromForkedChild(_ bytes: [UInt8], to socket: FileDescriptor) t
         #expect(try !childProcess.isAlive)
         #expect(try parentProcess.isAlive)
         #expect(!childProcess.refersToSameProcess(as: parentProcess))
+        // The connection's accept-time peer stays the parent that connected.
+        #expect(server.connectors.map { $0?.pid } == [getpid()])
     }
 
     /// A message whose bytes two processes wrote has no single sender: nil, so the daemon
