@@ -43,6 +43,7 @@ final class Daemon {
     private var agentServer: VarlinkServer<ConnectionContext>?
     private var adminServer: VarlinkServer<ConnectionContext>?
     private var reportedDroppedLogs = 0
+    private var refusalLog = RefusalLogLimiter()
     private var statusUpdatePending = false
 
     /// Sets everything up short of serving: directories, lock, store, policy.
@@ -203,10 +204,16 @@ final class Daemon {
         server.onConnectionClosed = { [unowned self] context, _ in connectionClosed(context) }
         server.onConnectionRefused = { [unowned self] credentials, refusal in
             var fields: [(String, String)] = [("SOCKET", name), ("REASON", "\(refusal)")]
+            var suppressed = 0
             if let credentials {
+                // Rate-limited per uid: one user refused in a loop must not flood the journal.
+                guard case .log(let before) = refusalLog.refused(uid: credentials.uid, now: MonotonicClock.nanoseconds())
+                else { return }
+                suppressed = before
                 fields += [(DaemonEventField.peerPID, String(credentials.pid)), (DaemonEventField.peerUID, String(credentials.uid))]
             }
-            log(.clientLimitHit, "Refused a connection on the \(name) socket: \(refusal)", fields)
+            let also = suppressed > 0 ? " (\(suppressed) more refusals for this uid were not logged)" : ""
+            log(.clientLimitHit, "Refused a connection on the \(name) socket: \(refusal)\(also)", fields)
         }
         return server
     }
