@@ -9,7 +9,7 @@ import Varlink
 /// proctord: one event loop that owns the policy, the sessions, the state store and both
 /// Varlink sockets. Every member is used from the loop's thread only (the main thread).
 final class Daemon {
-    static let version = "0.1.0"
+    static let version = ProctorRelease.version
 
     let configuration: DaemonConfiguration
     let loop: EventLoop

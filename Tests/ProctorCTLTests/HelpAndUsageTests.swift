@@ -54,8 +54,11 @@ import Testing
     @Test(arguments: [
         (["stauts"], "proctorctl: unknown command 'stauts', did you mean 'status'?"),
         (["policy", "shwo"], "proctorctl: unknown command 'policy shwo', did you mean 'policy show'?"),
-        (["--json", "status"], "proctorctl: found the option --json before a command: options follow the command, "
-            + "as in 'proctorctl COMMAND [OPTIONS] [ARGUMENTS]'"),
+        (["--jsn", "status"], "proctorctl: unknown option \"--jsn\", did you mean \"--json\"?"),
+        (["--size", "3", "check"], "proctorctl: unknown option \"--size\""),
+        (["--json"], "proctorctl: a command must follow the options"),
+        (["--address"], "proctorctl: option --address needs a value: --address PATH"),
+        (["--generate", "pdf"], "proctorctl: --generate makes man, not \"pdf\""),
     ])
     func unknownCommandsAreUsageErrors(_ arguments: [String], _ message: String) throws {
         let result = try proctorctl(arguments)
