@@ -4,8 +4,9 @@
 // Layers, bottom up (each depends only on those above it in this list):
 //   C shims ........ CLinux (GNU-only libc declarations), CSystemd (libsystemd), CSQLite (libsqlite3)
 //   JSONCore ....... JSON values, a position-tracking parser, canonical serialisation
-//   ProctorPolicy .. the policy language and decision engine: pure, no I/O
 //   LinuxIO ........ descriptors, Unix sockets, peer credentials, the epoll event loop
+//   ProctorPolicy .. the policy language and decision engine: pure, no I/O except
+//                    PolicyDirectory, which reads policy.d through LinuxIO
 //   Varlink ........ the Varlink protocol: framing, dispatch, server on LinuxIO, blocking client
 //   SystemdKit ..... sd_notify, socket activation, the journal
 //   ProctorStore ... durable state in SQLite
@@ -39,8 +40,8 @@ let package = Package(
 
         // libm: JSONCore rounds numbers without Foundation, which would otherwise pull libm in.
         .target(name: "JSONCore", linkerSettings: [.linkedLibrary("m")]),
-        .target(name: "ProctorPolicy", dependencies: ["JSONCore"]),
         .target(name: "LinuxIO", dependencies: ["CLinux"]),
+        .target(name: "ProctorPolicy", dependencies: ["JSONCore", "LinuxIO"]),
         .target(name: "Varlink", dependencies: ["JSONCore", "LinuxIO"]),
         .target(name: "SystemdKit", dependencies: ["CSystemd", "LinuxIO"]),
         // ProctorPolicy for its limits only: a bundle the language accepts must fit the store.
@@ -56,25 +57,25 @@ let package = Package(
         .target(name: "ProctorKit", dependencies: ["ProctorProtocol", "ProctorPolicy", "Varlink", "SystemdKit", "JSONCore", "CSystemd", "LinuxIO"]),
         // The SDK's test kit runs proctord's own code (ProctorDaemon) inside the test process.
         .target(name: "ProctorKitTesting", dependencies: ["ProctorKit", "ProctorDaemon", "ProctorProtocol", "ProctorPolicy", "JSONCore", "Varlink"]),
-        .target(name: "TestSupport", dependencies: ["JSONCore"]),
+        .target(name: "TestSupport"),
 
         .executableTarget(name: "proctord", dependencies: ["ProctorDaemon"]),
         .executableTarget(name: "proctorctl", dependencies: ["ProctorCTL"]),
         .executableTarget(name: "proctor-demo", dependencies: ["ProctorKit", "ProctorPolicy", "JSONCore"], exclude: ["Info.plist"]),
         .executableTarget(name: "proctor-kit-testapp", dependencies: ["ProctorKit", "ProctorPolicy", "JSONCore"]),
         .executableTarget(name: "proctor-bench",
-                          dependencies: ["ProctorPolicy", "Varlink", "LinuxIO", "JSONCore", "ProctorKit"]),
+                          dependencies: ["ProctorPolicy", "LinuxIO", "JSONCore"]),
         // Used only by the real-systemd tests in Tests/systemd.
         .executableTarget(name: "systemdkit-probe", dependencies: ["SystemdKit", "CLinux"], path: "Tests/systemd/probe"),
 
         .testTarget(name: "JSONCoreTests", dependencies: ["JSONCore"]),
         .testTarget(name: "ProctorPolicyTests", dependencies: ["ProctorPolicy", "JSONCore"]),
-        .testTarget(name: "LinuxIOTests", dependencies: ["LinuxIO"]),
+        .testTarget(name: "LinuxIOTests", dependencies: ["LinuxIO", "CLinux"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink", "JSONCore", "LinuxIO"]),
-        .testTarget(name: "SystemdKitTests", dependencies: ["SystemdKit"]),
-        .testTarget(name: "ProctorStoreTests", dependencies: ["ProctorStore", "JSONCore", "ProctorPolicy"]),
+        .testTarget(name: "SystemdKitTests", dependencies: ["SystemdKit", "LinuxIO"]),
+        .testTarget(name: "ProctorStoreTests", dependencies: ["ProctorStore", "JSONCore", "ProctorPolicy", "CSQLite"]),
         .testTarget(name: "ProctorProtocolTests", dependencies: ["ProctorProtocol", "ProctorPolicy", "JSONCore", "Varlink"]),
-        .testTarget(name: "ProctorCTLTests", dependencies: ["ProctorCTL", "ProctorPolicy", "JSONCore", "Varlink", "LinuxIO", "TestSupport"],
+        .testTarget(name: "ProctorCTLTests", dependencies: ["ProctorCTL", "ProctorPolicy", "JSONCore", "Varlink", "LinuxIO"],
                     exclude: ["golden"]),
         .testTarget(name: "ProctorDaemonTests",
                     dependencies: ["ProctorDaemon", "ProctorPolicy", "ProctorProtocol", "ProctorStore", "TestSupport", "JSONCore",

@@ -87,7 +87,7 @@ struct AdminClient {
             return .daemonUnreachable(address: address, reason: nil)
         case VarlinkClientError.pathTooLong:
             return .invalidInput(["proctorctl: the socket path \(address) is too long for a Unix socket"])
-        case VarlinkClientError.systemCallFailed(_, let code) where code == EACCES:
+        case VarlinkClientError.systemCallFailed(_, let code) where code.rawValue == EACCES:
             // The socket's mode refused this user: the same refusal (exit 4, the same words
             // and JSON) as proctord's own per-call check gives when the mode lets one through.
             return .daemonRefused(.permissionDenied)

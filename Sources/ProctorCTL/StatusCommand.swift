@@ -62,9 +62,11 @@ enum StatusCommand {
             + "\(counts.sessions) session\(counts.sessions == 1 ? "" : "s")")
         fields.add("decisions", "\(counts.decisionsAllowed) allowed, \(counts.decisionsDenied) denied")
         let dropped = counts.logMessagesDropped
-        if dropped > 0 {
-            fields.add("log", "\(dropped) message\(dropped == 1 ? "" : "s") dropped by the bounded log queue")
-        }
+        let lost = counts.logSinkFailures
+        var logProblems: [String] = []
+        if dropped > 0 { logProblems.append("\(dropped) message\(dropped == 1 ? "" : "s") dropped by the bounded log queue") }
+        if lost > 0 { logProblems.append("\(lost) lost: the log sink failed (is journald running?)") }
+        if !logProblems.isEmpty { fields.add("log", logProblems.joined(separator: "; ")) }
         for line in fields.lines { context.console.print(line) }
         return .success
     }

@@ -33,7 +33,7 @@ extension Daemon {
             lastReload: lastReload?.result,
             counts: Admin.Counts(appsKnown: appsKnown, appsConnected: registry.sessionsByApp.count, sessions: registry.sessionCount,
                                  decisionsAllowed: decisionsAllowed, decisionsDenied: decisionsDenied,
-                                 logMessagesDropped: logger.droppedCount))
+                                 logMessagesDropped: logger.droppedCount, logSinkFailures: logger.counters.sinkFailures))
     }
 
     /// Apps named in policy or ever seen registering, sorted.

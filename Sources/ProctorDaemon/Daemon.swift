@@ -45,6 +45,7 @@ final class Daemon {
     private var agentServer: VarlinkServer<ConnectionContext>?
     private var adminServer: VarlinkServer<ConnectionContext>?
     private var reportedDroppedLogs = 0
+    private var refusalLog = RefusalLogLimiter()
     private var statusUpdatePending = false
 
     /// Sets everything up short of serving: directories, lock, store, policy.
@@ -141,11 +142,12 @@ final class Daemon {
             throw StartupError(message: "interface definitions: \(error)", errno: EINVAL)
         }
         do {
+            let budget = OutputBudget(limit: configuration.outputBudgetBytes)
             agentServer = try makeServer(agentSocket, service: agentService, name: "agent",
-                                         maxMessageBytes: configuration.maxMessageBytes)
+                                         maxMessageBytes: configuration.maxMessageBytes, budget: budget)
             // Admin calls carry whole policy documents; only root and the admin group connect.
             adminServer = try makeServer(adminSocket, service: adminService, name: "admin",
-                                         maxMessageBytes: PolicyLimits.maxRequestBytes)
+                                         maxMessageBytes: PolicyLimits.maxRequestBytes, budget: budget)
         } catch {
             throw StartupError(message: "cannot serve the sockets: \(error)", errno: error.rawValue)
         }
@@ -193,23 +195,55 @@ final class Daemon {
         }
     }
 
+    /// The agent socket: apps must register within `registerTimeoutSeconds`, and each
+    /// message carries its sender's credentials (SO_PASSCRED/SO_PASSPIDFD), so `Register`
+    /// can check the process that sent it (`VarlinkCall.sender`), not only the one that
+    /// connected. Both sockets share one output budget and keep a reserve for root and
+    /// the admin group.
     private func makeServer(_ socket: FileDescriptor, service: VarlinkService<ConnectionContext>,
-                            name: String, maxMessageBytes: Int) throws(Errno) -> VarlinkServer<ConnectionContext> {
-        let server = try VarlinkServer(listening: socket, loop: loop, service: service,
-                                       maxConnections: configuration.maxConnections,
-                                       maxMessageBytes: maxMessageBytes,
-                                       incompleteMessageTimeout: .seconds(configuration.idleMessageTimeoutSeconds))
-        server.makeContext = { [unowned self] credentials in context(for: credentials) }
+                            name: String, maxMessageBytes: Int, budget: OutputBudget) throws(Errno) -> VarlinkServer<ConnectionContext> {
+        let isAgent = name == "agent"
+        let adminGroupID = self.adminGroupID
+        let admission = UnixListener.Admission(
+            maxConnectionsPerUID: configuration.maxConnectionsPerUID,
+            reservedConnections: min(configuration.reservedConnections, configuration.maxConnections - 1),
+            isPrivileged: { peer in Self.isPrivileged(peer, adminGroupID: adminGroupID) })
+        let limits = VarlinkServer<ConnectionContext>.Limits(
+            maxConnections: configuration.maxConnections, admission: admission,
+            maxMessageBytes: maxMessageBytes,
+            incompleteMessageTimeout: .seconds(configuration.idleMessageTimeoutSeconds),
+            establishTimeout: isAgent ? .seconds(configuration.registerTimeoutSeconds) : nil)
+        let server = try VarlinkServer(listening: socket, loop: loop, service: service, limits: limits,
+                                       outputBudget: budget, receivesSenderCredentials: isAgent)
+        server.makeContext = { [unowned self] connection in
+            let context = context(for: connection.peer)
+            context.onFirstSession = { connection.markEstablished() }
+            return context
+        }
         server.onConnectionClosed = { [unowned self] context, _ in connectionClosed(context) }
-        server.onConnectionRefused = { [unowned self] credentials in
-            var fields: [(String, String)] = [("SOCKET", name)]
+        server.onConnectionRefused = { [unowned self] credentials, refusal in
+            var fields: [(String, String)] = [("SOCKET", name), ("REASON", "\(refusal)")]
+            var suppressed = 0
             if let credentials {
+                // Rate-limited per uid: one user refused in a loop must not flood the journal.
+                guard case .log(let before) = refusalLog.refused(uid: credentials.uid, now: MonotonicClock.nanoseconds())
+                else { return }
+                suppressed = before
                 fields += [(DaemonEventField.peerPID, String(credentials.pid)), (DaemonEventField.peerUID, String(credentials.uid))]
             }
-            log(.clientLimitHit, "Refused a connection on the \(name) socket: \(configuration.maxConnections) connections are open",
-                fields)
+            let also = suppressed > 0 ? " (\(suppressed) more refusals for this uid were not logged)" : ""
+            log(.clientLimitHit, "Refused a connection on the \(name) socket: \(refusal)\(also)", fields)
         }
         return server
+    }
+
+    /// Root and the admin group (primary or supplementary): they may take the connections
+    /// kept in reserve, and no per-uid limit applies to them.
+    private static func isPrivileged(_ peer: PeerCredentials, adminGroupID: UInt32?) -> Bool {
+        if peer.uid == 0 { return true }
+        guard let adminGroupID else { return false }
+        if peer.gid == adminGroupID { return true }
+        return (try? ProcessIdentity.supplementaryGroups(ofPID: peer.pid))?.contains(adminGroupID) ?? false
     }
 
     private func context(for credentials: PeerCredentials) -> ConnectionContext {
@@ -228,7 +262,7 @@ final class Daemon {
         do {
             interval = try notifier.watchdogPingInterval()
         } catch {
-            throw StartupError(message: "\(error)", errno: error.errno)
+            throw StartupError(message: "\(error)", errno: error.errno.rawValue)
         }
         guard let interval else { return }
         // A repeating timer of the loop itself: a stuck loop stops the pings and systemd
@@ -348,7 +382,8 @@ final class Daemon {
             components.append(component)
             let partial = "/" + components.joined(separator: "/")
             if mkdir(partial, mode) != 0 && errno != EEXIST {
-                throw StartupError(message: "cannot create \(partial): \(String(cString: strerror(errno)))", errno: errno)
+                let failure = Errno.current
+                throw StartupError(message: "cannot create \(partial): \(failure)", errno: failure.rawValue)
             }
         }
     }

@@ -8,7 +8,16 @@ final class ConnectionContext {
     let peer: PeerIdentity
     /// Root or a member of the admin group; checked again on every Admin call.
     let mayAdminister: Bool
-    var sessions: [String: AgentSession] = [:]
+    var sessions: [String: AgentSession] = [:] {
+        didSet {
+            guard !sessions.isEmpty, let onFirstSession else { return }
+            self.onFirstSession = nil
+            onFirstSession()
+        }
+    }
+    /// Called when the connection gets its first session (the transport then stops the
+    /// clock that closes connections that never register).
+    var onFirstSession: (() -> Void)?
 
     init(peer: PeerIdentity, mayAdminister: Bool) {
         self.peer = peer

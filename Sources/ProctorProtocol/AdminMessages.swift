@@ -90,7 +90,7 @@ public enum Admin {
         public var fields: [String: JSONValue] { ["at": .string(at), "ok": .bool(ok), "problems": .messages(problems)] }
     }
 
-    /// `Counts`: apps, sessions, decisions and dropped log messages.
+    /// `Counts`: apps, sessions, decisions, and log messages dropped or lost.
     public struct Counts: ProtocolMessage {
         public var appsKnown: Int
         public var appsConnected: Int
@@ -98,15 +98,17 @@ public enum Admin {
         public var decisionsAllowed: Int
         public var decisionsDenied: Int
         public var logMessagesDropped: Int
+        public var logSinkFailures: Int
 
         public init(appsKnown: Int, appsConnected: Int, sessions: Int, decisionsAllowed: Int, decisionsDenied: Int,
-                    logMessagesDropped: Int) {
+                    logMessagesDropped: Int, logSinkFailures: Int) {
             self.appsKnown = appsKnown
             self.appsConnected = appsConnected
             self.sessions = sessions
             self.decisionsAllowed = decisionsAllowed
             self.decisionsDenied = decisionsDenied
             self.logMessagesDropped = logMessagesDropped
+            self.logSinkFailures = logSinkFailures
         }
 
         public init(reading message: MessageReader) throws(MalformedMessage) {
@@ -116,12 +118,13 @@ public enum Admin {
             decisionsAllowed = try message.int("decisionsAllowed")
             decisionsDenied = try message.int("decisionsDenied")
             logMessagesDropped = try message.int("logMessagesDropped")
+            logSinkFailures = try message.int("logSinkFailures")
         }
 
         public var fields: [String: JSONValue] {
             ["appsKnown": .number(appsKnown), "appsConnected": .number(appsConnected), "sessions": .number(sessions),
              "decisionsAllowed": .number(decisionsAllowed), "decisionsDenied": .number(decisionsDenied),
-             "logMessagesDropped": .number(logMessagesDropped)]
+             "logMessagesDropped": .number(logMessagesDropped), "logSinkFailures": .number(logSinkFailures)]
         }
     }
 
