@@ -3,12 +3,13 @@
 //
 // Layers, bottom up (each depends only on those above it in this list):
 //   C shims ........ CLinux (GNU-only libc declarations), CSystemd (libsystemd), CSQLite (libsqlite3),
-//                    CKeyutils (libkeyutils), CLandlock (Landlock's ABI)
+//                    CSodium (libsodium), CKeyutils (libkeyutils), CLandlock (Landlock's ABI)
 //   JSONCore ....... JSON values, a position-tracking parser, canonical serialisation
 //   ProctorPolicy .. the policy language and decision engine: pure, no I/O
 //   LinuxIO ........ descriptors, Unix sockets, peer credentials, the epoll event loop, atomic
 //                    file replacement, Landlock
 //   KernelKeyring .. keys in the kernel's keyrings (libkeyutils), with an expiry
+//   ProctorCrypto .. the one crypto module (libsodium): signatures, keys, key wrapping, streams
 //   Varlink ........ the Varlink protocol: framing, dispatch, server on LinuxIO, blocking client
 //   SystemdKit ..... sd_notify, socket activation, the journal
 //   ProctorStore ... durable state in SQLite
@@ -37,6 +38,7 @@ let package = Package(
         .systemLibrary(name: "CLinux"),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CKeyutils", providers: [.apt(["libkeyutils-dev"])]),
         .systemLibrary(name: "CLandlock"),
 
@@ -45,6 +47,7 @@ let package = Package(
         .target(name: "ProctorPolicy", dependencies: ["JSONCore"]),
         .target(name: "LinuxIO", dependencies: ["CLinux", "CLandlock"]),
         .target(name: "KernelKeyring", dependencies: ["CKeyutils", "LinuxIO"]),
+        .target(name: "ProctorCrypto", dependencies: ["CSodium", "LinuxIO"]),
         .target(name: "Varlink", dependencies: ["JSONCore", "LinuxIO"]),
         .target(name: "SystemdKit", dependencies: ["CSystemd", "LinuxIO"]),
         .target(name: "ProctorStore", dependencies: ["CSQLite", "JSONCore"]),
@@ -72,6 +75,7 @@ let package = Package(
         .testTarget(name: "ProctorPolicyTests", dependencies: ["ProctorPolicy", "JSONCore"]),
         .testTarget(name: "LinuxIOTests", dependencies: ["LinuxIO"]),
         .testTarget(name: "LandlockTests", dependencies: ["LinuxIO", "TestSupport"]),
+        .testTarget(name: "ProctorCryptoTests", dependencies: ["ProctorCrypto", "LinuxIO", "TestSupport"]),
         .testTarget(name: "KernelKeyringTests", dependencies: ["KernelKeyring", "LinuxIO", "TestSupport"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink", "JSONCore", "LinuxIO"]),
         .testTarget(name: "SystemdKitTests", dependencies: ["SystemdKit"]),
