@@ -1,5 +1,6 @@
 import Glibc
 import JSONCore
+import ProctorPolicy
 import Varlink
 
 /// A connection to proctord's `io.proctor.Admin` socket for one command, with every failure
@@ -37,7 +38,7 @@ struct AdminClient {
     init(_ arguments: ParsedArguments, context: CommandContext, timeout: Duration? = .seconds(60)) throws(CommandFailure) {
         let address = Self.address(arguments, environment: context.environment)
         do {
-            client = try VarlinkClient(path: address, timeout: timeout)
+            client = try VarlinkClient(path: address, timeout: timeout, maxMessageBytes: PolicyLimits.maxReplyBytes)
         } catch {
             throw Self.failure(error, address: address)
         }
@@ -78,9 +79,10 @@ struct AdminClient {
             return .daemonUnreachable(address: address, reason: nil)
         case VarlinkClientError.pathTooLong:
             return .invalidInput(["proctorctl: the socket path \(address) is too long for a Unix socket"])
-        case VarlinkClientError.systemCallFailed(let call, let code) where code == EACCES:
-            return .daemonUnreachable(address: address, reason: "\(call) failed: permission denied "
-                + "(the Admin socket is for root and the proctor-admin group)")
+        case VarlinkClientError.systemCallFailed(_, let code) where code == EACCES:
+            // The socket's mode refused this user: the same refusal (exit 4, the same words
+            // and JSON) as proctord's own per-call check gives when the mode lets one through.
+            return .daemonRefused(.permissionDenied)
         case let clientError as VarlinkClientError:
             return .daemonUnreachable(address: address, reason: clientError.description)
         default:

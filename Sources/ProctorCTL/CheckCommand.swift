@@ -24,8 +24,9 @@ enum CheckCommand {
                 + "decision of the app.",
             "ACTION is one of " + Action.allCases.map(\.rawValue).joined(separator: ", ") + ". TARGET is the other "
                 + "party or the place: the destination app of clipboard.copy, the source app of clipboard.paste, the "
-                + "receiver of share.send, the sender of share.receive, the absolute path of file.export. Without it "
-                + "the other party is an unknown, unmanaged app (and file.export has no path, which is denied).",
+                + "receiver of share.send, the sender of share.receive, the absolute path of file.export, org or plain "
+                + "for notification (whether the notification shows organisation data). Without it the other party is "
+                + "an unknown, unmanaged app (and file.export or notification has no target, which is denied).",
             "With --policy the decision engine of proctorctl itself decides, with the same rules as proctord, on the "
                 + "policy at PATH. Then --json prints exactly {\"allowed\": BOOL, \"rule\": STRING, \"reason\": STRING}, "
                 + "with \"violation\" (warn, block or wipe) added for a launch below compliance.minVersion. Without "

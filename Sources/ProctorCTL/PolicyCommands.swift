@@ -39,7 +39,8 @@ enum PolicyCommands {
         description: [
             "Reads FILE as 'policy validate' does: a complete policy file, a directory of drop-ins merged like "
                 + "/etc/proctor/policy.d, or - for a complete policy on standard input. A policy with problems is "
-                + "reported as 'policy validate' reports it and is not sent.",
+                + "reported as 'policy validate' reports it and is not sent; so is one whose canonical form is larger "
+                + "than a bundle may be (\(PolicyLimits.describe(bytes: PolicyLimits.maxDocumentBytes))).",
             "The merged policy is sent to proctord (io.proctor.Admin.ApplyPolicy), which validates it again, stores it "
                 + "durably, makes it the policy in force at once and tells every affected app. It stays in force over "
                 + "the policy.d files, across restarts, until another apply or a rollback. Prints the version and sha256 "
@@ -47,7 +48,8 @@ enum PolicyCommands {
         ],
         exitStatuses: [
             (.success, "The policy is in force."),
-            (.invalidInput, "The policy has problems or cannot be read, or the command line is wrong."),
+            (.invalidInput, "The policy has problems, is larger than a bundle may be or cannot be read, or the command "
+                + "line is wrong."),
         ] + onlineStatuses + [
             (.daemonRefused, "proctord refused: permission denied, a version conflict with --expect-version, an invalid "
                 + "policy, or a storage failure. Nothing changed."),
@@ -140,7 +142,13 @@ enum PolicyCommands {
     }
 
     static func apply(_ arguments: ParsedArguments, context: CommandContext) throws(CommandFailure) -> ExitStatus {
-        let loaded = try PolicyInput.loadForCommand(arguments.positionals[0])
+        let path = arguments.positionals[0]
+        let loaded = try PolicyInput.loadForCommand(path)
+        // Checked here, before connecting: proctord would refuse it, or close the connection.
+        if let problem = Policy.bundleSizeProblem(canonicalSize: loaded.policy.canonicalBytes.count,
+                                                  source: path == "-" ? "<stdin>" : path) {
+            throw .invalidInput([problem.description])
+        }
         var parameters: [String: JSONValue] = ["policy": loaded.policy.canonicalJSON]
         if let expected = arguments.value("--expect-version") { parameters["expectedVersion"] = .string(expected) }
         let reply = try AdminClient(arguments, context: context).call("ApplyPolicy", parameters)

@@ -3,18 +3,20 @@ import ProctorPolicy
 import ProctorStore
 import Varlink
 
-/// `io.proctor.Admin`: what administrators and MDM connectors call. Every method checks
-/// the caller again (root or the admin group), whatever the socket's file mode.
+/// `io.proctor.Admin`: what administrators and MDM connectors call. Every call is checked
+/// again (root or the admin group), whatever the socket's file mode, before anything else
+/// — its parameters included — is looked at (`admitAdministrators`, the interface's admission).
 extension Daemon {
+    static func admitAdministrators(_ context: ConnectionContext) throws(VarlinkError) {
+        guard context.mayAdminister else { throw VarlinkError.permissionDenied }
+    }
+
     func adminMethods() -> [String: VarlinkMethod<ConnectionContext>] {
         func admin(requiresMore: Bool = false,
                    _ body: @escaping (VarlinkCall, ConnectionContext, VarlinkReplyHandle) throws(VarlinkError) -> Void)
             -> VarlinkMethod<ConnectionContext>
         {
-            VarlinkMethod(requiresMore: requiresMore) { call, context, reply throws(VarlinkError) in
-                guard context.mayAdminister else { throw VarlinkError.permissionDenied }
-                try body(call, context, reply)
-            }
+            VarlinkMethod(requiresMore: requiresMore, body)
         }
         return [
             "Status": admin { [unowned self] _, _, reply in reply.reply(status()) },

@@ -9,7 +9,11 @@ extension Daemon {
     /// carry no line and column: the document has no file the admin could open.
     static func parsePushedPolicy(_ document: JSONValue) -> Result<Policy, PolicyProblems> {
         do {
-            return .success(try Policy.parse(document.serialized(), source: nil))
+            let policy = try Policy.parse(document.serialized(), source: nil)
+            if let problem = Policy.bundleSizeProblem(canonicalSize: policy.canonicalBytes.count, source: nil) {
+                return .failure(PolicyProblems([problem]))
+            }
+            return .success(policy)
         } catch {
             return .failure(PolicyProblems(error.problems.map { problem in
                 var problem = problem

@@ -68,7 +68,7 @@ extension Daemon {
             events.emit(kind: "registration", appID: appID, data: ["outcome": "unknownApp", "pid": .number(Int(context.peer.pid))])
             throw AgentError.unknownApp(appID)
         }
-        if case .mismatch(let why) = IdentityCheck.verify(context.peer, against: entry.match, appID: appID) {
+        if case .mismatch(let why) = verifyIdentity(of: context.peer, against: entry.match, appID: appID) {
             log(.registrationRefusedIdentity, "Registration refused for \(appID): \(why)", fields)
             events.emit(kind: "registration", appID: appID,
                         data: ["outcome": "identityMismatch", "reason": .string(why), "pid": .number(Int(context.peer.pid))])

@@ -9,7 +9,7 @@ import Varlink
 /// proctord: one event loop that owns the policy, the sessions, the state store and both
 /// Varlink sockets. Every member is used from the loop's thread only (the main thread).
 final class Daemon {
-    static let version = "0.1.0"
+    static let version = ProctorRelease.version
 
     let configuration: DaemonConfiguration
     let loop: EventLoop
@@ -103,6 +103,13 @@ final class Daemon {
         if let lastReload, !lastReload.ok {
             logReloadFailure(lastReload)
         }
+        if store.isReadOnly {
+            // Said now, not at the first apply or wipe that fails, maybe days later.
+            log(.storageFailure, "State storage is read-only: \(configuration.stateDirectory) cannot be written, so applied "
+                + "policies, wipes and app inventory cannot be recorded until it is; decisions go on",
+                [("STATE_DIRECTORY", configuration.stateDirectory)])
+        }
+        pruneIdentityPins()
     }
 
     // MARK: Serving
@@ -120,13 +127,17 @@ final class Daemon {
                                                              version: Self.version, url: "https://proctor.invalid/")
         do {
             try agentService.addInterface(try Interfaces.text(of: "io.proctor.Agent"), methods: agentMethods())
-            try adminService.addInterface(try Interfaces.text(of: "io.proctor.Admin"), methods: adminMethods())
+            try adminService.addInterface(try Interfaces.text(of: "io.proctor.Admin"), methods: adminMethods(),
+                                          admission: Self.admitAdministrators)
         } catch {
             throw StartupError(message: "interface definitions: \(error)", errno: EINVAL)
         }
         do {
-            agentServer = try makeServer(agentSocket, service: agentService, name: "agent")
-            adminServer = try makeServer(adminSocket, service: adminService, name: "admin")
+            agentServer = try makeServer(agentSocket, service: agentService, name: "agent",
+                                         maxMessageBytes: configuration.maxMessageBytes)
+            // Admin calls carry whole policy documents; only root and the admin group connect.
+            adminServer = try makeServer(adminSocket, service: adminService, name: "admin",
+                                         maxMessageBytes: PolicyLimits.maxRequestBytes)
         } catch {
             throw StartupError(message: "cannot serve the sockets: \(error)", errno: error.rawValue)
         }
@@ -175,10 +186,10 @@ final class Daemon {
     }
 
     private func makeServer(_ socket: FileDescriptor, service: VarlinkService<ConnectionContext>,
-                            name: String) throws(Errno) -> VarlinkServer<ConnectionContext> {
+                            name: String, maxMessageBytes: Int) throws(Errno) -> VarlinkServer<ConnectionContext> {
         let server = try VarlinkServer(listening: socket, loop: loop, service: service,
                                        maxConnections: configuration.maxConnections,
-                                       maxMessageBytes: configuration.maxMessageBytes,
+                                       maxMessageBytes: maxMessageBytes,
                                        incompleteMessageTimeout: .seconds(configuration.idleMessageTimeoutSeconds))
         server.makeContext = { [unowned self] credentials in context(for: credentials) }
         server.onConnectionClosed = { [unowned self] context, _ in connectionClosed(context) }
@@ -194,11 +205,7 @@ final class Daemon {
     }
 
     private func context(for credentials: PeerCredentials) -> ConnectionContext {
-        let peer = PeerIdentity(
-            pid: credentials.pid, uid: credentials.uid, gid: credentials.gid,
-            executable: try? ProcessIdentity.executablePath(ofPID: credentials.pid),
-            userName: (try? UserDatabase.userName(forUID: credentials.uid)).flatMap { $0 },
-            groups: (try? ProcessIdentity.supplementaryGroups(ofPID: credentials.pid)) ?? [])
+        let peer = PeerIdentity(reading: credentials)
         return ConnectionContext(peer: peer, mayAdminister: IdentityCheck.mayAdminister(peer, adminGroupID: adminGroupID))
     }
 

@@ -84,6 +84,18 @@ public enum PolicyFile {
             throw PolicyProblems([PolicyProblem(source: source, message: "cannot open \(path): \(describe(errno: errno))")])
         }
         defer { close(descriptor) }
+        func tooLarge(_ size: String) -> PolicyProblems {
+            let maximum = PolicyLimits.describe(bytes: PolicyLimits.maxDocumentBytes)
+            let allowed = limit >= PolicyLimits.maxDocumentBytes ? "the \(maximum) a policy may be"
+                : "the \(limit) bytes left of the \(maximum) a policy directory may hold in all"
+            return PolicyProblems([PolicyProblem(source: source, location: SourceLocation(line: 1, column: 1),
+                                                 message: "\(path) is \(size), more than \(allowed) (PolicyLimits.maxDocumentBytes)")])
+        }
+        // A regular file says its size: refuse it before reading any of it.
+        var status = stat()
+        if fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG, Int(status.st_size) > limit {
+            throw tooLarge("\(status.st_size) bytes")
+        }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
@@ -94,12 +106,7 @@ public enum PolicyFile {
             }
             if count == 0 { return bytes }
             bytes += chunk[0..<count]
-            if bytes.count > limit {
-                throw PolicyProblems([PolicyProblem(
-                    source: source, location: SourceLocation(line: 1, column: 1),
-                    message: "found more than \(limit) bytes in \(path), expected at most \(PolicyLimits.maxDocumentBytes) "
-                        + "(64 MiB, PolicyLimits.maxDocumentBytes, for one file and for a whole policy directory)")])
-            }
+            if bytes.count > limit { throw tooLarge("more than \(limit) bytes") }
         }
     }
 

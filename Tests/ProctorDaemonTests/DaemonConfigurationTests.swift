@@ -1,3 +1,4 @@
+import Foundation
 @testable import ProctorDaemon
 import Testing
 
@@ -81,11 +82,27 @@ import Testing
         #expect(usageError(["/var/lib/proctor"]) == "unknown option \"/var/lib/proctor\" (see proctord --help)")
     }
 
-    @Test func usageNamesEveryOption() {
-        for option in ["--config-dir", "--state-dir", "--runtime-dir", "--log-target", "--debug", "--admin-group",
-                       "--max-connections", "--max-message-bytes", "--message-timeout", "--history-limit", "--help",
-                       "--version"] {
-            #expect(DaemonConfiguration.usage.contains(option), "usage lacks \(option)")
+    @Test func usageNamesEveryOptionTheParserAccepts() throws {
+        #expect(DaemonConfiguration.options.count == 10)
+        for option in DaemonConfiguration.options {
+            #expect(DaemonConfiguration.usage.contains("\n  " + option.name + (option.valueName.map { " " + $0 } ?? "") + " "),
+                     "usage lacks \(option.name)")
+            // Known to the parser: a value it dislikes is an error about the value, not the option.
+            let arguments = [option.name] + (option.valueName == nil ? [] : ["4096"])
+            #expect(usageError(arguments).map { !$0.hasPrefix("unknown option") } ?? true, "\(option.name) is not accepted")
         }
+        for option in ["-h, --help", "--version"] { #expect(DaemonConfiguration.usage.contains("\n  " + option + " ")) }
+    }
+
+    /// proctord(8) is written by hand from the same table: each option is a term of its OPTIONS.
+    @Test func theManualPageDescribesEveryOption() throws {
+        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("man/proctord.8.scd")
+        let lines = try String(contentsOf: source, encoding: .utf8).split(separator: "\n").map(String.init)
+        for option in DaemonConfiguration.options {
+            let term = "*" + option.name + "*" + (option.valueName.map { " _" + $0 + "_" } ?? "")
+            #expect(lines.contains(term), "man/proctord.8.scd lacks the term \(term)")
+        }
+        #expect(lines.contains("*-h*, *--help*") && lines.contains("*--version*"))
     }
 }

@@ -56,7 +56,7 @@ import TestSupport
                                              "managedApps": .array(engine.managedAppIDs.map(JSONValue.string))])
         let cache = try update.compile(for: "com.example.notes")
         for action in Action.allCases where action != .launch {
-            for target in ["com.example.mail", "com.example.old", "com.example.notes", "org.other", "/home/a/x", nil] as [String?] {
+            for target in ["com.example.mail", "com.example.old", "com.example.notes", "org.other", "/home/a/x", "org", "plain", nil] as [String?] {
                 for size in [nil, 4, 5] as [Int?] {
                     let request = DecisionRequest(app: "com.example.notes", action: action, target: target, size: size)
                     #expect(cache.decide(request).allowed == engine.decide(request).allowed, "\(request)")
@@ -119,6 +119,50 @@ import TestSupport
         #expect(FileManager.default.fileExists(atPath: "\(home)/kept"))
         #expect(FileManager.default.fileExists(atPath: outside))
         #expect(!outcome.succeeded)
+    }
+
+    @Test func aSymbolicallyLinkedDataDirectoryIsEmptiedNotJustUnlinked() throws {
+        let root = try TemporaryDirectory()
+        let home = root.appending("home").path
+        let real = "\(home)/.var/notes-data"
+        try FileManager.default.createDirectory(atPath: "\(real)/nested/deeper", withIntermediateDirectories: true)
+        for file in ["\(real)/secret.txt", "\(real)/nested/deeper/secret.db"] {
+            #expect(FileManager.default.createFile(atPath: file, contents: Data("org data".utf8)))
+        }
+        try FileManager.default.createSymbolicLink(atPath: "\(home)/data", withDestinationPath: real)
+        let outcome = DataWiper(home: home, stateDirectories: []).wipe(["~/data"])
+        #expect(outcome.removed == ["~/data"] && outcome.succeeded)
+        // The data is gone; the directory and the link stay, so the app finds its folder empty.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: real) == [])
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: "\(home)/data") == real)
+    }
+
+    @Test func aLinkInsideTheTreeIsRemovedAsALinkAndItsTargetKept() throws {
+        let root = try TemporaryDirectory()
+        let home = root.appending("home").path
+        let outside = root.appending("outside").path
+        try FileManager.default.createDirectory(atPath: "\(home)/data/sub", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: "\(outside)/precious.txt", contents: Data("keep".utf8)))
+        #expect(FileManager.default.createFile(atPath: "\(home)/data/sub/file.txt", contents: Data("org".utf8)))
+        try FileManager.default.createSymbolicLink(atPath: "\(home)/data/sub/to-outside", withDestinationPath: outside)
+        try FileManager.default.createSymbolicLink(atPath: "\(home)/data/to-file",
+                                                   withDestinationPath: "\(outside)/precious.txt")
+        let outcome = DataWiper(home: home, stateDirectories: []).wipe(["~/data"])
+        #expect(outcome.removed == ["~/data"] && outcome.succeeded)
+        #expect(!FileManager.default.fileExists(atPath: "\(home)/data"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside) == ["precious.txt"])
+        #expect(FileManager.default.contents(atPath: "\(outside)/precious.txt") == Data("keep".utf8))
+    }
+
+    @Test func aDeclaredFileIsRemovedAsAFile() throws {
+        let root = try TemporaryDirectory()
+        let home = root.appending("home").path
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: "\(home)/notes.sqlite", contents: Data("org".utf8)))
+        let outcome = DataWiper(home: home, stateDirectories: []).wipe(["~/notes.sqlite"])
+        #expect(outcome.removed == ["~/notes.sqlite"] && outcome.succeeded)
+        #expect(!FileManager.default.fileExists(atPath: "\(home)/notes.sqlite"))
     }
 
     @Test func withoutAHomeTildeIsRefused() {

@@ -122,13 +122,14 @@ class Daemon:
         # and a full datagram queue would block the daemon's sd_notify.
         self.notify = notify
         notify.settimeout(None)
-        threading.Thread(target=self._drain_notifications, daemon=True).start()
+        threading.Thread(target=self._drain_notifications, args=(notify,), daemon=True).start()
         return self
 
-    def _drain_notifications(self):
+    def _drain_notifications(self, notify):
+        # Reads the socket it was given: stop() clears self.notify, and a restart makes another.
         while True:
             try:
-                message = self.notify.recv(4096)
+                message = notify.recv(4096)
             except OSError:
                 return
             if not message:
