@@ -42,7 +42,7 @@ public final class ProtectedStorage: Sendable {
     public func configure(dataDirectory: String, keySource: any ProtectedStorageKeySource) throws(ProtectedStorageError) {
         let directory = dataDirectory + "/protected"
         if mkdir(directory, 0o700) != 0, errno != EEXIST {
-            throw .system(operation: "create directory", path: directory, errno: .current)
+            throw .system(operation: "create directory", path: directory, errno: Errno.current.rawValue)
         }
         AtomicFileReplacement.removeAbandonedTemporaryFiles(in: directory)
         configuration.withLock { $0 = Configuration(directory: directory, keySource: keySource) }
@@ -81,16 +81,16 @@ public final class ProtectedStorage: Sendable {
         let (path, directory) = try location(of: name)
         guard unlink(path) == 0 else {
             if errno == ENOENT { throw .noSuchFile(name) }
-            throw .system(operation: "remove", path: path, errno: .current)
+            throw .system(operation: "remove", path: path, errno: Errno.current.rawValue)
         }
         do { try AtomicFileReplacement.syncDirectory(directory) }
-        catch { throw .system(operation: error.operation, path: error.path, errno: error.errno) }
+        catch { throw .system(operation: error.operation, path: error.path, errno: error.errno.rawValue) }
     }
 
     /// The names of the protected files, sorted.
     public func names() throws(ProtectedStorageError) -> [String] {
         let directory = try configured().directory
-        guard let stream = opendir(directory) else { throw .system(operation: "open directory", path: directory, errno: .current) }
+        guard let stream = opendir(directory) else { throw .system(operation: "open directory", path: directory, errno: Errno.current.rawValue) }
         defer { closedir(stream) }
         var names: [String] = []
         while let entry = readdir(stream) {
