@@ -315,6 +315,10 @@ final class Daemon {
         for effect in effects {
             switch effect {
             case .push(let session, let update): session.subscription?.send(update)
+            case .wipeDelivered(let id, let time):
+                do throws(StoreError) { _ = try store.markDelivered(id: id, at: time) } catch {
+                    logStorageFailure("marking wipe directive \(id) delivered", error)
+                }
             case .event(let kind, let appID, let data): events.emit(kind: kind, appID: appID, data: data)
             case .storageFailure(let what, let error): logStorageFailure(what, error)
             case .statusChanged: updateStatus()
