@@ -67,18 +67,24 @@ extension Daemon {
             (caller, unverifiable) = (context.peer, error)
         }
         let fields = [(DaemonEventField.appID, appID)] + peerFields(caller)
+        // Refusals are logged and told to `Events` subscribers a burst per uid at a time, the
+        // rest counted (`logsRefusal`): anyone may send Register in a loop.
         guard let entry = active.compiled.appPolicy(appID) else {
-            log(.registrationRefusedUnknown, "Registration refused: \(appID) is not in policy", fields + policyFields())
-            events.emit(kind: "registration", appID: appID, data: ["outcome": "unknownApp", "pid": .number(Int(caller.pid))])
+            if logsRefusal(.registration, uid: caller.uid) {
+                log(.registrationRefusedUnknown, "Registration refused: \(appID) is not in policy", fields + policyFields())
+                events.emit(kind: "registration", appID: appID, data: ["outcome": "unknownApp", "pid": .number(Int(caller.pid))])
+            }
             throw AgentError.unknownApp(appID)
         }
         if verifiesCallers {
             let verdict = unverifiable.map { IdentityCheck.Verdict.mismatch($0.reason) }
                 ?? verifyIdentity(of: caller, against: entry.match, appID: appID)
             if case .mismatch(let why) = verdict {
-                log(.registrationRefusedIdentity, "Registration refused for \(appID): \(why)", fields)
-                events.emit(kind: "registration", appID: appID,
-                            data: ["outcome": "identityMismatch", "reason": .string(why), "pid": .number(Int(caller.pid))])
+                if logsRefusal(.registration, uid: caller.uid) {
+                    log(.registrationRefusedIdentity, "Registration refused for \(appID): \(why)", fields)
+                    events.emit(kind: "registration", appID: appID,
+                                data: ["outcome": "identityMismatch", "reason": .string(why), "pid": .number(Int(caller.pid))])
+                }
                 throw AgentError.identityMismatch(appID, why)
             }
         }

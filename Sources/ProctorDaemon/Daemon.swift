@@ -45,7 +45,11 @@ final class Daemon {
     private var agentServer: VarlinkServer<ConnectionContext>?
     private var adminServer: VarlinkServer<ConnectionContext>?
     private var reportedDroppedLogs = 0
-    private var refusalLog = RefusalLogLimiter()
+    /// Refusals are logged (and told to `Events` subscribers) at most a burst per uid and
+    /// window, connections and registrations counted apart (`RefusalLogLimiter`).
+    private var refusalLimiters: [Refused: RefusalLogLimiter] = [.connection: .init(), .registration: .init()]
+    /// Reports what the limiters suppressed once their windows end; runs only while a window is open.
+    private var refusalReportTimer: TimerHandle?
     private var statusUpdatePending = false
 
     /// Sets everything up short of serving: directories, lock, store, policy.
@@ -223,18 +227,58 @@ final class Daemon {
         server.onConnectionClosed = { [unowned self] context, _ in connectionClosed(context) }
         server.onConnectionRefused = { [unowned self] credentials, refusal in
             var fields: [(String, String)] = [("SOCKET", name), ("REASON", "\(refusal)")]
-            var suppressed = 0
             if let credentials {
-                // Rate-limited per uid: one user refused in a loop must not flood the journal.
-                guard case .log(let before) = refusalLog.refused(uid: credentials.uid, now: MonotonicClock.nanoseconds())
-                else { return }
-                suppressed = before
+                guard logsRefusal(.connection, uid: credentials.uid) else { return }
                 fields += [(DaemonEventField.peerPID, String(credentials.pid)), (DaemonEventField.peerUID, String(credentials.uid))]
             }
-            let also = suppressed > 0 ? " (\(suppressed) more refusals for this uid were not logged)" : ""
-            log(.clientLimitHit, "Refused a connection on the \(name) socket: \(refusal)\(also)", fields)
+            log(.clientLimitHit, "Refused a connection on the \(name) socket: \(refusal)", fields)
         }
         return server
+    }
+
+    /// What a user can be refused in a loop.
+    enum Refused: CaseIterable {
+        case connection, registration
+
+        var plural: String {
+            switch self {
+            case .connection: "connections"
+            case .registration: "registrations"
+            }
+        }
+    }
+
+    /// Whether to log a refusal of `uid` (and tell `Events` subscribers): one user refused in
+    /// a loop must not flood the journal. Reports first what was suppressed before it.
+    func logsRefusal(_ refused: Refused, uid: UInt32) -> Bool {
+        guard case .log(let before) = refusalLimiters[refused]!.admit(uid: uid, now: MonotonicClock.nanoseconds()) else {
+            return false
+        }
+        if before > 0 { logSuppressedRefusals(refused, uid: uid, count: before) }
+        if refusalReportTimer == nil {
+            refusalReportTimer = loop.schedule(every: .seconds(1)) { [unowned self] in reportEndedRefusalWindows() }
+        }
+        return true
+    }
+
+    /// Reports the floods whose windows ended, even when they stopped (no later refusal
+    /// would report them), and stops the timer once no window is open.
+    private func reportEndedRefusalWindows() {
+        let now = MonotonicClock.nanoseconds()
+        for refused in Refused.allCases {
+            for report in refusalLimiters[refused]!.expire(now: now) {
+                logSuppressedRefusals(refused, uid: report.uid, count: report.count)
+            }
+        }
+        if refusalLimiters.values.allSatisfy(\.isIdle), let timer = refusalReportTimer {
+            loop.cancel(timer)
+            refusalReportTimer = nil
+        }
+    }
+
+    private func logSuppressedRefusals(_ refused: Refused, uid: UInt32, count: Int) {
+        log(.refusalsSuppressed, "\(count) more refusals for uid \(uid) suppressed (\(refused.plural))",
+            [(DaemonEventField.peerUID, String(uid)), (DaemonEventField.suppressed, String(count)), ("REFUSED", refused.plural)])
     }
 
     /// Root and the admin group (primary or supplementary): they may take the connections
