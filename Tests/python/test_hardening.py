@@ -160,3 +160,51 @@ def test_an_agent_connection_that_never_registers_is_closed(workdir):
             assert decided["parameters"]["allowed"] is False, "the registered app must still be served"
     finally:
         d.stop()
+
+
+# Sends COUNT Register calls on one connection without waiting, then reads every reply:
+# argv SOCKET COUNT. Prints how many were refused.
+REGISTER_FLOOD = """
+import json, socket, sys
+count = int(sys.argv[2])
+calls = b"".join(json.dumps({"method": "io.proctor.Agent.Register",
+                             "parameters": {"appId": ("io.proctor.test.absent" if i % 2 else "io.proctor.test.other-exe")}}
+                            ).encode() + b"\\0" for i in range(count))
+with socket.socket(socket.AF_UNIX) as s:
+    s.settimeout(30)
+    s.connect(sys.argv[1])
+    s.sendall(calls)
+    data = b""
+    while data.count(b"\\0") < count:
+        chunk = s.recv(1 << 20)
+        if not chunk:
+            break
+        data += chunk
+print(sum(b'"error"' in reply for reply in data.split(b"\\0")), flush=True)
+"""
+
+
+def test_a_flood_of_refused_registrations_is_logged_in_bounded_lines(workdir):
+    """Issue 11: every refused Register was logged, 40 000 lines in 1.5 s from one user."""
+    d = Daemon(workdir)
+    write_policy(d.config_dir, base_policy())
+    d.start()
+    try:
+        flood = as_user(65534, REGISTER_FLOOD, d.agent, "2000")
+        assert flood.communicate(timeout=60)[0].strip() == "2000"
+        # Another user's refusal is still logged, at once.
+        assert raw_call(d.agent, "io.proctor.Agent.Register", {"appId": "io.proctor.test.rootprobe"})["error"] \
+            == "io.proctor.Agent.UnknownApp"
+        log = d.wait_for_log("io.proctor.test.rootprobe is not in policy")
+        assert "Registration refused: io.proctor.test.rootprobe is not in policy" in log
+        # The flood stopped: what it suppressed is reported once its window ends (10 s).
+        log = d.wait_for_log("more refusals for uid 65534 suppressed", timeout=30)
+        lines = log.splitlines()
+        logged = [line for line in lines if line.startswith("warning Registration refused") and "PEER_UID=65534" in line]
+        suppressed = [int(line.split("SUPPRESSED=")[1].split()[0]) for line in lines
+                      if "more refusals for uid 65534 suppressed (registrations)" in line]
+        assert 1 <= len(logged) <= 20, len(logged)
+        assert len(logged) + sum(suppressed) == 2000, (len(logged), suppressed)
+    finally:
+        d.stop()
+
