@@ -1,11 +1,14 @@
 """Attacks on proctord's transport and logging, each run against the real binary
 (issue 11: never hang, never lie, no single user starves the rest)."""
 import fcntl
+import json
 import os
 import signal
 import socket
 import subprocess
 import time
+
+import pytest
 
 from conftest import Daemon, base_policy, raw_call, write_policy
 from varlink_raw import exchange
@@ -208,3 +211,79 @@ def test_a_flood_of_refused_registrations_is_logged_in_bounded_lines(workdir):
     finally:
         d.stop()
 
+
+def large_policy(version, print_rule, apps=10_000):
+    """base_policy plus `apps` generated apps; the notes app's print rule is `print_rule`."""
+    policy = base_policy(version=version)
+    policy["apps"]["io.proctor.test.notes"]["dlp"]["print"] = print_rule
+    for index in range(apps):
+        policy["apps"][f"io.proctor.generated.app{index:06d}"] = {
+            "state": "authorized", "match": {"executable": "/usr/bin/true", "users": ["*"]},
+            "config": {"index": index}}
+    return policy
+
+
+def wait_for_notification(d, text, after=0, timeout=60):
+    """The index of the first notification past `after` holding the line `text`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for index, message in enumerate(list(d.notifications)[after:], start=after):
+            if text in message.split("\n"):
+                return index
+        time.sleep(0.005)
+    raise AssertionError(f"no {text} after notification {after}: {d.notifications}")
+
+
+def test_a_large_reload_does_not_stop_the_agent_socket(workdir):
+    """Issue 11: reloading a 100 000-app policy stalled every client for seconds. policy.d is
+    read and compiled off the event loop; the old policy answers until the new one is in."""
+    d = Daemon(workdir)
+    write_policy(d.config_dir, large_policy("big.1", "block"))
+    d.start(timeout=120)
+    app = socket.socket(socket.AF_UNIX)
+    admins = [socket.socket(socket.AF_UNIX) for _ in range(3)]
+    try:
+        app.settimeout(30)
+        app.connect(d.agent)
+        session = exchange(app, "io.proctor.Agent.Register", {"appId": "io.proctor.test.notes"})["parameters"]["session"]
+
+        def may_print():
+            return exchange(app, "io.proctor.Agent.Decide", {"session": session, "action": "print"})["parameters"]["allowed"]
+
+        assert may_print() is False
+        write_policy(d.config_dir, large_policy("big.2", "allow"))
+        seen = len(d.notifications)
+        for admin in admins:
+            admin.connect(d.admin)
+        admins[0].sendall(b'{"method":"io.proctor.Admin.Reload"}\0')
+        reloading = wait_for_notification(d, "RELOADING=1", after=seen)
+        # The reload has begun: the app is answered now, by the old policy, before the reload ends.
+        assert may_print() is False
+        admins[0].setblocking(False)
+        with pytest.raises(BlockingIOError):
+            admins[0].recv(1)  # no Reload reply yet
+        # Two more reloads while one is in flight are coalesced into one more.
+        for admin in admins[1:]:
+            admin.sendall(b'{"method":"io.proctor.Admin.Reload"}\0')
+        replies = []
+        for admin in admins:
+            admin.setblocking(True)
+            admin.settimeout(120)
+            data = b""
+            while not data.endswith(b"\0"):
+                data += admin.recv(65536)
+            replies.append(json.loads(data[:-1])["parameters"])
+        assert [reply["policy"]["version"] for reply in replies] == ["big.2"] * 3
+        assert all(reply["result"]["ok"] for reply in replies)
+        ready = wait_for_notification(d, "READY=1", after=reloading)
+        assert ready > reloading
+        # Then the new policy is in force.
+        assert may_print() is True
+        time.sleep(0.2)  # any third RELOADING=1 would have been sent by now
+        starts = [m for m in list(d.notifications)[seen:] if "RELOADING=1" in m.split("\n")]
+        assert 1 <= len(starts) <= 2, starts
+    finally:
+        app.close()
+        for admin in admins:
+            admin.close()
+        d.stop()
