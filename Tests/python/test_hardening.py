@@ -279,6 +279,32 @@ def test_a_large_reload_does_not_stop_the_agent_socket(workdir):
         assert ready > reloading
         # Then the new policy is in force.
         assert may_print() is True
+
+        # A pushed bundle is compiled off the loop too (over the 10 000 apps of policy.d).
+        # With proctord stopped, an ApplyPolicy is queued, then a Decide: it is answered with
+        # the policy in force before the ApplyPolicy is.
+        bundle = base_policy(version="pushed.1")  # the notes app may not print
+        d.process.send_signal(signal.SIGSTOP)
+        try:
+            admins[0].sendall(json.dumps({"method": "io.proctor.Admin.ApplyPolicy",
+                                          "parameters": {"policy": bundle}}).encode() + b"\0")
+            app.sendall(json.dumps({"method": "io.proctor.Agent.Decide",
+                                    "parameters": {"session": session, "action": "print"}}).encode() + b"\0")
+        finally:
+            d.process.send_signal(signal.SIGCONT)
+        data = b""
+        while not data.endswith(b"\0"):
+            data += app.recv(65536)
+        assert json.loads(data[:-1])["parameters"]["allowed"] is True
+        admins[0].setblocking(False)
+        with pytest.raises(BlockingIOError):
+            admins[0].recv(1)  # no ApplyPolicy reply yet
+        admins[0].setblocking(True)
+        data = b""
+        while not data.endswith(b"\0"):
+            data += admins[0].recv(65536)
+        assert json.loads(data[:-1])["parameters"]["version"] == "pushed.1"
+        assert may_print() is False
         time.sleep(0.2)  # any third RELOADING=1 would have been sent by now
         starts = [m for m in list(d.notifications)[seen:] if "RELOADING=1" in m.split("\n")]
         assert 1 <= len(starts) <= 2, starts
