@@ -1,4 +1,3 @@
-import Dispatch
 import Glibc
 import JSONCore
 import LinuxIO
@@ -9,7 +8,9 @@ import SystemdKit
 import Varlink
 
 /// proctord: one event loop that owns the policy, the sessions, the state store and both
-/// Varlink sockets. Every member is used from the loop's thread only (the main thread).
+/// Varlink sockets. Every member is used from the loop's thread only (the main thread);
+/// policies are read and compiled on worker threads, which are handed plain values and
+/// hand the result back to the loop (`offLoop`).
 final class Daemon {
     static let version = ProctorRelease.version
 
@@ -48,12 +49,12 @@ final class Daemon {
     private var reportedDroppedLogs = 0
     /// Refusals are logged (and told to `Events` subscribers) at most a burst per uid and
     /// window, connections and registrations counted apart (`RefusalLogLimiter`).
-    private var refusalLimiters: [Refused: RefusalLogLimiter] = [.connection: .init(), .registration: .init()]
+    var refusalLimiters: [Refused: RefusalLogLimiter] = [.connection: .init(), .registration: .init()]
     /// Reports what the limiters suppressed once their windows end; runs only while a window is open.
-    private var refusalReportTimer: TimerHandle?
+    var refusalReportTimer: TimerHandle?
     private var statusUpdatePending = false
     /// Reloads, applied bundles and rollbacks, one at a time (`PolicyUpdateQueue`).
-    private var policyUpdates = PolicyUpdateQueue()
+    var policyUpdates = PolicyUpdateQueue()
 
     /// Sets everything up short of serving: directories, lock, store, policy.
     init(configuration: DaemonConfiguration, loop: EventLoop, logger: Logger) throws(StartupError) {
@@ -239,51 +240,6 @@ final class Daemon {
         return server
     }
 
-    /// What a user can be refused in a loop.
-    enum Refused: CaseIterable {
-        case connection, registration
-
-        var plural: String {
-            switch self {
-            case .connection: "connections"
-            case .registration: "registrations"
-            }
-        }
-    }
-
-    /// Whether to log a refusal of `uid` (and tell `Events` subscribers): one user refused in
-    /// a loop must not flood the journal. Reports first what was suppressed before it.
-    func logsRefusal(_ refused: Refused, uid: UInt32) -> Bool {
-        guard case .log(let before) = refusalLimiters[refused]!.admit(uid: uid, now: MonotonicClock.nanoseconds()) else {
-            return false
-        }
-        if before > 0 { logSuppressedRefusals(refused, uid: uid, count: before) }
-        if refusalReportTimer == nil {
-            refusalReportTimer = loop.schedule(every: .seconds(1)) { [unowned self] in reportEndedRefusalWindows() }
-        }
-        return true
-    }
-
-    /// Reports the floods whose windows ended, even when they stopped (no later refusal
-    /// would report them), and stops the timer once no window is open.
-    private func reportEndedRefusalWindows() {
-        let now = MonotonicClock.nanoseconds()
-        for refused in Refused.allCases {
-            for report in refusalLimiters[refused]!.expire(now: now) {
-                logSuppressedRefusals(refused, uid: report.uid, count: report.count)
-            }
-        }
-        if refusalLimiters.values.allSatisfy(\.isIdle), let timer = refusalReportTimer {
-            loop.cancel(timer)
-            refusalReportTimer = nil
-        }
-    }
-
-    private func logSuppressedRefusals(_ refused: Refused, uid: UInt32, count: Int) {
-        log(.refusalsSuppressed, "\(count) more refusals for uid \(uid) suppressed (\(refused.plural))",
-            [(DaemonEventField.peerUID, String(uid)), (DaemonEventField.suppressed, String(count)), ("REFUSED", refused.plural)])
-    }
-
     /// Root and the admin group (primary or supplementary): they may take the connections
     /// kept in reserve, and no per-uid limit applies to them.
     private static func isPrivileged(_ peer: PeerCredentials, adminGroupID: UInt32?) -> Bool {
@@ -322,78 +278,7 @@ final class Daemon {
 
     // MARK: Policy changes
 
-    /// Re-reads `policy.d` (SIGHUP, `Admin.Reload`) and tells `done` the outcome. The
-    /// directory is read and compiled off the loop, which answers with the policy in force
-    /// meanwhile; systemd hears `RELOADING=1` when it starts and `READY=1` when it is in.
-    /// An invalid directory leaves the policy in force untouched.
-    func reload(_ done: @escaping (ReloadOutcome) -> Void = { _ in }) {
-        submit(.reload(waiters: [done]))
-    }
-
-    /// Runs `update` now, or after the updates before it.
-    func submit(_ update: PolicyUpdateQueue.Update) {
-        guard let start = policyUpdates.submit(update) else { return }
-        run(start)
-    }
-
-    private func run(_ update: PolicyUpdateQueue.Update) {
-        let finished = { [unowned self] in
-            if let next = policyUpdates.finish() { run(next) }
-        }
-        switch update {
-        case .reload(let waiters):
-            startReload { outcome in
-                for waiter in waiters { waiter(outcome) }
-                finished()
-            }
-        case .change(let start):
-            start(finished)
-        }
-    }
-
-    private func startReload(_ done: @escaping (ReloadOutcome) -> Void) {
-        notify { try $0.reloading(status: "Reloading policy.d") }
-        let now = Clock.now()
-        let path = configuration.policyDirectory
-        let bundlePolicy = bundle?.policy, bundleVersion = bundle?.record.version
-        offLoop({ () -> Result<(LoadedPolicy, ActivePolicy), PolicyProblems> in
-            do throws(PolicyProblems) {
-                let loaded = try PolicyDirectory.load(path)
-                return .success((loaded, ActivePolicy(directory: loaded, bundle: bundlePolicy, bundleVersion: bundleVersion,
-                                                      loadedAt: now)))
-            } catch {
-                return .failure(error)
-            }
-        }) { [unowned self] result in
-            let outcome: ReloadOutcome
-            switch result {
-            case .success(let (loaded, policy)):
-                directory = loaded
-                outcome = ReloadOutcome(at: now, problems: [])
-                activate(policy)
-                log(.reloadSucceeded, "Reloaded policy.d: policy \(active.version) in force", policyFields())
-            case .failure(let error):
-                outcome = ReloadOutcome(at: now, problems: error.problems)
-                logReloadFailure(outcome)
-            }
-            lastReload = outcome
-            notify { try $0.ready(status: statusLine()) }
-            done(outcome)
-        }
-    }
-
-    /// Runs `work` on a worker thread, then `then` with its result on the loop's thread: for
-    /// reading and compiling policies, which take seconds for 100 000 apps.
-    func offLoop<Value: Sendable>(_ work: @escaping @Sendable () -> Value, then: @escaping (Value) -> Void) {
-        let loop = self.loop
-        let then = LoopBound(then)
-        DispatchQueue.global().async {
-            let value = work()
-            loop.execute { then.value(value) }
-        }
-    }
-
-    private func logReloadFailure(_ outcome: ReloadOutcome) {
+    func logReloadFailure(_ outcome: ReloadOutcome) {
         let errors = outcome.problems.map(\.description).joined(separator: "\n")
         log(.reloadFailed, "Policy reload failed, policy \(active.version) stays in force: "
             + "\(outcome.problems.count) problem(s): \(outcome.problems.first?.description ?? "")",
@@ -497,9 +382,3 @@ struct StartupError: Error, CustomStringConvertible {
     var exitStatus: Int32 { isConfigurationError ? 78 : 1 }
 }
 
-/// A value made on the loop's thread and used only there, carried through a worker thread
-/// that never touches it (`Daemon.offLoop`), hence unchecked.
-private struct LoopBound<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
-}
