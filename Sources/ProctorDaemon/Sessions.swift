@@ -2,9 +2,10 @@ import JSONCore
 import ProctorPolicy
 import Varlink
 
-/// What the daemon knows about one client connection: who is on the other end (from the
-/// kernel, at accept time) and the sessions opened on it, which die with it.
+/// What the daemon knows about one client connection: who connected (from the kernel, at
+/// accept time) and the sessions opened on it, which die with it.
 final class ConnectionContext {
+    /// The process that connected. Not who registers: `Register` checks its own sender.
     let peer: PeerIdentity
     /// Root or a member of the admin group; checked again on every Admin call.
     let mayAdminister: Bool
@@ -29,6 +30,7 @@ final class ConnectionContext {
 final class AgentSession {
     let id: String
     let appID: AppID
+    /// The process that sent `Register`, as verified then (logs, `proctorctl app`).
     let peer: PeerIdentity
     let appVersion: String?
     /// `appVersion` parsed, for `launch` decisions; nil when absent or not a version.
