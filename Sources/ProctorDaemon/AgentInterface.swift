@@ -15,16 +15,16 @@ extension Daemon {
         table.answer(Agent.Register.self) { [unowned self] request, call, context throws(VarlinkError) in
             try register(request, sentBy: call.sender, context)
         }
-        table.answer(Agent.Decide.self) { [unowned self] request, context throws(VarlinkError) in
-            let session = try session(request.session, in: context)
+        table.answer(Agent.Decide.self) { [unowned self] request, call, context throws(VarlinkError) in
+            let session = try session(request.session, of: call, in: context)
             let decisionRequest = DecisionRequest(app: session.appID, action: request.action, target: request.target,
                                                   size: request.size, appVersion: session.semanticVersion)
             let decision = active.compiled.decide(decisionRequest)
             record(decision, for: decisionRequest, peer: session.peer, session: session.id)
             return Agent.Decide.Reply(decision)
         }
-        table.answer(Agent.ReportEvent.self) { [unowned self] request, context throws(VarlinkError) in
-            let session = try session(request.session, in: context)
+        table.answer(Agent.ReportEvent.self) { [unowned self] request, call, context throws(VarlinkError) in
+            let session = try session(request.session, of: call, in: context)
             do throws(StoreError) {
                 try store.recordLifecycleEvent(appID: session.appID, event: request.event, at: Clock.now())
             } catch {
@@ -36,17 +36,17 @@ extension Daemon {
             onReport?(session.appID, request)
             return NoFields()
         }
-        table.stream(Agent.Subscribe.self) { [unowned self] request, context, reply throws(VarlinkError) in
-            let session = try session(request.session, in: context)
+        table.stream(Agent.Subscribe.self) { [unowned self] request, call, context, reply throws(VarlinkError) in
+            let session = try session(request.session, of: call, in: context)
             reply.onCancel = { [weak session] in session?.subscription = nil }
             perform(registry.subscribe(session, through: reply))
         }
-        table.answer(Agent.AcknowledgeWipe.self) { [unowned self] request, context throws(VarlinkError) in
-            try acknowledgeWipe(request, context)
+        table.answer(Agent.AcknowledgeWipe.self) { [unowned self] request, call, context throws(VarlinkError) in
+            try acknowledgeWipe(request, try session(request.session, of: call, in: context))
             return NoFields()
         }
-        table.answer(Agent.ReportFeedback.self) { [unowned self] request, context throws(VarlinkError) in
-            try reportFeedback(request, context)
+        table.answer(Agent.ReportFeedback.self) { [unowned self] request, call, context throws(VarlinkError) in
+            try reportFeedback(request, try session(request.session, of: call, in: context))
             return NoFields()
         }
         return table.methods
@@ -92,8 +92,8 @@ extension Daemon {
             throw AgentError.invalidParameter("appId", "a connection may hold at most \(Self.maxSessionsPerConnection) sessions")
         }
         let now = Clock.now()
-        let session = AgentSession(id: SessionID.make(), appID: appID, peer: caller, appVersion: request.version,
-                                   registeredAt: now)
+        let session = AgentSession(id: SessionID.make(), appID: appID, peer: caller, process: sender?.process,
+                                   appVersion: request.version, registeredAt: now)
         context.sessions[session.id] = session
         let (reply, effects) = registry.register(session)
         do {
@@ -111,8 +111,7 @@ extension Daemon {
         return reply
     }
 
-    private func acknowledgeWipe(_ request: Agent.AcknowledgeWipe.Request, _ context: ConnectionContext) throws(VarlinkError) {
-        let session = try session(request.session, in: context)
+    private func acknowledgeWipe(_ request: Agent.AcknowledgeWipe.Request, _ session: AgentSession) throws(VarlinkError) {
         let directiveID = request.directiveId
         let failed = request.outcome == .failed
         let fields = [(DaemonEventField.appID, session.appID), (DaemonEventField.session, session.id), ("DIRECTIVE_ID", directiveID)]
@@ -142,8 +141,7 @@ extension Daemon {
         onReport?(session.appID, request)
     }
 
-    private func reportFeedback(_ request: Agent.ReportFeedback.Request, _ context: ConnectionContext) throws(VarlinkError) {
-        let session = try session(request.session, in: context)
+    private func reportFeedback(_ request: Agent.ReportFeedback.Request, _ session: AgentSession) throws(VarlinkError) {
         let data = request.data.map(JSONValue.object)
         let now = Clock.now()
         do {
@@ -163,10 +161,17 @@ extension Daemon {
         onReport?(session.appID, request)
     }
 
-    /// The caller's session `id`; only sessions opened on this connection count, so a
-    /// leaked id is useless elsewhere.
-    private func session(_ id: String, in context: ConnectionContext) throws(VarlinkError) -> AgentSession {
+    /// The caller's session `id`. Only sessions opened on this connection count, so a leaked
+    /// id is useless elsewhere; and only the process that registered may use it (the sender
+    /// of `call`, stamped by the kernel), so a process that hands its connection on — or
+    /// keeps it while a child registers as a trusted binary — cannot act as the app.
+    private func session(_ id: String, of call: VarlinkCall, in context: ConnectionContext) throws(VarlinkError) -> AgentSession {
         guard let session = context.sessions[id] else { throw AgentError.invalidSession(id) }
+        if verifiesCallers, !session.isRegisteringProcess(call.sender) {
+            let from = call.sender.map { "pid \($0.pid)" } ?? "more than one process"
+            throw AgentError.identityMismatch(session.appID, "session \(id) belongs to the process that registered it "
+                + "(pid \(session.peer.pid)); this call came from \(from)")
+        }
         return session
     }
 

@@ -1,4 +1,5 @@
 import JSONCore
+import LinuxIO
 import ProctorPolicy
 import Varlink
 
@@ -32,6 +33,9 @@ final class AgentSession {
     let appID: AppID
     /// The process that sent `Register`, as verified then (logs, `proctorctl app`).
     let peer: PeerIdentity
+    /// A pidfd of that process (where the kernel hands one over), so a later process that
+    /// got the same pid is not taken for it.
+    let process: ProcessHandle?
     let appVersion: String?
     /// `appVersion` parsed, for `launch` decisions; nil when absent or not a version.
     let semanticVersion: SemanticVersion?
@@ -45,13 +49,23 @@ final class AgentSession {
     /// sent; -1: never.
     var managedAppsGeneration = -1
 
-    init(id: String, appID: AppID, peer: PeerIdentity, appVersion: String?, registeredAt: Int64) {
+    init(id: String, appID: AppID, peer: PeerIdentity, process: ProcessHandle? = nil, appVersion: String?,
+         registeredAt: Int64) {
         self.id = id
         self.appID = appID
         self.peer = peer
+        self.process = process
         self.appVersion = appVersion
         self.semanticVersion = appVersion.flatMap(SemanticVersion.init)
         self.registeredAt = registeredAt
+    }
+
+    /// Whether a message with these kernel-stamped credentials came from the process that
+    /// registered this session.
+    func isRegisteringProcess(_ sender: SenderCredentials?) -> Bool {
+        guard let sender, sender.pid == peer.pid else { return false }
+        guard let process, let senderProcess = sender.process else { return true }
+        return process.refersToSameProcess(as: senderProcess)
     }
 }
 

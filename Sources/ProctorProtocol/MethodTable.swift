@@ -57,6 +57,16 @@ public struct MethodTable<Context> {
             try handler(try Method.request(call.parameters), context, reply)
         }
     }
+
+    /// A streaming method whose handler needs the call itself (who sent it).
+    public mutating func stream<Method: ProtocolMethod>(
+        _ method: Method.Type,
+        _ handler: @escaping (Method.Request, VarlinkCall, Context, VarlinkReplyHandle) throws(VarlinkError) -> Void)
+    {
+        methods[Method.name] = VarlinkMethod(requiresMore: true) { call, context, reply throws(VarlinkError) in
+            try handler(try Method.request(call.parameters), call, context, reply)
+        }
+    }
 }
 
 extension VarlinkReplyHandle {

@@ -158,6 +158,41 @@ sent = subprocess.run([sys.argv[2], {CLIENT!r}, f"fd:{{s.fileno()}}", sys.argv[3
 print(sent.stdout.strip() or sent.stderr, flush=True)
 """
 
+# The connector keeps its connection while a child (argv TRUSTED) registers on it and makes
+# one Decide; then the connector itself calls Decide with the child's session. Prints the
+# child's outcome and the connector's: argv SOCKET TRUSTED APP_ID.
+KEEP_AND_USE = """
+import json, socket, subprocess, sys
+
+def call(s, method, parameters):
+    s.sendall(json.dumps({"method": method, "parameters": parameters}).encode() + b"\\0")
+    data = b""
+    while not data.endswith(b"\\0"):
+        data += s.recv(65536)
+    return json.loads(data[:-1])
+
+if sys.argv[1] == "child":
+    s = socket.socket(fileno=int(sys.argv[2]))
+    s.settimeout(10)  # the descriptor is the connector's, non-blocking: wait in poll
+    registered = call(s, "io.proctor.Agent.Register", {"appId": sys.argv[3]})
+    session = registered["parameters"]["session"]
+    decided = call(s, "io.proctor.Agent.Decide", {"session": session, "action": "print"})
+    print(session, decided.get("error", "decided"), flush=True)
+    s.detach()
+    sys.exit(0)
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(sys.argv[1])
+s.set_inheritable(True)
+child = subprocess.run([sys.argv[2], "-c", sys.argv[4], "child", str(s.fileno()), sys.argv[3]], pass_fds=[s.fileno()],
+                       capture_output=True, text=True, timeout=30)
+if not child.stdout.strip():
+    sys.exit("child: " + child.stderr)
+session, outcome = child.stdout.split()
+reply = call(s, "io.proctor.Agent.Decide", {"session": session, "action": "print"})
+print(outcome, reply.get("error", "decided"), reply.get("parameters", {}).get("reason", ""), flush=True)
+"""
+
 # Writes the start of a Register, forks, and lets the child write the rest: argv SOCKET APP_ID.
 TWO_WRITERS = """
 import json, os, socket, sys
@@ -206,5 +241,12 @@ def test_the_process_that_sends_register_is_checked_not_the_one_that_connected(w
                                capture_output=True, text=True, timeout=60)
         assert mixed.stdout.startswith("io.proctor.Agent.IdentityMismatch"), (mixed.stdout, mixed.stderr)
         assert "written by more than one process" in mixed.stdout
+
+        # A session is the registering process's own: the untrusted connector that kept the
+        # connection cannot use the session its trusted child opened on it.
+        kept = subprocess.run([PYTHON, "-c", KEEP_AND_USE, daemon.agent, trusted, app_id, KEEP_AND_USE],
+                              capture_output=True, text=True, timeout=60)
+        assert kept.stdout.startswith("decided io.proctor.Agent.IdentityMismatch"), (kept.stdout, kept.stderr)
+        assert "belongs to the process that registered it" in kept.stdout
     finally:
         daemon.stop()
