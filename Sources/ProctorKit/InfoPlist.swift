@@ -67,6 +67,12 @@ struct InfoPlist {
         } catch {
             throw Failure(path: path, problem: "cannot be read (\(describe(error)))")
         }
+        return try parse(data, path: path)
+    }
+
+    /// Reads the bytes of an XML or binary property list whose top level is a dictionary;
+    /// `path` names the file in errors.
+    static func parse(_ data: Data, path: String) throws(Failure) -> InfoPlist {
         guard data.count <= maximumSize else {
             throw Failure(path: path, problem: "larger than \(maximumSize) bytes")
         }
