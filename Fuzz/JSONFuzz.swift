@@ -1,7 +1,8 @@
 // libFuzzer target for the JSON parser alone (every byte any client or file sends goes
 // through it first). Properties, for any input:
 // - the two entry points agree: `parse` and `parseDocument` accept the same documents, with
-//   the same value, and refuse the rest with the same message at the same place;
+//   the same value, and refuse the rest with the same message at the same place
+//   (PolicyFragment.parse relies on it: it parses fast, then again with positions);
 // - a refusal points inside the input (or just past its end), at a line and column ≥ 1;
 // - the canonical round trip holds: parse → serialise → parse gives an equal value, and
 //   serialising that value again gives the same bytes (the canonical form is stable);

@@ -16,7 +16,7 @@ import ProctorPolicy
 private let maxFiles = 16
 
 /// One empty directory per fuzzer process, emptied again after each input.
-nonisolated(unsafe) private let directory: String = {
+private let directory: String = {
     let parent = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp"
     var template = Array("\(parent)/proctor-fuzz-policy.d.XXXXXX".utf8CString)
     guard let made = mkdtemp(&template) else { fail("cannot create a directory in \(parent): errno \(errno)") }
