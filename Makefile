@@ -6,12 +6,18 @@ PREFIX      ?= /usr/local
 DESTDIR     ?=
 # Build: the two C libraries. Tests: the venv, the sqlite3 CLI (store fault tests), and
 # systemd, util-linux (unshare, nsenter, setpriv, mount), iproute2 (ss) and procps for the
-# real-systemd box — present on this image, checked so a leaner one still works.
-APT_PACKAGES = libsystemd-dev libsqlite3-dev python3-venv sqlite3 systemd util-linux iproute2 procps
+# real-systemd box — present on this image, checked so a leaner one still works. Manual
+# pages: scdoc builds them, man-db renders them in the tests. Completion tests: bash-completion,
+# zsh and fish.
+APT_PACKAGES = libsystemd-dev libsqlite3-dev python3-venv sqlite3 systemd util-linux iproute2 procps \
+               scdoc man-db bash-completion zsh fish
 VENV        := .venv
 RUN_DIR     := $(CURDIR)/run
+MAN_DIR     := .build/man
+# `make man` builds the pages with the debug proctorctl; `make install` with the release one.
+MAN_BUILD_FLAGS ?=
 
-.PHONY: all deps venv build release test test-systemd run bench install clean
+.PHONY: all deps venv build release man test test-systemd run bench install clean
 
 all: build
 
@@ -38,11 +44,14 @@ $(VENV)/.installed: Tests/python/requirements.txt
 
 venv: deps $(VENV)/.installed
 
-# Unit tests, then the real binaries through the Python varlink client, then real systemd
+# The layer check (each target imports exactly what Package.swift declares), unit tests,
+# then the real binaries through the Python varlink client, then real systemd
 # and journald in a PID namespace (Tests/systemd, see ../shared/TESTING.md).
 test: deps venv
 	$(SWIFT) build --build-tests
+	scripts/check-imports.py
 	$(SWIFT) test --skip-build
+	$(SWIFT) build --package-path Examples/NotesApp --build-tests && $(SWIFT) test --package-path Examples/NotesApp --skip-build
 	PROCTOR_BIN=$$($(SWIFT) build --show-bin-path) $(VENV)/bin/pytest -q Tests/python
 	$(MAKE) --no-print-directory test-systemd
 	$(MAKE) --no-print-directory fuzz-build
@@ -83,8 +92,16 @@ run: release
 bench: release
 	QUICK=$(QUICK) bench/run.sh
 
+# The manual pages (man/*.scd, scdoc) into .build/man. proctorctl(1)'s command reference
+# comes from proctorctl's own command table, so the built proctorctl is needed first.
+man: deps
+	$(SWIFT) build $(MAN_BUILD_FLAGS) --product proctorctl
+	scripts/build-man.sh "$$($(SWIFT) build $(MAN_BUILD_FLAGS) --show-bin-path)" $(MAN_DIR)
+
 install: release
-	DESTDIR=$(DESTDIR) PREFIX=$(PREFIX) BUILD_DIR=$$($(SWIFT) build -c release --show-bin-path) scripts/install.sh
+	$(MAKE) --no-print-directory man MAN_BUILD_FLAGS="-c release"
+	DESTDIR=$(DESTDIR) PREFIX=$(PREFIX) BUILD_DIR=$$($(SWIFT) build -c release --show-bin-path) \
+	    MAN_DIR=$(MAN_DIR) scripts/install.sh
 
 clean:
-	rm -rf .build $(VENV) $(RUN_DIR)
+	rm -rf .build Examples/*/.build $(VENV) $(RUN_DIR)

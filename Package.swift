@@ -4,12 +4,15 @@
 // Layers, bottom up (each depends only on those above it in this list):
 //   C shims ........ CLinux (GNU-only libc declarations), CSystemd (libsystemd), CSQLite (libsqlite3)
 //   JSONCore ....... JSON values, a position-tracking parser, canonical serialisation
-//   ProctorPolicy .. the policy language and decision engine: pure, no I/O
 //   LinuxIO ........ descriptors, Unix sockets, peer credentials, the epoll event loop
+//   ProctorPolicy .. the policy language and decision engine: pure, no I/O except
+//                    PolicyDirectory, which reads policy.d through LinuxIO
 //   Varlink ........ the Varlink protocol: framing, dispatch, server on LinuxIO, blocking client
 //   SystemdKit ..... sd_notify, socket activation, the journal
 //   ProctorStore ... durable state in SQLite
+//   ProctorProtocol  the io.proctor.{Agent,Admin} interface files and a typed message per method
 //   ProctorDaemon .. proctord's logic; ProctorCTL: proctorctl's; ProctorKit: the SDK
+//   ProctorKitTesting the SDK's test kit: ProctorKit against ProctorDaemon run in process
 //   executables .... thin mains over the libraries above
 import PackageDescription
 
@@ -37,41 +40,49 @@ let package = Package(
 
         // libm: JSONCore rounds numbers without Foundation, which would otherwise pull libm in.
         .target(name: "JSONCore", linkerSettings: [.linkedLibrary("m")]),
-        .target(name: "ProctorPolicy", dependencies: ["JSONCore"]),
         .target(name: "LinuxIO", dependencies: ["CLinux"]),
+        .target(name: "ProctorPolicy", dependencies: ["JSONCore", "LinuxIO"]),
         .target(name: "Varlink", dependencies: ["JSONCore", "LinuxIO"]),
         .target(name: "SystemdKit", dependencies: ["CSystemd", "LinuxIO"]),
-        .target(name: "ProctorStore", dependencies: ["CSQLite", "JSONCore"]),
-        .target(name: "ProctorDaemon",
-                dependencies: ["ProctorPolicy", "Varlink", "LinuxIO", "SystemdKit", "ProctorStore", "JSONCore"],
+        // ProctorPolicy for its limits only: a bundle the language accepts must fit the store.
+        .target(name: "ProctorStore", dependencies: ["CSQLite", "JSONCore", "ProctorPolicy"]),
+        .target(name: "ProctorProtocol", dependencies: ["JSONCore", "ProctorPolicy", "Varlink"],
                 exclude: ["Interfaces"], plugins: ["EmbedInterfaces"]),
+        .target(name: "ProctorDaemon",
+                dependencies: ["ProctorProtocol", "ProctorPolicy", "Varlink", "LinuxIO", "SystemdKit", "ProctorStore", "JSONCore"]),
         // Build-time only: the Varlink interface files become a Swift string table.
         .executableTarget(name: "embed-text"),
         .plugin(name: "EmbedInterfaces", capability: .buildTool(), dependencies: ["embed-text"]),
-        .target(name: "ProctorCTL", dependencies: ["ProctorPolicy", "Varlink", "JSONCore"]),
-        .target(name: "ProctorKit", dependencies: ["ProctorPolicy", "Varlink", "SystemdKit", "JSONCore", "CSystemd", "LinuxIO"]),
-        .target(name: "ProctorKitTesting", dependencies: ["ProctorKit", "ProctorPolicy", "JSONCore", "Varlink"]),
-        .target(name: "TestSupport", dependencies: ["JSONCore"]),
+        .target(name: "ProctorCTL", dependencies: ["ProctorProtocol", "ProctorPolicy", "Varlink", "JSONCore"]),
+        .target(name: "ProctorKit", dependencies: ["ProctorProtocol", "ProctorPolicy", "Varlink", "SystemdKit", "JSONCore", "CSystemd", "LinuxIO"]),
+        // The SDK's test kit runs proctord's own code (ProctorDaemon) inside the test process.
+        .target(name: "ProctorKitTesting", dependencies: ["ProctorKit", "ProctorDaemon", "ProctorProtocol", "ProctorPolicy", "JSONCore", "Varlink"]),
+        .target(name: "TestSupport"),
 
         .executableTarget(name: "proctord", dependencies: ["ProctorDaemon"]),
         .executableTarget(name: "proctorctl", dependencies: ["ProctorCTL"]),
         .executableTarget(name: "proctor-demo", dependencies: ["ProctorKit", "ProctorPolicy", "JSONCore"], exclude: ["Info.plist"]),
         .executableTarget(name: "proctor-kit-testapp", dependencies: ["ProctorKit", "ProctorPolicy", "JSONCore"]),
         .executableTarget(name: "proctor-bench",
-                          dependencies: ["ProctorPolicy", "Varlink", "LinuxIO", "JSONCore", "ProctorKit"]),
+                          dependencies: ["ProctorPolicy", "LinuxIO", "JSONCore"]),
         // Used only by the real-systemd tests in Tests/systemd.
         .executableTarget(name: "systemdkit-probe", dependencies: ["SystemdKit", "CLinux"], path: "Tests/systemd/probe"),
 
         .testTarget(name: "JSONCoreTests", dependencies: ["JSONCore"]),
         .testTarget(name: "ProctorPolicyTests", dependencies: ["ProctorPolicy", "JSONCore"]),
-        .testTarget(name: "LinuxIOTests", dependencies: ["LinuxIO"]),
+        .testTarget(name: "LinuxIOTests", dependencies: ["LinuxIO", "CLinux"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink", "JSONCore", "LinuxIO"]),
-        .testTarget(name: "SystemdKitTests", dependencies: ["SystemdKit"]),
-        .testTarget(name: "ProctorStoreTests", dependencies: ["ProctorStore", "JSONCore"]),
-        .testTarget(name: "ProctorCTLTests", dependencies: ["ProctorCTL", "ProctorPolicy", "JSONCore", "Varlink", "LinuxIO", "TestSupport"]),
-        .testTarget(name: "ProctorDaemonTests", dependencies: ["ProctorDaemon", "ProctorPolicy", "JSONCore"]),
+        .testTarget(name: "SystemdKitTests", dependencies: ["SystemdKit", "LinuxIO"]),
+        .testTarget(name: "ProctorStoreTests", dependencies: ["ProctorStore", "JSONCore", "ProctorPolicy", "CSQLite"]),
+        .testTarget(name: "ProctorProtocolTests", dependencies: ["ProctorProtocol", "ProctorPolicy", "JSONCore", "Varlink"]),
+        .testTarget(name: "ProctorCTLTests", dependencies: ["ProctorCTL", "ProctorPolicy", "JSONCore", "Varlink", "LinuxIO"],
+                    exclude: ["golden"]),
+        .testTarget(name: "ProctorDaemonTests",
+                    dependencies: ["ProctorDaemon", "ProctorPolicy", "ProctorProtocol", "ProctorStore", "TestSupport", "JSONCore",
+                                   "LinuxIO"]),
         .testTarget(name: "ProctorKitTests",
-                    dependencies: ["ProctorKit", "ProctorKitTesting", "TestSupport", "ProctorPolicy", "JSONCore", "Varlink"]),
+                    dependencies: ["ProctorKit", "ProctorKitTesting", "ProctorProtocol", "TestSupport", "ProctorPolicy", "JSONCore",
+                                   "Varlink"]),
     ]
 )
 

@@ -25,7 +25,7 @@ flags="-swift-version 6 -enable-upcoming-feature ExistentialAny -enable-upcoming
 module_closure() {
     case "$1" in
         JSONCore) echo "JSONCore" ;;
-        ProctorPolicy) echo "JSONCore ProctorPolicy" ;;
+        ProctorPolicy) echo "JSONCore LinuxIO ProctorPolicy" ;;
         LinuxIO) echo "LinuxIO" ;;
         Varlink) echo "JSONCore LinuxIO Varlink" ;;
         *) echo "no fuzz build of module $1" >&2; exit 2 ;;

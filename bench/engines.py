@@ -145,6 +145,10 @@ def cedar_policies(apps):
             permit("print")
         if dlp["screenCapture"] == "allow":
             permit("screen-capture")
+        if dlp["notifications"] == "allow":
+            permit("notification", 'context has target && ["org", "plain"].contains(context.target)')
+        elif dlp["notifications"] == "block-org-data":
+            permit("notification", 'context has target && context.target == "plain"')
 
         export = dlp["fileExport"]
         for pattern in export.get("deny", []):
@@ -316,6 +320,20 @@ allow if {
 	app.screenCapture == "allow"
 }
 
+allow if {
+	authorized
+	input.action == "notification"
+	app.notifications == "allow"
+	input.target in {"org", "plain"}
+}
+
+allow if {
+	authorized
+	input.action == "notification"
+	app.notifications == "block-org-data"
+	input.target == "plain"
+}
+
 export_denied if {
 	some pattern in app.fileExport.denyRegexes
 	regex.match(pattern, input.path)
@@ -368,6 +386,7 @@ def rego_data(apps):
                       "exemptRegexes": [app_glob_regex(p) for p in dlp["share"]["exempt"]]},
             "print": dlp["print"],
             "screenCapture": dlp["screenCapture"],
+            "notifications": dlp["notifications"],
             "fileExport": {"hasAllow": "allow" in dlp["fileExport"],
                            "allowRegexes": [path_glob_regex(p) for p in dlp["fileExport"].get("allow", [])],
                            "denyRegexes": [path_glob_regex(p) for p in dlp["fileExport"].get("deny", [])]},

@@ -81,7 +81,8 @@ class PathGlobs(unittest.TestCase):
 
 
 def app(state="authorized", level="managed", char_limit=0, send="managed", receive="managed", exempt=(),
-        print_="allow", capture="allow", allow=None, deny=(), min_version=None, on_violation="block"):
+        print_="allow", capture="allow", allow=None, deny=(), min_version=None, on_violation="block",
+        notifications="allow"):
     """An app's entry as `proctor-bench workload` writes it: state and resolved rules."""
     export = {"deny": list(deny)}
     if allow is not None:
@@ -92,7 +93,7 @@ def app(state="authorized", level="managed", char_limit=0, send="managed", recei
     return {"state": state, "rules": {"compliance": compliance, "dlp": {
         "clipboard": {"level": level, "charLimit": char_limit},
         "share": {"send": send, "receive": receive, "exempt": list(exempt)},
-        "print": print_, "screenCapture": capture, "fileExport": export, "notifications": "allow"}}}
+        "print": print_, "screenCapture": capture, "fileExport": export, "notifications": notifications}}}
 
 
 APPS = {
@@ -105,6 +106,8 @@ APPS = {
     "com.example.exporter": app(allow=["/home/*/Work/**"], deny=["/home/*/Work/Secret/**"]),
     "com.example.no-export": app(allow=[]),
     "com.example.free-export": app(deny=["/tmp/**"]),
+    "com.example.quiet": app(notifications="block-org-data"),
+    "com.example.silent": app(notifications="block"),
     "com.example.blocked": app(state="blocked"),
     "com.example.retired": app(state="retired", level="any"),
 }
@@ -142,6 +145,14 @@ RULE_CASES = [
     ("com.example.no-export", "file.export", "/home/ann/a.txt", None, None, False),        # allow: []
     ("com.example.free-export", "file.export", "/home/ann/a.txt", None, None, True),       # no allow list
     ("com.example.free-export", "file.export", "/tmp", None, None, False),
+    ("com.example.paste-in", "notification", "org", None, None, True),                   # notifications allow
+    ("com.example.paste-in", "notification", "plain", None, None, True),
+    ("com.example.paste-in", "notification", None, None, None, False),                   # no target
+    ("com.example.paste-in", "notification", "banner", None, None, False),               # neither org nor plain
+    ("com.example.quiet", "notification", "org", None, None, False),                     # block-org-data
+    ("com.example.quiet", "notification", "plain", None, None, True),
+    ("com.example.silent", "notification", "plain", None, None, False),                  # block
+    ("com.example.blocked", "notification", "plain", None, None, False),                 # state first
 ]
 
 

@@ -1,11 +1,12 @@
 #!/bin/bash
-# Installs Proctor: binaries, systemd units, sysusers.d and tmpfiles.d entries, the journal
-# catalog and the default policy. `make install` runs it.
+# Installs Proctor: binaries, manual pages, shell completions, systemd units, sysusers.d and
+# tmpfiles.d entries, the journal catalog and the default policy. `make install` runs it.
 #
 #   DESTDIR    staging root for packaging (default: empty, the live system)
 #   PREFIX     installation prefix (default /usr/local); systemd reads units, sysusers.d,
 #              tmpfiles.d and catalogs from /usr/local/lib and /usr/lib, so use one of those
 #   BUILD_DIR  the built binaries (default: .build/release of this checkout)
+#   MAN_DIR    the built manual pages (default: .build/man of this checkout; `make man`)
 #   POLICY_DIR the default policy drop-ins (default: config/policy.d of this checkout)
 #
 # Policy goes to $DESTDIR/etc/proctor/policy.d and never replaces an administrator's file:
@@ -20,12 +21,23 @@ DESTDIR=${DESTDIR:-}
 PREFIX=${PREFIX:-/usr/local}
 BUILD_DIR=${BUILD_DIR:-$repo/.build/release}
 POLICY_DIR=${POLICY_DIR:-$repo/config/policy.d}
+MAN_DIR=${MAN_DIR:-$repo/.build/man}
 
 bindir=$PREFIX/bin
 unitdir=$PREFIX/lib/systemd/system
 sysusersdir=$PREFIX/lib/sysusers.d
 tmpfilesdir=$PREFIX/lib/tmpfiles.d
 catalogdir=$PREFIX/lib/systemd/catalog
+mandir=$PREFIX/share/man
+bashcompletiondir=$PREFIX/share/bash-completion/completions
+# zsh looks in Debian's vendor-completions under /usr, in site-functions under /usr/local.
+if [ "$PREFIX" = /usr ]; then
+    zshcompletiondir=$PREFIX/share/zsh/vendor-completions
+else
+    zshcompletiondir=$PREFIX/share/zsh/site-functions
+fi
+fishcompletiondir=$PREFIX/share/fish/vendor_completions.d
+manpages=(proctorctl.1 proctor-policy.5 proctord.8)
 policydir=/etc/proctor/policy.d
 
 fail() { echo "install.sh: $*" >&2; exit 1; }
@@ -43,9 +55,13 @@ esac
 for required in proctord proctorctl; do
     [ -x "$BUILD_DIR/$required" ] || fail "$BUILD_DIR/$required is missing (run 'swift build -c release')"
 done
+for page in "${manpages[@]}"; do
+    [ -f "$MAN_DIR/$page" ] || fail "$MAN_DIR/$page is missing (run 'make man' or set MAN_DIR)"
+done
 
 install -d "$DESTDIR$bindir" "$DESTDIR$unitdir" "$DESTDIR$sysusersdir" "$DESTDIR$tmpfilesdir" \
-    "$DESTDIR$catalogdir" "$DESTDIR$policydir"
+    "$DESTDIR$catalogdir" "$DESTDIR$policydir" "$DESTDIR$mandir/man1" "$DESTDIR$mandir/man5" "$DESTDIR$mandir/man8" \
+    "$DESTDIR$bashcompletiondir" "$DESTDIR$zshcompletiondir" "$DESTDIR$fishcompletiondir"
 
 for binary in proctord proctorctl proctor-demo; do
     if [ -x "$BUILD_DIR/$binary" ]; then
@@ -53,6 +69,15 @@ for binary in proctord proctorctl proctor-demo; do
         say "installed $bindir/$binary"
     fi
 done
+
+for page in "${manpages[@]}"; do
+    install -m 0644 "$MAN_DIR/$page" "$DESTDIR$mandir/man${page##*.}/$page"
+done
+say "installed the manual pages ${manpages[*]} in $mandir"
+install -m 0644 "$repo/completions/proctorctl.bash" "$DESTDIR$bashcompletiondir/proctorctl"
+install -m 0644 "$repo/completions/_proctorctl" "$DESTDIR$zshcompletiondir/_proctorctl"
+install -m 0644 "$repo/completions/proctorctl.fish" "$DESTDIR$fishcompletiondir/proctorctl.fish"
+say "installed proctorctl's completions for bash, zsh and fish"
 
 # The unit names the installed binary (without DESTDIR: the path it will have when running).
 sed "s|^ExecStart=/usr/local/bin/proctord|ExecStart=$bindir/proctord|" "$repo/systemd/proctord.service" \

@@ -1,5 +1,6 @@
 import JSONCore
 import ProctorPolicy
+import ProctorProtocol
 
 /// `proctorctl check APP ACTION [TARGET]`: what would be decided, and why — asked of
 /// proctord, or offline of a policy file with `--policy`.
@@ -24,8 +25,9 @@ enum CheckCommand {
                 + "decision of the app.",
             "ACTION is one of " + Action.allCases.map(\.rawValue).joined(separator: ", ") + ". TARGET is the other "
                 + "party or the place: the destination app of clipboard.copy, the source app of clipboard.paste, the "
-                + "receiver of share.send, the sender of share.receive, the absolute path of file.export. Without it "
-                + "the other party is an unknown, unmanaged app (and file.export has no path, which is denied).",
+                + "receiver of share.send, the sender of share.receive, the absolute path of file.export, org or plain "
+                + "for notification (whether the notification shows organisation data). Without it the other party is "
+                + "an unknown, unmanaged app (and file.export or notification has no target, which is denied).",
             "With --policy the decision engine of proctorctl itself decides, with the same rules as proctord, on the "
                 + "policy at PATH. Then --json prints exactly {\"allowed\": BOOL, \"rule\": STRING, \"reason\": STRING}, "
                 + "with \"violation\" (warn, block or wipe) added for a launch below compliance.minVersion. Without "
@@ -66,20 +68,19 @@ enum CheckCommand {
             }
             return try decideOffline(question, policyPath: path, arguments: arguments, context: context)
         }
-        var parameters: [String: JSONValue] = ["appId": .string(question.app), "action": .string(question.action.rawValue)]
-        if let target = question.target { parameters["target"] = .string(target) }
-        if let size = question.size { parameters["size"] = .number(size) }
-        if let version = question.appVersion { parameters["appVersion"] = .string(version.description) }
-        let reply = try AdminClient(arguments, context: context).call("Decide", parameters)
-        let allowed = try reply.bool("allowed")
+        let request = Admin.Decide.Request(appId: question.app, action: question.action, target: question.target,
+                                           size: question.size, appVersion: question.appVersion)
+        let answer = try AdminClient(arguments, context: context).call(Admin.Decide.self, request)
+        let reply = try answer.message()
+        let allowed = reply.allowed
         if arguments.has("--json") {
-            context.console.print(reply.value.serializedString())
+            context.console.print(answer.json.serializedString())
         } else {
             var fields = FieldList()
             fields.add("decision", allowed ? "allowed" : "denied")
-            fields.add("rule", try reply.string("rule"))
-            fields.add("reason", try reply.string("reason"))
-            let steps = try reply.strings("explanation")
+            fields.add("rule", reply.rule)
+            fields.add("reason", reply.reason)
+            let steps = reply.explanation
             if !steps.isEmpty {
                 fields.add("explanation", "")
                 for (index, step) in steps.enumerated() { fields.addDetail("\(index + 1). \(step)") }

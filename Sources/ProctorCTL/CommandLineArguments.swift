@@ -42,8 +42,11 @@ public struct ParsedArguments: Sendable, Hashable {
     public func allValues(_ option: String) -> [String] { values[option] ?? [] }
 
     /// Parses `arguments` against `options`. `--` ends the options; a lone `-` is a
-    /// positional argument (conventionally standard input).
-    public static func parse(_ arguments: [String], options: [OptionSpec]) throws(UsageError) -> ParsedArguments {
+    /// positional argument (conventionally standard input). With `stopAtPositional` the
+    /// first positional argument ends the parse, and it and all after it are `positionals`
+    /// as given (how proctorctl reads the options before a command).
+    public static func parse(_ arguments: [String], options: [OptionSpec],
+                             stopAtPositional: Bool = false) throws(UsageError) -> ParsedArguments {
         var parsed = ParsedArguments()
         var index = 0
         var optionsEnded = false
@@ -51,6 +54,10 @@ public struct ParsedArguments: Sendable, Hashable {
             let argument = arguments[index]
             index += 1
             if optionsEnded || !argument.hasPrefix("-") || argument == "-" {
+                if stopAtPositional {
+                    parsed.positionals += arguments[(index - 1)...]
+                    return parsed
+                }
                 parsed.positionals.append(argument)
                 continue
             }

@@ -15,18 +15,34 @@ public enum ProctorCTL {
     /// Runs the command line `arguments` (without the program name) in `environment`,
     /// writing only to `console`, and returns the exit status.
     public static func run(_ arguments: [String], environment: [String: String] = [:], console: Console) -> ExitStatus {
-        guard let first = arguments.first else {
-            console.printError(overview)
-            return .invalidInput
+        if arguments.first == Completion.command {
+            return Completion.run(Array(arguments.dropFirst()), environment: environment, console: console)
         }
-        if first == "--help" || first == "-h" {
-            console.print(overview)
-            return .success
-        }
-        if first == "help" { return help(Array(arguments.dropFirst()), console: console) }
+        let global: GlobalOptions
         let verb: Verb
-        do {
-            verb = try find(arguments)
+        do throws(UsageError) {
+            global = try GlobalOptions.split(arguments)
+            switch global.request {
+            case .runCommand: break
+            case .overview:
+                console.print(overview)
+                return .success
+            case .version:
+                console.print("proctorctl \(ProctorRelease.version)")
+                return .success
+            case .manualReference:
+                console.print(ManualPage.reference)
+                return .success
+            }
+            guard let first = global.command.first else {
+                if arguments.isEmpty {
+                    console.printError(overview)
+                    return .invalidInput
+                }
+                throw UsageError("a command must follow the options")
+            }
+            if first == "help" { return help(Array(global.command.dropFirst()), console: console) }
+            verb = try find(global.command)
         } catch {
             console.printError("proctorctl: \(error.message)")
             console.printError("Try 'proctorctl --help'.")
@@ -35,7 +51,9 @@ public enum ProctorCTL {
         var parsed = ParsedArguments()
         do throws(CommandFailure) {
             do throws(UsageError) {
-                parsed = try ParsedArguments.parse(Array(arguments.dropFirst(verb.words.count)), options: verb.options)
+                // Options given before the command count as if written right after its words.
+                parsed = try ParsedArguments.parse(global.forwarded + global.command.dropFirst(verb.words.count),
+                                                   options: verb.options)
                 if parsed.wantsHelp {
                     console.print(verb.manual)
                     return .success
@@ -86,14 +104,20 @@ public enum ProctorCTL {
         var lines = [
             "proctorctl - inspect and steer Proctor, the policy agent for managed Linux apps",
             "",
-            "Usage: proctorctl COMMAND [OPTIONS] [ARGUMENTS]",
+            "Usage: proctorctl [OPTIONS] COMMAND [OPTIONS] [ARGUMENTS]",
             "",
             "Commands:",
         ]
         for (name, verb) in zip(names, verbs) { lines.append("  " + name.padded(to: width) + "  " + verb.summary) }
         lines.append("  " + "help [COMMAND]".padded(to: width) + "  show the manual of a command")
+        lines += ["", "Options:"]
+        for option in GlobalOptions.documented {
+            let name = option.name + (option.valueName.map { " " + $0 } ?? "")
+            lines += TextWrapping.wrap(option.help, indent: width + 4, firstLinePrefix: "  " + name.padded(to: width) + "  ")
+        }
         lines.append("")
-        lines += TextWrapping.wrap("Every command takes --help. Exit status: "
+        lines += TextWrapping.wrap("The online commands take --address and --json before or after the command; every "
+            + "command takes --help. Exit status: "
             + ExitStatus.allCases.map { "\($0.rawValue) \($0.meaning)" }.joined(separator: ", ") + ".", indent: 0)
         return lines.joined(separator: "\n")
     }
@@ -130,10 +154,6 @@ public enum ProctorCTL {
         let candidates = Set(verbs.filter { $0.words.starts(with: prefix) && $0.words.count > prefix.count }
             .map { $0.words[prefix.count] }).sorted()
         let context = prefix.isEmpty ? "" : prefix.joined(separator: " ") + " "
-        if prefix.isEmpty, let option = arguments.first, option.hasPrefix("-") {
-            return try fail("found the option \(option) before a command: options follow the command, "
-                + "as in 'proctorctl COMMAND [OPTIONS] [ARGUMENTS]'")
-        }
         guard prefix.count < arguments.count, !arguments[prefix.count].hasPrefix("-") else {
             return try fail("'\(context.trimmingTrailingSpace)' needs a subcommand: \(candidates.joined(separator: ", "))")
         }

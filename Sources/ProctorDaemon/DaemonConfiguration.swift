@@ -1,4 +1,5 @@
 import Glibc
+import ProctorPolicy
 
 /// Where proctord finds its policy, keeps its state and puts its sockets, and the limits
 /// it enforces, from the command line, then the environment systemd sets, then defaults.
@@ -14,6 +15,16 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// Members of this group (and root) may use the Admin interface.
     public var adminGroup = "proctor-admin"
     public var maxConnections = 4096
+    /// Most connections one uid may hold on each socket (root and the admin group excepted).
+    public var maxConnectionsPerUID = 64
+    /// Connections of each socket only root and the admin group may take.
+    public var reservedConnections = 64
+    /// How long an Agent connection may stay open without registering an app.
+    public var registerTimeoutSeconds = 10
+    /// Most bytes of replies waiting, across all connections, for clients that do not read.
+    public var outputBudgetBytes = 64 << 20
+    /// The largest message on the Agent socket (apps send small calls). The Admin socket's
+    /// limit is `PolicyLimits.maxRequestBytes`: it must take a whole policy document.
     public var maxMessageBytes = 1 << 20
     /// How long a connection may hold half a message before it is closed.
     public var idleMessageTimeoutSeconds = 10
@@ -34,35 +45,99 @@ public struct DaemonConfiguration: Sendable, Equatable {
         case version
     }
 
-    public static let usage = """
-        Usage: proctord [OPTIONS]
+    /// One command-line option: its name, the placeholder of its value (nil for a flag),
+    /// its lines in `--help`, and what it sets. `--help`, `proctord(8)` and the parser all
+    /// read this one table, so an option cannot be accepted without being documented.
+    struct Option: Sendable {
+        let name: String
+        let valueName: String?
+        let help: [String]
+        let apply: @Sendable (inout DaemonConfiguration, String) throws(UsageError) -> Void
 
-        The Proctor policy daemon: holds the device's app policy, answers managed apps on
-        the io.proctor.Agent socket and administrators on io.proctor.Admin, keeps durable
-        state in SQLite and logs every decision-worthy event to the journal.
+        static func flag(_ name: String, _ help: String..., apply: @escaping @Sendable (inout DaemonConfiguration) -> Void) -> Option {
+            Option(name: name, valueName: nil, help: help) { configuration, _ in apply(&configuration) }
+        }
 
-        Options:
-          --config-dir DIR        policy from DIR/policy.d/*.json
-                                  (default: $CONFIGURATION_DIRECTORY, else /etc/proctor)
-          --state-dir DIR         SQLite state (default: $STATE_DIRECTORY, else /var/lib/proctor)
-          --runtime-dir DIR       sockets and lock file (default: $RUNTIME_DIRECTORY, else /run/proctor)
-          --log-target TARGET     auto | journal | stderr (default: auto: the journal when
-                                  stderr is connected to it, else readable lines on stderr)
-          --debug                 also log allowed decisions and other debug events
-          --admin-group NAME      group whose members may use the Admin interface
-                                  (default: proctor-admin; root always may)
-          --max-connections N     concurrent client connections (default: 4096)
-          --max-message-bytes N   largest Varlink message accepted (default: 1048576)
-          --message-timeout S     seconds a client may leave a message half-sent before
-                                  its connection is closed (default: 10)
-          --history-limit N       applied policies kept for rollback (default: 20)
-          -h, --help              show this help
-          --version               show the version
+        static func text(_ name: String, _ valueName: String, _ help: String...,
+                         set: any WritableKeyPath<DaemonConfiguration, String> & Sendable) -> Option {
+            Option(name: name, valueName: valueName, help: help) { configuration, value in configuration[keyPath: set] = value }
+        }
 
-        Signals: SIGHUP reloads policy.d; SIGTERM and SIGINT stop cleanly.
-        Exit status: 0 after a clean stop, 1 when start-up fails, 2 on a usage error,
-        78 when no valid policy can be loaded (proctord.service does not restart on it).
-        """
+        static func count(_ name: String, _ valueName: String, minimum: Int = 1, _ help: String...,
+                          set: any WritableKeyPath<DaemonConfiguration, Int> & Sendable) -> Option {
+            Option(name: name, valueName: valueName, help: help) { configuration, text throws(UsageError) in
+                guard let n = Int(text), n >= minimum else {
+                    throw UsageError(description: "\(name) expects a whole number ≥ \(minimum), got \"\(text)\"")
+                }
+                configuration[keyPath: set] = n
+            }
+        }
+    }
+
+    static let options: [Option] = [
+        .text("--config-dir", "DIR", "policy from DIR/policy.d/*.json",
+              "(default: $CONFIGURATION_DIRECTORY, else /etc/proctor)", set: \.configDirectory),
+        .text("--state-dir", "DIR", "SQLite state (default: $STATE_DIRECTORY, else /var/lib/proctor)", set: \.stateDirectory),
+        .text("--runtime-dir", "DIR", "sockets and lock file (default: $RUNTIME_DIRECTORY, else /run/proctor)",
+              set: \.runtimeDirectory),
+        Option(name: "--log-target", valueName: "TARGET", help: ["auto | journal | stderr (default: auto: the journal when",
+                                                                "stderr is connected to it, else readable lines on stderr)"]) {
+            configuration, text throws(UsageError) in
+            guard let target = LogTarget(rawValue: text) else {
+                throw UsageError(description: "--log-target expects auto, journal or stderr, got \"\(text)\"")
+            }
+            configuration.logTarget = target
+        },
+        .flag("--debug", "also log allowed decisions and other debug events") { $0.debugLogging = true },
+        .text("--admin-group", "NAME", "group whose members may use the Admin interface",
+              "(default: proctor-admin; root always may)", set: \.adminGroup),
+        .count("--max-connections", "N", "concurrent client connections per socket (default: 4096)",
+               set: \.maxConnections),
+        .count("--max-connections-per-uid", "N", "connections one user may hold per socket; root and the",
+               "admin group are exempt (default: 64)", set: \.maxConnectionsPerUID),
+        .count("--reserved-connections", "N", minimum: 0, "connections per socket kept for root and the admin group",
+               "(default: 64)", set: \.reservedConnections),
+        .count("--register-timeout", "S", "seconds an Agent connection may stay open without",
+               "registering an app before it is closed (default: 10)", set: \.registerTimeoutSeconds),
+        .count("--output-budget", "BYTES", minimum: 1 << 20, "replies kept, in all, for clients that do not read them;",
+               "past it the client furthest behind is disconnected (default: 67108864)", set: \.outputBudgetBytes),
+        .count("--max-message-bytes", "N", minimum: 1024, "largest Varlink message accepted on the Agent socket",
+               "(default: 1048576); the Admin socket takes a policy", "document and its envelope: \(PolicyLimits.maxRequestBytes)",
+               set: \.maxMessageBytes),
+        .count("--message-timeout", "S", "seconds a client may leave a message half-sent before",
+               "its connection is closed (default: 10)", set: \.idleMessageTimeoutSeconds),
+        .count("--history-limit", "N", "applied policies kept for rollback (default: 20)", set: \.historyLimit),
+    ]
+
+    /// What `-h`/`--help` and `--version` stand for in the usage; parsed before the table.
+    static let informational = [("-h, --help", "show this help"), ("--version", "show the version")]
+
+    public static var usage: String {
+        var lines = [
+            "Usage: proctord [OPTIONS]",
+            "",
+            "The Proctor policy daemon: holds the device's app policy, answers managed apps on",
+            "the io.proctor.Agent socket and administrators on io.proctor.Admin, keeps durable",
+            "state in SQLite and logs every decision-worthy event to the journal.",
+            "",
+            "Options:",
+        ]
+        let column = 24
+        func entry(_ term: String, _ help: [String]) {
+            let padded = term + String(repeating: " ", count: max(1, column - term.count))
+            lines.append("  " + padded + (help.first ?? ""))
+            for more in help.dropFirst() { lines.append(String(repeating: " ", count: column + 2) + more) }
+        }
+        for option in options { entry(option.name + (option.valueName.map { " " + $0 } ?? ""), option.help) }
+        for (term, help) in informational { entry(term, [help]) }
+        lines += [
+            "",
+            "Signals: SIGHUP reloads policy.d; SIGTERM and SIGINT stop cleanly.",
+            "Exit status: 0 after a clean stop, 1 when start-up fails, 2 on a usage error,",
+            "78 when no valid policy can be loaded (proctord.service does not restart on it).",
+        ]
+        return lines.joined(separator: "\n")
+    }
 
     /// Parses `arguments` (without the program name); `environment` supplies systemd's
     /// `CONFIGURATION_DIRECTORY`, `STATE_DIRECTORY` and `RUNTIME_DIRECTORY` (the first
@@ -77,39 +152,22 @@ public struct DaemonConfiguration: Sendable, Equatable {
         if let dir = firstPath("RUNTIME_DIRECTORY") { config.runtimeDirectory = dir }
 
         var remaining = arguments[...]
-        func value(for option: String) throws(UsageError) -> String {
-            guard let value = remaining.popFirst(), !value.hasPrefix("--") else {
-                throw UsageError(description: "\(option) needs a value")
-            }
-            return value
-        }
-        func count(for option: String, minimum: Int = 1) throws(UsageError) -> Int {
-            let text = try value(for: option)
-            guard let n = Int(text), n >= minimum else {
-                throw UsageError(description: "\(option) expects a whole number ≥ \(minimum), got \"\(text)\"")
-            }
-            return n
-        }
         while let argument = remaining.popFirst() {
             switch argument {
             case "-h", "--help": return .help
             case "--version": return .version
-            case "--config-dir": config.configDirectory = try value(for: argument)
-            case "--state-dir": config.stateDirectory = try value(for: argument)
-            case "--runtime-dir": config.runtimeDirectory = try value(for: argument)
-            case "--log-target":
-                let text = try value(for: argument)
-                guard let target = LogTarget(rawValue: text) else {
-                    throw UsageError(description: "--log-target expects auto, journal or stderr, got \"\(text)\"")
+            default:
+                guard let option = options.first(where: { $0.name == argument }) else {
+                    throw UsageError(description: "unknown option \"\(argument)\" (see proctord --help)")
                 }
-                config.logTarget = target
-            case "--debug": config.debugLogging = true
-            case "--admin-group": config.adminGroup = try value(for: argument)
-            case "--max-connections": config.maxConnections = try count(for: argument)
-            case "--max-message-bytes": config.maxMessageBytes = try count(for: argument, minimum: 1024)
-            case "--message-timeout": config.idleMessageTimeoutSeconds = try count(for: argument)
-            case "--history-limit": config.historyLimit = try count(for: argument)
-            default: throw UsageError(description: "unknown option \"\(argument)\" (see proctord --help)")
+                var value = ""
+                if option.valueName != nil {
+                    guard let given = remaining.popFirst(), !given.hasPrefix("--") else {
+                        throw UsageError(description: "\(argument) needs a value")
+                    }
+                    value = given
+                }
+                try option.apply(&config, value)
             }
         }
         return .run(config)

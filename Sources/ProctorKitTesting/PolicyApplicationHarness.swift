@@ -1,4 +1,6 @@
-public import ProctorKit
+// A test needs nothing but `import ProctorKitTesting` (and Testing): ProctorKit, and with it
+// JSONCore and ProctorPolicy, come along.
+@_exported public import ProctorKit
 
 /// Runs a `PolicyApplication` inside a test process against a `FakeAgent`, without
 /// `ApplicationMain` (which takes the process over): launch it, then call its lifecycle

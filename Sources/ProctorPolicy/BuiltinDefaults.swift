@@ -56,5 +56,7 @@ public enum BuiltinDefaults {
         public static let fileExportRelativePath = "builtin.fileExport.relativePath"
         /// `file.export` refuses paths longer than `CompiledPolicy.maxExportPathBytes`.
         public static let fileExportPathTooLong = "builtin.fileExport.pathTooLong"
+        /// `notification` takes the target `org` or `plain` only.
+        public static let notificationTarget = "builtin.notification.target"
     }
 }

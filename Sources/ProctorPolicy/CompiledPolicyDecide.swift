@@ -42,6 +42,8 @@ extension CompiledPolicyStorage {
                             reason: DecisionReason.screenCapture(capture.value))
         case .fileExport:
             return decideExport(settings, path: request.target)
+        case .notification:
+            return decideNotification(settings, showing: request.target)
         }
     }
 
@@ -67,7 +69,7 @@ extension CompiledPolicyStorage {
 
     /// `charLimit` is an allowance on top of the level: a copy the level refuses still goes
     /// to any app when its size is known and at most the limit — under every level,
-    /// `blocked` included, as DESIGN.md §4 says ("whatever the level").
+    /// `blocked` included, as docs/engine.md says (a charLimit applies "whatever the level").
     private func decideCopy(_ settings: UnsafePointer<ResolvedSettings>, to target: TargetStanding, size: Int?) -> Decision {
         if target == .sameApp { return Self.sameApp }
         let level = settings.pointee.clipboardLevel
@@ -136,6 +138,20 @@ extension CompiledPolicyStorage {
         }
     }
 
+    /// `block-org-data` lets only `plain` notifications through. A target other than `org` or
+    /// `plain` is denied under every level: what such a notification shows is not known.
+    private func decideNotification(_ settings: UnsafePointer<ResolvedSettings>, showing content: String?) -> Decision {
+        guard let content = content.flatMap(NotificationContent.init(rawValue:)) else { return Self.notificationTargetUnknown }
+        let showsOrgData = content == .org
+        let level = settings.pointee.notifications
+        let allowed = switch level.value {
+        case .allow: true
+        case .blockOrgData: !showsOrgData
+        case .block: false
+        }
+        return Decision(allowed: allowed, rule: level.rule, reason: DecisionReason.notification(level.value, showsOrgData: showsOrgData))
+    }
+
     private func firstMatch(_ list: ResolvedList, _ bytes: UnsafeBufferPointer<UInt8>,
                             _ segments: UnsafeBufferPointer<PathSegment>) -> Int? {
         guard list.list >= 0 else { return nil }
@@ -152,4 +168,6 @@ extension CompiledPolicyStorage {
                                                      reason: DecisionReason.exportPathRelative)
     private static let exportPathTooLong = Decision(allowed: false, rule: BuiltinDefaults.Rule.fileExportPathTooLong,
                                                     reason: DecisionReason.exportPathTooLong)
+    private static let notificationTargetUnknown = Decision(allowed: false, rule: BuiltinDefaults.Rule.notificationTarget,
+                                                            reason: DecisionReason.notificationTargetUnknown)
 }

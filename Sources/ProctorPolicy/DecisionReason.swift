@@ -67,6 +67,16 @@ enum DecisionReason {
         toggle == .allow ? "Screen capture is allowed." : "Screen capture is blocked."
     }
 
+    static func notification(_ level: NotificationLevel, showsOrgData: Bool) -> String {
+        switch (level, showsOrgData) {
+        case (.allow, _): "notifications is allow, so the app may show any notification."
+        case (.blockOrgData, true): "notifications is block-org-data, so a notification may not show organisation data."
+        case (.blockOrgData, false): "notifications is block-org-data, and a notification without organisation data may be shown."
+        case (.block, _): "notifications is block, so the app may show no notification."
+        }
+    }
+    static let notificationTargetUnknown = "notification needs the target org (it shows organisation data) or plain (it does not)."
+
     static let exportPathMissing = "file.export needs the absolute path of the destination, and none was given."
     static let exportPathRelative = "file.export needs an absolute path, and the path given is relative."
     static let exportPathTooLong = "The export path is longer than the 4096 bytes a Linux path may have."

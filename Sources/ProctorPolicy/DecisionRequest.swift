@@ -5,8 +5,9 @@ public struct DecisionRequest: Sendable, Hashable {
     public var action: Action
     /// The other party or the place: the destination app of `clipboard.copy`, the source app
     /// of `clipboard.paste`, the receiver of `share.send`, the sender of `share.receive`, the
-    /// absolute path of `file.export`. Nil means an app that is not known (so unmanaged) or,
-    /// for `file.export`, no path (denied).
+    /// absolute path of `file.export`, what a `notification` shows (`NotificationContent`:
+    /// `org` or `plain`). Nil means an app that is not known (so unmanaged) or, for
+    /// `file.export` and `notification`, no target (denied).
     public var target: String?
     /// The number of characters of a `clipboard.copy`, checked against `charLimit`; nil means
     /// unknown, and an unknown size never fits a limit.

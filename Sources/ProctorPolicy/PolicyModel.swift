@@ -1,6 +1,6 @@
 public import JSONCore
 
-/// A policy document of schema 1 (DESIGN.md §4), after parsing and validation.
+/// A policy document of schema 1 (docs/engine.md), after parsing and validation.
 ///
 /// Every setting is optional at this level: a missing setting falls back from the app to
 /// `defaults`, then to the built-in default (see `BuiltinDefaults`). Keeping "not said"
@@ -130,6 +130,8 @@ public enum Toggle: String, Sendable, Hashable, CaseIterable {
     case allow, block
 }
 
+/// `dlp.notifications`: `allow`, `block-org-data` (only notifications that show no
+/// organisation data), `block` (none).
 public enum NotificationLevel: String, Sendable, Hashable, CaseIterable {
     case allow, blockOrgData = "block-org-data", block
 }
@@ -149,4 +151,14 @@ public enum Action: String, Sendable, Hashable, CaseIterable {
     case print
     case screenCapture = "screen-capture"
     case fileExport = "file.export"
+    /// Showing a notification; the target says what it shows (`NotificationContent`).
+    case notification
+}
+
+/// The target of a `notification` request: what the notification would show.
+public enum NotificationContent: String, Sendable, Hashable, CaseIterable {
+    /// It shows organisation data (a message's sender and text, a document's title).
+    case org
+    /// It shows nothing of the organisation's ("1 new message").
+    case plain
 }

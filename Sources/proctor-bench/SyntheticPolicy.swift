@@ -48,6 +48,9 @@ struct SyntheticPolicy {
         "/media/usb/keys/disk.key", "relative/path.txt", "/home/ann/Downloads/file.bin/",
     ]
 
+    /// Mostly the two contents a notification may show; now and then none or a wrong one.
+    static let notificationTargets: [String?] = ["org", "plain", "org", "plain", nil, "banner"]
+
     /// `count` requests over random actions and targets (any app of the policy, or none in
     /// it), asked by uniformly random apps (one in 20 unknown) — or, with `activeApps`, by that
     /// many apps only, as on a machine where a few managed apps are running.
@@ -63,6 +66,7 @@ struct SyntheticPolicy {
             let target: String? = switch action {
             case .fileExport: Self.exportPaths.randomElement(using: &random)!
             case .launch, .print, .screenCapture: nil
+            case .notification: Self.notificationTargets.randomElement(using: &random)!
             default:
                 switch Int.random(in: 0..<6, using: &random) {
                 case 0: app

@@ -103,6 +103,8 @@ final class NotesDelegate: ApplicationDelegate {
             ("receive from org.mozilla.firefox", guardian.canReceive(from: "org.mozilla.firefox")),
             ("print", guardian.canPrint()),
             ("capture the screen", guardian.canCaptureScreen()),
+            ("notify with a note's title", guardian.canNotify(showingOrgData: true)),
+            ("notify \"1 new note\"", guardian.canNotify(showingOrgData: false)),
             ("export to \(home)/Documents/Work/notes.txt", guardian.canExport(toPath: "\(home)/Documents/Work/notes.txt")),
             ("export to /tmp/notes.txt", guardian.canExport(toPath: "/tmp/notes.txt")),
         ]

@@ -87,6 +87,7 @@ final class LoggingDelegate: ApplicationDelegate {
             case "share.receive": decision = guardian.canReceive(from: target)
             case "print": decision = guardian.canPrint()
             case "screen-capture": decision = guardian.canCaptureScreen()
+            case "notification": decision = guardian.canNotify(showingOrgData: target == "org")
             case "file.export": decision = guardian.canExport(toPath: target ?? "")
             default:
                 logLine("dataguard \(index) unknown action")

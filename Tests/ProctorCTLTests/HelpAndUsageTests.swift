@@ -54,8 +54,11 @@ import Testing
     @Test(arguments: [
         (["stauts"], "proctorctl: unknown command 'stauts', did you mean 'status'?"),
         (["policy", "shwo"], "proctorctl: unknown command 'policy shwo', did you mean 'policy show'?"),
-        (["--json", "status"], "proctorctl: found the option --json before a command: options follow the command, "
-            + "as in 'proctorctl COMMAND [OPTIONS] [ARGUMENTS]'"),
+        (["--jsn", "status"], "proctorctl: unknown option \"--jsn\", did you mean \"--json\"?"),
+        (["--size", "3", "check"], "proctorctl: unknown option \"--size\""),
+        (["--json"], "proctorctl: a command must follow the options"),
+        (["--address"], "proctorctl: option --address needs a value: --address PATH"),
+        (["--generate", "pdf"], "proctorctl: --generate makes man, not \"pdf\""),
     ])
     func unknownCommandsAreUsageErrors(_ arguments: [String], _ message: String) throws {
         let result = try proctorctl(arguments)
@@ -68,7 +71,7 @@ import Testing
         (["check", "com.example.notes"], "expected 2 to 3 arguments (APP ACTION [TARGET]), found 1"),
         (["check", "com.example.notes", "clipboard.cpy"], "unknown action \"clipboard.cpy\", did you mean \"clipboard.copy\"?"),
         (["check", "com.example.notes", "fly"], "unknown action \"fly\", expected one of launch, clipboard.copy, "
-            + "clipboard.paste, share.send, share.receive, print, screen-capture, file.export"),
+            + "clipboard.paste, share.send, share.receive, print, screen-capture, file.export, notification"),
         (["check", "a.b", "clipboard.copy", "--size", "-3"], "--size must be a whole number of characters, 0 or more; found \"-3\""),
         (["check", "a.b", "launch", "--app-version", "two"], "--app-version must be a semantic version such as 2.4.0; found \"two\""),
         (["check", "a.b", "launch", "--policy", "config/examples", "--address", "/tmp/x"],

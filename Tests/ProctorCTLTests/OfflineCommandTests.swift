@@ -98,6 +98,15 @@ import Testing
         #expect(result.outputLines[3] == "policy:    version 2026-11-29.2, sha256 \(policy.sha256) (offline, from config/examples)")
     }
 
+    /// config/examples says `notifications: block-org-data` for the demo.
+    @Test(arguments: [("org", 1, "denied"), ("plain", 0, "allowed")])
+    func checkANotification(target: String, status: Int32, decision: String) throws {
+        let result = try proctorctl(["check", "--policy", "config/examples", "io.proctor.demo.notes", "notification", target])
+        #expect(result.status == status)
+        #expect(result.outputLines[0] == "decision:  \(decision)")
+        #expect(result.outputLines[1] == #"rule:      apps["io.proctor.demo.notes"].dlp.notifications"#)
+    }
+
     @Test func checkWithABrokenPolicyIsBadInput() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

@@ -75,15 +75,35 @@ import Testing
         }
     }
 
+    /// `Y` allowed, `N` denied, per target: `org`, `plain`, none, something else.
+    static let notificationTable: [(NotificationLevel, String)] = [
+        (.allow, "YYNN"),
+        (.blockOrgData, "NYNN"),
+        (.block, "NNNN"),
+    ]
+
+    @Test(arguments: notificationTable)
+    func notification(level: NotificationLevel, expected: String) {
+        let id = "com.test.asker"
+        let engine = CompiledPolicy(EngineFixtures.policy([id: EngineFixtures.app(DLPSettings(notifications: level))]))
+        for (column, target) in ["org", "plain", nil, EngineFixtures.managedTarget].enumerated() {
+            let decision = engine.decide(DecisionRequest(app: id, action: .notification, target: target))
+            #expect(decision.allowed == (Array(expected)[column] == "Y"), "\(level.rawValue) \(target ?? "none")")
+            #expect(decision.rule == (column < 2 ? EngineFixtures.appPath(id) + ".dlp.notifications" : "builtin.notification.target"))
+            #expect(decision.violation == nil)
+            #expect(!decision.reason.isEmpty && decision.reason.hasSuffix("."))
+        }
+    }
+
     /// A blocked or retired app is denied every action by its state, whatever its settings.
     @Test(arguments: [AppState.blocked, .retired])
     func appThatIsNotAuthorized(state: AppState) {
         let id = "com.test.asker"
         let permissive = DLPSettings(clipboardLevel: .any, clipboardCharLimit: 100, shareSend: .any, shareReceive: .any,
-                                     print: .allow, screenCapture: .allow, fileExportAllow: ["/**"])
+                                     print: .allow, screenCapture: .allow, fileExportAllow: ["/**"], notifications: .allow)
         let engine = CompiledPolicy(EngineFixtures.policy([id: EngineFixtures.app(permissive, state: state)]))
         for action in Action.allCases {
-            for target in [id, EngineFixtures.managedTarget, "/home/ann/a.txt", nil] {
+            for target in [id, EngineFixtures.managedTarget, "/home/ann/a.txt", "plain", nil] {
                 let decision = engine.decide(DecisionRequest(app: id, action: action, target: target, size: 1,
                                                              appVersion: SemanticVersion("9.9.9")))
                 #expect(!decision.allowed, "\(state) \(action.rawValue)")
@@ -98,7 +118,7 @@ import Testing
     @Test func unknownAppIsDeniedEverything() {
         let engine = CompiledPolicy(EngineFixtures.policy(defaults: AppSettings(dlp: DLPSettings(clipboardLevel: .any, print: .allow))))
         for action in Action.allCases {
-            for target in [EngineFixtures.unknownTarget, EngineFixtures.managedTarget, "/tmp/a", nil] {
+            for target in [EngineFixtures.unknownTarget, EngineFixtures.managedTarget, "/tmp/a", "plain", nil] {
                 let decision = engine.decide(DecisionRequest(app: EngineFixtures.unknownTarget, action: action, target: target))
                 #expect(!decision.allowed)
                 #expect(decision.rule == "builtin.unknownApp")

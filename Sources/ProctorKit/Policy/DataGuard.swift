@@ -54,6 +54,12 @@ public final class DataGuard: Sendable {
     public func canPrint() -> Decision { decide(.print, target: nil) }
     /// May the screen be captured while the app shows its data?
     public func canCaptureScreen() -> Decision { decide(.screenCapture, target: nil) }
+    /// May the app show a notification? `showingOrgData`: it would show organisation data
+    /// (a message's sender or text) rather than a neutral line such as "1 new message";
+    /// under `notifications: block-org-data` only the neutral one is allowed.
+    public func canNotify(showingOrgData: Bool) -> Decision {
+        decide(.notification, target: (showingOrgData ? NotificationContent.org : .plain).rawValue)
+    }
     /// May the app write its data to `path`? Symbolic links are resolved first (`realpath`;
     /// for a file that does not exist yet, of its folder), so a link cannot smuggle data out.
     public func canExport(toPath path: String) -> Decision {
