@@ -17,9 +17,9 @@ out=.build/fuzz
 mkdir -p "$out"
 all_targets="json policy policy-dir varlink info-plist"
 
-# -I Sources/CLinux finds the CLinux module map LinuxIO imports.
+# -I Sources/CLinux and Sources/CLandlock find the module maps LinuxIO imports.
 flags="-swift-version 6 -enable-upcoming-feature ExistentialAny -enable-upcoming-feature InternalImportsByDefault
-       -sanitize=fuzzer,address -parse-as-library -O -g -use-ld=lld -I $out -L $out -I Sources/CLinux"
+       -sanitize=fuzzer,address -parse-as-library -O -g -use-ld=lld -I $out -L $out -I Sources/CLinux -I Sources/CLandlock"
 
 # The library modules a module needs, in build order, itself last.
 module_closure() {
