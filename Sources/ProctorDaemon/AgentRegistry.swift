@@ -63,7 +63,6 @@ final class AgentRegistry {
         sessionsByApp[session.appID, default: [:]][session.id] = session
         sessionCount += 1
         let view = AppView(of: session.appID, in: active.compiled)
-        session.lastView = view
         var effects: [Effect] = [.statusChanged]
         let snapshot = deliverSnapshot(to: session, view: view, effects: &effects)
         let managedApps = takeManagedAppsIfChanged(for: session) ?? active.compiled.managedAppIDs
@@ -89,8 +88,9 @@ final class AgentRegistry {
         return [.statusChanged]
     }
 
-    /// Makes `policy` the one in force: every subscriber whose app's view changed is told. A
-    /// change of the set of managed apps concerns every app: its copies and shares towards
+    /// Makes `policy` the one in force: every subscriber whose app's view or launch verdict
+    /// changed is told (the verdict is decided again for each session, at the version it
+    /// registered with, so a raised `minVersion` reaches running apps). A change of the set of managed apps concerns every app: its copies and shares towards
     /// the others are decided against that set (the SDK decides them locally).
     func activate(_ policy: ActivePolicy) -> [Effect] {
         let managedAppsChanged = active.compiled.managedAppIDs != policy.compiled.managedAppIDs
@@ -99,7 +99,15 @@ final class AgentRegistry {
         var effects: [Effect] = []
         for (appID, sessions) in sessionsByApp {
             let view = AppView(of: appID, in: policy.compiled)
-            for session in sessions.values where session.subscription != nil && (managedAppsChanged || session.lastView != view) {
+            for session in sessions.values where session.subscription != nil {
+                let verdict = launchVerdict(for: session)
+                guard managedAppsChanged || session.lastView != view || session.lastLaunch != verdict else { continue }
+                if let previous = session.lastLaunch, previous.allowed != verdict.allowed || previous.violation != verdict.violation {
+                    effects.append(.event(kind: "compliance", appID: appID, data: [
+                        "session": .string(session.id), "version": session.appVersion.map(JSONValue.string) ?? .null,
+                        "launch": verdict.json,
+                    ]))
+                }
                 update(session, reason: .policy, view: view, effects: &effects)
             }
         }
@@ -144,17 +152,24 @@ final class AgentRegistry {
         }
         let update = Agent.Subscribe.Reply(reason: reason, snapshot: deliverSnapshot(to: session, view: view, effects: &effects),
                                            managedApps: takeManagedAppsIfChanged(for: session), notification: notification)
-        session.lastView = view
         effects.append(.push(session, update))
     }
 
     /// What `Register` and `Subscribe` tell an app about itself; an app that left the
     /// policy is told it is retired. Handing over the pending wipe directives marks them
-    /// delivered in the store.
+    /// delivered in the store; the view and verdict sent are remembered on the session.
     private func deliverSnapshot(to session: AgentSession, view: AppView?, effects: inout [Effect]) -> Agent.AppSnapshot {
-        Agent.AppSnapshot(state: view?.state ?? .retired, policyVersion: active.version, config: view?.config ?? [:],
-                          dlp: view?.dlp ?? [:], compliance: view?.compliance ?? [:],
-                          directives: deliverPendingWipes(to: session.appID, effects: &effects))
+        let verdict = launchVerdict(for: session)
+        session.lastView = view
+        session.lastLaunch = verdict
+        return Agent.AppSnapshot(state: view?.state ?? .retired, policyVersion: active.version, config: view?.config ?? [:],
+                                 dlp: view?.dlp ?? [:], compliance: view?.compliance ?? [:], launch: verdict,
+                                 directives: deliverPendingWipes(to: session.appID, effects: &effects))
+    }
+
+    /// The policy in force's `launch` decision for the session's app at its version.
+    func launchVerdict(for session: AgentSession) -> Agent.LaunchVerdict {
+        Agent.LaunchVerdict(active.compiled.decide(session.launchRequest))
     }
 
     /// The set of managed apps if `session` has not been sent it since it last changed, and

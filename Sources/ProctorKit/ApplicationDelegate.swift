@@ -48,6 +48,11 @@ public protocol ApplicationDelegate: AnyObject {
     /// wipe, or retirement). Close what is open in the declared data directories; when this
     /// returns ProctorKit removes them and acknowledges the directive to proctord.
     func applicationShouldWipeData(_ application: Application, directive: WipeDirective)
+    /// `PolicyApplication`: the app's compliance with `compliance.minVersion` changed — at
+    /// launch when it is not compliant, then on every change proctord pushes. `.warning`
+    /// (`onViolation: warn`): the app keeps running; tell the user to update. `.violation`:
+    /// `applicationWasBlocked(_:reason:)` follows (after the wipe, for `onViolation: wipe`).
+    func application(_ application: Application, complianceDidChange compliance: ComplianceState)
 }
 
 extension ApplicationDelegate {
@@ -69,4 +74,5 @@ extension ApplicationDelegate {
         exit("blocked by policy: \(reason)", status: .blockedByPolicy)
     }
     public func applicationShouldWipeData(_ application: Application, directive: WipeDirective) {}
+    public func application(_ application: Application, complianceDidChange compliance: ComplianceState) {}
 }

@@ -64,7 +64,14 @@ final class LoggingDelegate: ApplicationDelegate {
         logLine("delegate wasBlocked reason=\(reason)")
     }
     func applicationShouldWipeData(_ application: Application, directive: WipeDirective) {
-        logLine("delegate shouldWipeData directive=\(directive.id ?? "retired")")
+        logLine("delegate shouldWipeData directive=\(directive.id ?? "\(directive.cause)")")
+    }
+    func application(_ application: Application, complianceDidChange compliance: ComplianceState) {
+        switch compliance {
+        case .compliant: logLine("delegate complianceDidChange compliant")
+        case .warning(let reason): logLine("delegate complianceDidChange warning reason=\(reason)")
+        case .violation(let reason): logLine("delegate complianceDidChange violation reason=\(reason)")
+        }
     }
 
     /// With `TESTAPP_DATAGUARD_CASES` (a JSON array of `{"action", "target", "size"}`), logs

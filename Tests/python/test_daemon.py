@@ -207,16 +207,21 @@ def test_events_stream(daemon):
             con.Decide(session, "print")
             con.Register("io.proctor.test.mail")  # another app: filtered out
         buffer = b""
-        kinds = []
-        while "decision" not in kinds:
+        kinds, actions = [], []
+        while kinds.count("decision") < 2:
             buffer += events.recv(65536)
             *messages, buffer = buffer.split(b"\0")
             for message in messages:
                 reply = json.loads(message)
                 assert reply["continues"] is True
-                assert reply["parameters"]["event"]["appId"] == "io.proctor.test.notes"
-                kinds.append(reply["parameters"]["event"]["kind"])
-        assert kinds == ["registration", "decision"]
+                event = reply["parameters"]["event"]
+                assert event["appId"] == "io.proctor.test.notes"
+                kinds.append(event["kind"])
+                if event["kind"] == "decision":
+                    actions.append(event["data"]["action"])
+        # Registration decides `launch` (the verdict the Register reply carries), then the print.
+        assert kinds == ["registration", "decision", "decision"]
+        assert actions == ["launch", "print"]
 
 
 def test_reload_with_broken_policy_keeps_old(daemon):
