@@ -53,6 +53,12 @@ public protocol ApplicationDelegate: AnyObject {
     /// (`onViolation: warn`): the app keeps running; tell the user to update. `.violation`:
     /// `applicationWasBlocked(_:reason:)` follows (after the wipe, for `onViolation: wipe`).
     func application(_ application: Application, complianceDidChange compliance: ComplianceState)
+    /// `PolicyApplication`: proctord sent a policy version not seen before — at launch, before
+    /// didFinishLaunching, and on every change while running — and its rules are in force.
+    /// The answer is sent to proctord as the acknowledgement of that version (shown by
+    /// `proctorctl app ID`); the default is `.applied`. Rules that cannot be compiled are
+    /// acknowledged `.error` by ProctorKit without asking.
+    func application(_ application: Application, didReceivePolicyChange change: PolicyChange) -> PolicyAcknowledgement
 }
 
 extension ApplicationDelegate {
@@ -75,4 +81,7 @@ extension ApplicationDelegate {
     }
     public func applicationShouldWipeData(_ application: Application, directive: WipeDirective) {}
     public func application(_ application: Application, complianceDidChange compliance: ComplianceState) {}
+    public func application(_ application: Application, didReceivePolicyChange change: PolicyChange) -> PolicyAcknowledgement {
+        .applied
+    }
 }

@@ -24,7 +24,8 @@ public import ProctorPolicy
 ///
 /// While it runs: lifecycle events are reported to proctord in the order the delegate gets
 /// them (from a thread of its own); pushed changes update `ManagedConfiguration.shared` and
-/// `DataGuard.shared` live and are acknowledged (`ReportFeedback` key `policy`); remote
+/// `DataGuard.shared` live and are acknowledged (`ReportFeedback` key `policy`, with the
+/// delegate's `PolicyAcknowledgement`); remote
 /// notifications reach the delegate; proctord's launch verdict, decided again on every
 /// policy change, is enforced as at launch (a raised `minVersion` stops a running app); when proctord goes away the cached rules stay in force
 /// for `compliance.offlineGraceSeconds` while the SDK reconnects with capped backoff.
@@ -72,15 +73,16 @@ open class PolicyApplication: Application {
 
     /// Stores the app's own status for the administrator (shown by `proctorctl app ID`),
     /// sent in the background; a newer entry replaces an older one with the same `key`.
-    /// Keys are at most 100 characters and messages at most 1000.
-    public func reportFeedback(key: String, severity: FeedbackSeverity, message: String) {
-        reporter?.feedback(key: key, severity: severity, message: message)
+    /// Keys are at most 100 characters and messages at most 1000; `data` is structured detail
+    /// for tools (Android's KeyedAppState `data`), stored and shown as JSON.
+    public func reportFeedback(key: String, severity: FeedbackSeverity, message: String, data: [String: JSONValue]? = nil) {
+        reporter?.feedback(key: key, severity: severity, message: message, data: data)
     }
 
-    /// `reportFeedback(key:severity:message:)` of the running PolicyApplication; nothing when
-    /// there is none.
-    public static func reportFeedback(key: String, severity: FeedbackSeverity, message: String) {
-        running?.reportFeedback(key: key, severity: severity, message: message)
+    /// `reportFeedback(key:severity:message:data:)` of the running PolicyApplication; nothing
+    /// when there is none.
+    public static func reportFeedback(key: String, severity: FeedbackSeverity, message: String, data: [String: JSONValue]? = nil) {
+        running?.reportFeedback(key: key, severity: severity, message: message, data: data)
     }
 
     // MARK: Launch
@@ -271,19 +273,27 @@ open class PolicyApplication: Application {
         do {
             dataGuard.install(try update.compile(for: appID), for: appID, offlineGraceSeconds: update.offlineGraceSeconds)
             if isNew {
-                reporter?.feedback(key: "policy", severity: .info, message: "policy \(update.policyVersion) applied",
-                                   data: ["version": .string(update.policyVersion), "result": "applied"])
+                let change = PolicyChange(version: update.policyVersion, configuration: update.config)
+                acknowledge(update.policyVersion, delegate?.application(self, didReceivePolicyChange: change) ?? .applied)
             }
         } catch {
             // The previous rules stay in force; the administrator hears why.
             report(Diagnostic(message: "cannot apply policy \(update.policyVersion) (\(error)), keeping the previous rules"))
-            if isNew {
-                reporter?.feedback(key: "policy", severity: .error,
-                                   message: String("policy \(update.policyVersion) not applied: \(error)".prefix(1000)),
-                                   data: ["version": .string(update.policyVersion), "result": "error"])
-            }
+            if isNew { acknowledge(update.policyVersion, .error(reason: "\(error)")) }
         }
         acknowledgedPolicyVersion = update.policyVersion
+    }
+
+    /// Tells proctord what became of policy `version` (`ReportFeedback` key `policy`).
+    private func acknowledge(_ version: String, _ acknowledgement: PolicyAcknowledgement) {
+        let message = switch acknowledgement {
+        case .applied: "policy \(version) applied"
+        case .error(let reason): "policy \(version) not applied: \(reason)"
+        case .unsupported(let reason): "policy \(version) unsupported: \(reason)"
+        }
+        reporter?.feedback(key: "policy", severity: acknowledgement == .applied ? .info : .error,
+                           message: String(message.prefix(1000)),
+                           data: ["version": .string(version), "result": .string(acknowledgement.result)])
     }
 
     private func wipe(_ directive: WipeDirective, settings: PolicyAppSettings) {
