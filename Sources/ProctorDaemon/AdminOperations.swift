@@ -82,6 +82,7 @@ extension Daemon {
         case .success(let parsed): policy = parsed
         case .failure(let error): throw AdminError.invalidPolicy(error.problems)
         }
+        if request.force != true { try refuseReusedVersion(policy) }
         let record: BundleRecord
         do {
             record = try store.apply(version: policy.version, canonicalJSON: String(decoding: policy.canonicalBytes, as: UTF8.self),
@@ -94,6 +95,20 @@ extension Daemon {
         log(.policyApplied, "Applied policy \(policy.version) pushed by uid \(context.peer.uid)",
             policyFields() + peerFields(context.peer))
         return Admin.AppliedPolicy(version: active.version, sha256: active.sha256)
+    }
+
+    /// Throws `VersionReused` when an applied policy kept in history had `policy`'s version
+    /// with other content: acknowledgements and `expectedVersion` name versions, so one
+    /// version must name one content.
+    private func refuseReusedVersion(_ policy: Policy) throws(VarlinkError) {
+        let sha256 = SHA256.hexDigest(of: String(decoding: policy.canonicalBytes, as: UTF8.self))
+        let earlier: BundleRecord?
+        do {
+            earlier = try store.otherContent(ofVersion: policy.version, than: sha256)
+        } catch {
+            throw adminError(for: error, while: "reading the policy history")
+        }
+        if let earlier { throw AdminError.versionReused(policy.version, sha256: sha256, earlierSha256: earlier.sha256) }
     }
 
     /// Makes a stored bundle the one in force (rollback).

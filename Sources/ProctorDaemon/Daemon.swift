@@ -282,8 +282,9 @@ final class Daemon {
         notify { try $0.reloading(status: "Reloading policy.d") }
         let now = Clock.now()
         let outcome: ReloadOutcome
-        do {
+        do throws(PolicyProblems) {
             let loaded = try PolicyDirectory.load(configuration.policyDirectory)
+            if let reused = reusedVersionProblem(loaded) { throw PolicyProblems([reused]) }
             directory = loaded
             outcome = ReloadOutcome(at: now, problems: [])
             activate(ActivePolicy(directory: loaded, bundle: bundle?.policy, bundleVersion: bundle?.record.version,
@@ -296,6 +297,17 @@ final class Daemon {
         lastReload = outcome
         notify { try $0.ready(status: statusLine()) }
         return outcome
+    }
+
+    /// A version names one content (acknowledgements and `expectedVersion` name versions):
+    /// policy.d re-read with the version of the one loaded before but other content is refused.
+    private func reusedVersionProblem(_ loaded: LoadedPolicy) -> PolicyProblem? {
+        guard let previous = directory?.policy, previous.version == loaded.policy.version else { return nil }
+        let sha256 = loaded.policy.sha256, previousSha256 = previous.sha256
+        guard sha256 != previousSha256 else { return nil }
+        return PolicyProblem(path: JSONPath.root.appending("version"),
+                             message: "version \(loaded.policy.version) was loaded before with other content (sha256 "
+                                 + "\(previousSha256), now \(sha256)); give the changed policy a new version")
     }
 
     private func logReloadFailure(_ outcome: ReloadOutcome) {

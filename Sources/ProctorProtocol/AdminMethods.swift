@@ -122,20 +122,26 @@ extension Admin {
         public var policy: [String: JSONValue]
         /// `ApplyPolicy` only: apply only if this is the version in force.
         public var expectedVersion: String?
+        /// `ApplyPolicy` only: apply even when an earlier applied policy had this version
+        /// with other content (`VersionReused`).
+        public var force: Bool?
 
-        public init(policy: [String: JSONValue], expectedVersion: String? = nil) {
+        public init(policy: [String: JSONValue], expectedVersion: String? = nil, force: Bool? = nil) {
             self.policy = policy
             self.expectedVersion = expectedVersion
+            self.force = force
         }
 
         public init(reading message: MessageReader) throws(MalformedMessage) {
             policy = try message.object("policy")
             expectedVersion = try message.optionalString("expectedVersion")
+            force = try message.optionalBool("force")
         }
 
         public var fields: [String: JSONValue] {
             var fields: [String: JSONValue] = ["policy": .object(policy)]
             if let expectedVersion { fields["expectedVersion"] = .string(expectedVersion) }
+            if let force { fields["force"] = .bool(force) }
             return fields
         }
     }

@@ -246,6 +246,25 @@ def test_reload_with_broken_policy_keeps_old(daemon):
     assert raw_call(daemon.admin, "io.proctor.Admin.Status")["parameters"]["policy"]["version"] == "test.2"
 
 
+def test_reload_of_changed_content_under_the_same_version_is_refused(daemon):
+    changed = base_policy("test.1")
+    changed["apps"]["io.proctor.test.notes"]["config"] = {"syncDays": 99}
+    write_policy(daemon.config_dir, changed)
+    with admin(daemon) as client, client.open("io.proctor.Admin") as con:
+        before = con.Status()["policy"]["sha256"]
+        result = con.Reload()["result"]
+        assert result["ok"] is False
+        assert result["problems"][0]["path"] == "version"
+        assert "version test.1 was loaded before with other content" in result["problems"][0]["message"]
+        assert con.Status()["policy"]["sha256"] == before  # the old policy stays in force
+        write_policy(daemon.config_dir, base_policy("test.1"))  # the same content again: fine
+        assert con.Reload()["result"]["ok"] is True
+        changed["version"] = "test.2"
+        write_policy(daemon.config_dir, changed)
+        assert con.Reload()["result"]["ok"] is True
+        assert con.Status()["policy"]["version"] == "test.2"
+
+
 def test_second_daemon_on_same_directory_refuses(daemon):
     second = Daemon(daemon.root)
     second.stderr_path = os.path.join(daemon.root, "second.stderr")
