@@ -165,14 +165,32 @@ extension Daemon {
         return Admin.Wipe.Reply(directiveId: directive.id, deliveredTo: deliveredTo)
     }
 
-    /// Pushes the payload to the app's subscribed sessions.
-    func notify(_ request: Admin.Notify.Request) throws(VarlinkError) -> Admin.Notify.Reply {
+    /// Pushes the payload to the app's subscribed sessions; when there are none, queues it
+    /// durably for the app's next registration (until its time to live runs out).
+    func notify(_ request: Admin.Notify.Request, _ context: ConnectionContext) throws(VarlinkError) -> Admin.Notify.Reply {
         let appID = request.appId
         guard active.compiled.appPolicy(appID) != nil else { throw AdminError.unknownApp(appID) }
+        let ttlSeconds = request.ttlSeconds ?? Admin.Notify.defaultTTLSeconds
+        guard (0...Admin.Notify.maxTTLSeconds).contains(ttlSeconds) else {
+            throw AdminError.invalidParameter("ttlSeconds", "must be 0 to \(Admin.Notify.maxTTLSeconds) seconds, got \(ttlSeconds)")
+        }
         let (delivered, effects) = registry.notify(appID, payload: request.payload)
         perform(effects)
-        events.emit(kind: "notification", appID: appID, data: ["payload": .object(request.payload), "delivered": .number(delivered)])
-        return Admin.Notify.Reply(delivered: delivered)
+        var queuedUntil: String?
+        if delivered == 0, ttlSeconds > 0 {
+            let now = Clock.now()
+            do {
+                let queued = try store.queueNotification(appID: appID, payload: JSONValue.object(request.payload).serializedString(),
+                                                         at: now, expiresAt: now + UnixMilliseconds(ttlSeconds) * 1000,
+                                                         byUID: context.peer.uid)
+                queuedUntil = Clock.rfc3339(queued.expiresAt)
+            } catch {
+                throw adminError(for: error, while: "queueing a notification for \(appID)")
+            }
+        }
+        events.emit(kind: "notification", appID: appID, data: ["payload": .object(request.payload), "delivered": .number(delivered),
+                                                               "queuedUntil": queuedUntil.map(JSONValue.string) ?? .null])
+        return Admin.Notify.Reply(delivered: delivered, queuedUntil: queuedUntil)
     }
 
     /// The administrator acting from inside this process (`InProcessDaemon`).
@@ -187,6 +205,10 @@ extension Daemon {
             return AdminError.versionConflict(expected: expected, current: current ?? "")
         case .unknownVersion(let version):
             return AdminError.unknownVersion(version)
+        case .invalidField(let field, let reason):
+            return AdminError.invalidParameter(field, reason)
+        case .limitExceeded(let field, let limit):
+            return AdminError.invalidParameter(field, "limit of \(limit) reached")
         default:
             logStorageFailure(what, error)
             return AdminError.storageFailure("\(what): \(error)")

@@ -69,11 +69,18 @@ final class AgentRegistry {
         return (Agent.Register.Reply(session: session.id, snapshot: snapshot, managedApps: managedApps), effects)
     }
 
-    /// The session subscribed through `handle`: its first reply is the current state.
+    /// The session subscribed through `handle`: its first reply is the current state, then
+    /// come the notifications queued for the app while no session could receive them.
     func subscribe(_ session: AgentSession, through handle: any SubscriptionHandle) -> [Effect] {
         session.subscription = handle
         var effects: [Effect] = []
-        update(session, reason: .current, view: AppView(of: session.appID, in: active.compiled), effects: &effects)
+        let view = AppView(of: session.appID, in: active.compiled)
+        update(session, reason: .current, view: view, effects: &effects)
+        for payload in takeQueuedNotifications(of: session.appID, effects: &effects) {
+            update(session, reason: .notification, view: view, notification: payload, effects: &effects)
+            effects.append(.event(kind: "notification", appID: session.appID,
+                                  data: ["payload": .object(payload), "delivered": 1, "fromQueue": true]))
+        }
         return effects
     }
 
@@ -180,6 +187,18 @@ final class AgentRegistry {
         guard session.managedAppsGeneration != managedAppsGeneration else { return nil }
         session.managedAppsGeneration = managedAppsGeneration
         return active.compiled.managedAppIDs
+    }
+
+    /// The notifications queued for `appID`, taken off the queue (a queued payload is
+    /// JSON text the daemon wrote from an object; one that does not read as one is skipped).
+    private func takeQueuedNotifications(of appID: AppID, effects: inout [Effect]) -> [[String: JSONValue]] {
+        do {
+            let queued = try store.takeQueuedNotifications(appID: appID, now: Clock.now())
+            return queued.compactMap { (try? JSONParser.parse($0.payload))?.objectValue }
+        } catch {
+            effects.append(.storageFailure(what: "taking the queued notifications of \(appID)", error))
+            return []
+        }
     }
 
     /// The app's pending wipe directives, marked delivered.

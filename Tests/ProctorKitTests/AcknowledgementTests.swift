@@ -3,8 +3,8 @@ import JSONCore
 import Testing
 import TestSupport
 
-/// Policy acknowledgements answered by the app's delegate and keyed feedback with data, from a
-/// real app process to the real proctord and `proctorctl app`. Part of PolicyApplicationTests'
+/// Policy acknowledgements answered by the app's delegate, keyed feedback with data and
+/// queued commands, between a real app process, the real proctord and `proctorctl`. Part of PolicyApplicationTests'
 /// serialized suite.
 extension PolicyApplicationTests {
     @Test func theDelegatesAcknowledgementReachesTheAdministrator() throws {
@@ -35,6 +35,18 @@ extension PolicyApplicationTests {
         #expect(try ctl.waitForExit() == 0)
         let shown = ctl.outputLines.map { $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") }
         #expect(shown.contains { $0.hasPrefix("kit.2 unsupported ") })
+        try app.send(SIGTERM)
+        #expect(try app.waitForExit() == 0)
+    }
+
+    @Test func aCommandForAnAppNotRunningReachesItAtItsNextLaunch() throws {
+        let daemon = try RunningDaemon(policy: Self.policy())
+        let reply = try daemon.admin("Notify", ["appId": .string(Self.appID), "payload": ["command": "sync"]])
+        #expect(reply["delivered"] == 0 && reply["queuedUntil"]?.stringValue != nil)
+        let app = try PolicyTestApp.launch(appID: Self.appID, daemon: daemon)
+        try app.waitForOutputLine(#"delegate didReceiveRemoteNotification {"command":"sync"}"#)
+        // After the delegate launched: queued commands come with the subscription.
+        #expect(app.outputLines.firstIndex(of: TestApp.launchLine("ProctorKit.PolicyApplication")) == 0)
         try app.send(SIGTERM)
         #expect(try app.waitForExit() == 0)
     }

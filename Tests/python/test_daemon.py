@@ -224,6 +224,43 @@ def test_events_stream(daemon):
         assert actions == ["launch", "print"]
 
 
+def test_notify_to_an_app_not_running_is_queued_durably_and_delivered_at_registration(daemon):
+    queued = proctorctl(daemon, "notify", "io.proctor.test.notes", '{"command": "sync"}', check=0)
+    assert queued.stdout.startswith("queued: no session of io.proctor.test.notes is subscribed")
+    reply = raw_call(daemon.admin, "io.proctor.Admin.Notify",
+                     {"appId": "io.proctor.test.notes", "payload": {"command": "rotate"}, "ttlSeconds": 3600})
+    assert reply["parameters"]["delivered"] == 0 and "queuedUntil" in reply["parameters"]
+    short = raw_call(daemon.admin, "io.proctor.Admin.Notify",
+                     {"appId": "io.proctor.test.notes", "payload": {"command": "expired"}, "ttlSeconds": 1})
+    assert "queuedUntil" in short["parameters"]
+    not_kept = proctorctl(daemon, "notify", "--ttl", "0", "io.proctor.test.notes", '{"command": "now-or-never"}', check=0)
+    assert "nobody received it" in not_kept.stdout
+    assert proctorctl(daemon, "notify", "--ttl", "31d", "io.proctor.test.notes", "{}", check=2).returncode == 2
+    too_long = raw_call(daemon.admin, "io.proctor.Admin.Notify",
+                        {"appId": "io.proctor.test.notes", "payload": {}, "ttlSeconds": 2592001})
+    assert too_long["error"] == "io.proctor.Admin.InvalidParameter"
+    assert too_long["parameters"]["parameter"] == "ttlSeconds"
+    # The queue is in the state directory: it survives a restart.
+    daemon.stop()
+    daemon.start()
+    time.sleep(1.1)  # the one-second command expires meanwhile
+    with agent(daemon) as client, client.open("io.proctor.Agent") as con:
+        session = con.Register("io.proctor.test.notes")["session"]
+        stream = con.Subscribe(session, _more=True)
+        assert next(stream)["reason"] == "current"
+        delivered = [next(stream), next(stream)]
+        assert [u["reason"] for u in delivered] == ["notification", "notification"]
+        assert [u["notification"] for u in delivered] == [{"command": "sync"}, {"command": "rotate"}]
+    # Delivered once: the next registration gets nothing more.
+    with agent(daemon) as client, client.open("io.proctor.Agent") as con:
+        session = con.Register("io.proctor.test.notes")["session"]
+        stream = con.Subscribe(session, _more=True)
+        assert next(stream)["reason"] == "current"
+        reply = raw_call(daemon.admin, "io.proctor.Admin.Notify", {"appId": "io.proctor.test.notes", "payload": {"n": 1}})
+        assert reply["parameters"] == {"delivered": 1}
+        assert next(stream)["notification"] == {"n": 1}
+
+
 def test_reload_with_broken_policy_keeps_old(daemon):
     with open(os.path.join(daemon.config_dir, "policy.d", "50-broken.json"), "w") as f:
         f.write('{"schema": 1, "apps": {"bad id": {}}}')
