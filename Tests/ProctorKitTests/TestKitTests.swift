@@ -11,6 +11,8 @@ import TestSupport
 @MainActor
 final class RecordingDelegate: ApplicationDelegate {
     var calls: [String] = []
+    /// What `application(_:didReceivePolicyChange:)` answers.
+    var policyAnswer: PolicyAcknowledgement = .applied
     init() {}
     func application(_ application: Application,
                      didFinishLaunchingWithOptions launchOptions: [Application.LaunchOptionsKey: Any]?) -> Bool {
@@ -27,6 +29,9 @@ final class RecordingDelegate: ApplicationDelegate {
     func applicationWasBlocked(_ application: Application, reason: String) { calls.append("wasBlocked \(reason)") }
     func applicationShouldWipeData(_ application: Application, directive: WipeDirective) {
         calls.append("shouldWipeData \(directive.id ?? "\(directive.cause)")")
+    }
+    func application(_ application: Application, didReceivePolicyChange change: PolicyChange) -> PolicyAcknowledgement {
+        policyAnswer
     }
     func application(_ application: Application, complianceDidChange compliance: ComplianceState) {
         switch compliance {
@@ -96,6 +101,20 @@ final class RecordingDelegate: ApplicationDelegate {
         let reason = "The app's version is below compliance.minVersion and onViolation is block."
         #expect(delegate.calls == ["complianceDidChange violation \(reason)", "wasBlocked \(reason)"])
         #expect(harness.application.compliance == .violation(reason: reason))
+    }
+
+    @Test func theDelegatesPolicyAnswerAndKeyedFeedbackWithDataReachTheAgent() async throws {
+        let agent = try FakeAgent(policy: Self.policy())
+        let delegate = RecordingDelegate()
+        delegate.policyAnswer = .unsupported(reason: "no sync window")
+        let harness = PolicyApplicationHarness(agent: agent, appID: "com.example.notes", version: "2.0.0", delegate: delegate)
+        #expect(await harness.launch() == .proceed)
+        harness.application.reportFeedback(key: "sync", severity: .info, message: "3 notes synced", data: ["notes": 3])
+        try await eventually("the acknowledgement and the feedback") { agent.feedback.count == 2 }
+        let policy = try #require(agent.feedback.first { $0.key == "policy" })
+        #expect(policy.severity == "error" && policy.message == "policy 1 unsupported: no sync window")
+        #expect(policy.data == ["version": "1", "result": "unsupported"])
+        #expect(agent.feedback.first { $0.key == "sync" }?.data == ["notes": 3])
     }
 
     @Test func warningIsDeliveredAtLaunchAndOnEveryChange() async throws {
