@@ -25,20 +25,26 @@ extension StateStore {
         }
     }
 
-    /// The app's unexpired queued notifications, oldest first, removed from the queue in the
-    /// same transaction (expired ones are dropped): the daemon hands them over at once.
-    public func takeQueuedNotifications(appID: String, now: UnixMilliseconds) throws(StoreError) -> [QueuedNotification] {
-        try writeTransaction { () throws(StoreError) -> [QueuedNotification] in
-            try dropExpiredNotifications(appID: appID, now: now)
-            let queued = try connection.query(
-                "SELECT id, app_id, payload, queued_at, expires_at, queued_by FROM queued_notifications WHERE app_id = ? ORDER BY id",
-                [.text(appID)]
-            ) { row in
-                QueuedNotification(id: row.integer(0), appID: row.text(1), payload: row.text(2), queuedAt: row.integer(3),
-                                   expiresAt: row.integer(4), queuedByUID: UInt32(truncatingIfNeeded: row.integer(5)))
+    /// The app's unexpired queued notifications, oldest first: what the daemon hands to its
+    /// next subscriber, then removes (`removeQueuedNotifications`).
+    public func queuedNotifications(appID: String, now: UnixMilliseconds) throws(StoreError) -> [QueuedNotification] {
+        try connection.query(
+            "SELECT id, app_id, payload, queued_at, expires_at, queued_by FROM queued_notifications "
+                + "WHERE app_id = ? AND expires_at > ? ORDER BY id",
+            [.text(appID), .integer(now)]
+        ) { row in
+            QueuedNotification(id: row.integer(0), appID: row.text(1), payload: row.text(2), queuedAt: row.integer(3),
+                               expiresAt: row.integer(4), queuedByUID: UInt32(truncatingIfNeeded: row.integer(5)))
+        }
+    }
+
+    /// Removes the delivered notifications `ids` of `appID`, and its expired ones, in one transaction.
+    public func removeQueuedNotifications(ids: [Int64], appID: String, now: UnixMilliseconds) throws(StoreError) {
+        try writeTransaction { () throws(StoreError) in
+            for id in ids {
+                try connection.run("DELETE FROM queued_notifications WHERE id = ? AND app_id = ?", [.integer(id), .text(appID)])
             }
-            if !queued.isEmpty { try connection.run("DELETE FROM queued_notifications WHERE app_id = ?", [.text(appID)]) }
-            return queued
+            try dropExpiredNotifications(appID: appID, now: now)
         }
     }
 

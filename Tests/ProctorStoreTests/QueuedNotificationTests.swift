@@ -13,11 +13,13 @@ import Testing
         store.close()
 
         let restarted = try StateStore.open(directory: directory.path)
-        let taken = try restarted.takeQueuedNotifications(appID: "com.example.notes", now: 200)
+        let taken = try restarted.queuedNotifications(appID: "com.example.notes", now: 200)
         #expect(taken.map(\.payload) == [#"{"n":1}"#, #"{"n":3}"#])  // n=2 expired at 150
         #expect(taken.last?.queuedByUID == 7 && taken.last?.expiresAt == 2_000)
-        #expect(try restarted.takeQueuedNotifications(appID: "com.example.notes", now: 200).isEmpty)
-        #expect(try restarted.takeQueuedNotifications(appID: "com.example.mail", now: 2_000).isEmpty)  // expires at 2000
+        try restarted.removeQueuedNotifications(ids: taken.map(\.id), appID: "com.example.notes", now: 200)
+        #expect(try restarted.queuedNotifications(appID: "com.example.notes", now: 0).isEmpty)  // the expired one went too
+        #expect(try restarted.queuedNotifications(appID: "com.example.mail", now: 2_000).isEmpty)  // expires at 2000
+        #expect(try restarted.queuedNotifications(appID: "com.example.mail", now: 1_999).count == 1)
     }
 
     @Test func anAppHoldsAtMostTheConfiguredNumberAndPayloadsAreBounded() throws {
