@@ -14,6 +14,9 @@ enum DaemonRefusal {
             explanation = "permission denied: Admin calls need root or membership of the proctor-admin group"
         case "io.proctor.Admin.VersionConflict":
             explanation = "the policy in force is version \(text("current")), not the expected \(text("expected")); nothing changed"
+        case "io.proctor.Admin.VersionReused":
+            explanation = "version \(text("version")) was applied before with other content (sha256 \(text("earlierSha256"))); "
+                + "nothing changed. Give the policy a new version, or apply it with --force"
         case "io.proctor.Admin.InvalidPolicy":
             let problems = parameters["problems"]?.arrayValue ?? []
             explanation = "the policy is invalid (\(problems.count) problem\(problems.count == 1 ? "" : "s")); nothing changed"

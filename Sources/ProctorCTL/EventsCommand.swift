@@ -5,7 +5,7 @@ import ProctorProtocol
 /// `proctorctl events`: follows proctord's stream of decisions and lifecycle events.
 enum EventsCommand {
     /// The kinds of event proctord sends (io.proctor.Admin.EventFilter).
-    static let kinds = ["decision", "lifecycle", "registration", "policy", "wipe", "feedback", "notification"]
+    static let kinds = ["decision", "lifecycle", "registration", "policy", "wipe", "feedback", "notification", "compliance"]
 
     static let verb = Verb(
         words: ["events"],
@@ -23,7 +23,8 @@ enum EventsCommand {
         ] + AdminClient.options(jsonOutput: "each event as one JSON object per line"),
         description: [
             "Subscribes to proctord's event stream (io.proctor.Admin.Events) and prints each event as it arrives: "
-                + "decisions, app lifecycle events, registrations, policy changes, wipes, feedback and notifications. "
+                + "decisions, app lifecycle events, registrations, policy changes, wipes, feedback, notifications and "
+                + "compliance changes of running apps. "
                 + "proctord sends only events that happen after the subscription; there is no backlog (the journal "
                 + "keeps the history: journalctl -u proctord).",
             "Runs until interrupted (Ctrl-C), until --count events have been printed, or until proctord goes away. "

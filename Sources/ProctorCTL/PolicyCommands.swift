@@ -35,7 +35,10 @@ enum PolicyCommands {
         positionalCount: 1...1,
         options: [.value("--expect-version", "V", help: "Apply only if version V is the version in force now "
                       + "(compare and swap), so two administrators cannot overwrite each other's change unseen; "
-                      + "otherwise proctord refuses with io.proctor.Admin.VersionConflict and nothing changes.")]
+                      + "otherwise proctord refuses with io.proctor.Admin.VersionConflict and nothing changes."),
+                  .flag("--force", help: "Apply even if an earlier applied policy had the same version with other content. "
+                      + "A version names one content, so that acknowledgements and --expect-version stay unambiguous: "
+                      + "without --force proctord refuses such a policy with io.proctor.Admin.VersionReused.")]
             + AdminClient.options(),
         description: [
             "Reads FILE as 'policy validate' does: a complete policy file, a directory of drop-ins merged like "
@@ -52,8 +55,8 @@ enum PolicyCommands {
             (.invalidInput, "The policy has problems, is larger than a bundle may be or cannot be read, or the command "
                 + "line is wrong."),
         ] + onlineStatuses + [
-            (.daemonRefused, "proctord refused: permission denied, a version conflict with --expect-version, an invalid "
-                + "policy, or a storage failure. Nothing changed."),
+            (.daemonRefused, "proctord refused: permission denied, a version conflict with --expect-version, a version "
+                + "already used for other content (without --force), an invalid policy, or a storage failure. Nothing changed."),
         ],
         examples: [
             ("proctorctl policy apply bundle.json", "Apply a policy bundle."),
@@ -151,7 +154,8 @@ enum PolicyCommands {
             throw .invalidInput([problem.description])
         }
         let request = Admin.PolicyRequest(policy: loaded.policy.canonicalJSON.objectValue ?? [:],
-                                          expectedVersion: arguments.value("--expect-version"))
+                                          expectedVersion: arguments.value("--expect-version"),
+                                          force: arguments.has("--force") ? true : nil)
         let answer = try AdminClient(arguments, context: context).call(Admin.ApplyPolicy.self, request)
         if arguments.has("--json") {
             context.console.print(answer.json.serializedString())

@@ -42,7 +42,7 @@ extension Daemon {
         table.answer(Admin.Wipe.self) { [unowned self] request, context throws(VarlinkError) in
             try wipe(request.appId, context)
         }
-        table.answer(Admin.Notify.self) { [unowned self] request, _ throws(VarlinkError) in try notify(request) }
+        table.answer(Admin.Notify.self) { [unowned self] request, context throws(VarlinkError) in try notify(request, context) }
         table.answer(Admin.PolicyHistory.self) { [unowned self] _, _ throws(VarlinkError) in
             let history: [BundleRecord]
             do throws(StoreError) { history = try store.history() } catch { throw adminError(for: error, while: "reading policy history") }

@@ -88,19 +88,20 @@ extension Daemon {
                     (policy, ActivePolicy(directory: directory, bundle: policy, bundleVersion: policy.version, loadedAt: Clock.now()))
                 }
             }) { [unowned self] compiled in
-                reply(Result { () throws(VarlinkError) in try swapIn(compiled, pushedBy: context) })
+                reply(Result { () throws(VarlinkError) in try swapIn(compiled, force: request.force == true, pushedBy: context) })
                 finished()
             }
         })
     }
 
-    private func swapIn(_ compiled: Result<(Policy, ActivePolicy), PolicyProblems>,
+    private func swapIn(_ compiled: Result<(Policy, ActivePolicy), PolicyProblems>, force: Bool,
                         pushedBy context: ConnectionContext) throws(VarlinkError) -> Admin.AppliedPolicy {
         let (policy, candidate): (Policy, ActivePolicy)
         switch compiled {
         case .success(let both): (policy, candidate) = both
         case .failure(let error): throw AdminError.invalidPolicy(error.problems)
         }
+        if !force { try refuseReusedVersion(policy) }
         let record: BundleRecord
         do {
             record = try store.apply(version: policy.version, canonicalJSON: String(decoding: policy.canonicalBytes, as: UTF8.self),
@@ -113,6 +114,20 @@ extension Daemon {
         log(.policyApplied, "Applied policy \(policy.version) pushed by uid \(context.peer.uid)",
             policyFields() + peerFields(context.peer))
         return Admin.AppliedPolicy(version: active.version, sha256: active.sha256)
+    }
+
+    /// Throws `VersionReused` when an applied policy kept in history had `policy`'s version
+    /// with other content: acknowledgements and `expectedVersion` name versions, so one
+    /// version must name one content.
+    private func refuseReusedVersion(_ policy: Policy) throws(VarlinkError) {
+        let sha256 = SHA256.hexDigest(of: String(decoding: policy.canonicalBytes, as: UTF8.self))
+        let earlier: BundleRecord?
+        do {
+            earlier = try store.otherContent(ofVersion: policy.version, than: sha256)
+        } catch {
+            throw adminError(for: error, while: "reading the policy history")
+        }
+        if let earlier { throw AdminError.versionReused(policy.version, sha256: sha256, earlierSha256: earlier.sha256) }
     }
 
     /// `Admin.RollbackPolicy`: records the rollback, then makes that bundle the one in force.
@@ -181,14 +196,32 @@ extension Daemon {
         return Admin.Wipe.Reply(directiveId: directive.id, deliveredTo: deliveredTo)
     }
 
-    /// Pushes the payload to the app's subscribed sessions.
-    func notify(_ request: Admin.Notify.Request) throws(VarlinkError) -> Admin.Notify.Reply {
+    /// Pushes the payload to the app's subscribed sessions; when there are none, queues it
+    /// durably for the app's next registration (until its time to live runs out).
+    func notify(_ request: Admin.Notify.Request, _ context: ConnectionContext) throws(VarlinkError) -> Admin.Notify.Reply {
         let appID = request.appId
         guard active.compiled.appPolicy(appID) != nil else { throw AdminError.unknownApp(appID) }
+        let ttlSeconds = request.ttlSeconds ?? Admin.Notify.defaultTTLSeconds
+        guard (0...Admin.Notify.maxTTLSeconds).contains(ttlSeconds) else {
+            throw AdminError.invalidParameter("ttlSeconds", "must be 0 to \(Admin.Notify.maxTTLSeconds) seconds, got \(ttlSeconds)")
+        }
         let (delivered, effects) = registry.notify(appID, payload: request.payload)
         perform(effects)
-        events.emit(kind: "notification", appID: appID, data: ["payload": .object(request.payload), "delivered": .number(delivered)])
-        return Admin.Notify.Reply(delivered: delivered)
+        var queuedUntil: String?
+        if delivered == 0, ttlSeconds > 0 {
+            let now = Clock.now()
+            do {
+                let queued = try store.queueNotification(appID: appID, payload: JSONValue.object(request.payload).serializedString(),
+                                                         at: now, expiresAt: now + UnixMilliseconds(ttlSeconds) * 1000,
+                                                         byUID: context.peer.uid)
+                queuedUntil = Clock.rfc3339(queued.expiresAt)
+            } catch {
+                throw adminError(for: error, while: "queueing a notification for \(appID)")
+            }
+        }
+        events.emit(kind: "notification", appID: appID, data: ["payload": .object(request.payload), "delivered": .number(delivered),
+                                                               "queuedUntil": queuedUntil.map(JSONValue.string) ?? .null])
+        return Admin.Notify.Reply(delivered: delivered, queuedUntil: queuedUntil)
     }
 
     /// The administrator acting from inside this process (`InProcessDaemon`).
@@ -203,6 +236,10 @@ extension Daemon {
             return AdminError.versionConflict(expected: expected, current: current ?? "")
         case .unknownVersion(let version):
             return AdminError.unknownVersion(version)
+        case .invalidField(let field, let reason):
+            return AdminError.invalidParameter(field, reason)
+        case .limitExceeded(let field, let limit):
+            return AdminError.invalidParameter(field, "limit of \(limit) reached")
         default:
             logStorageFailure(what, error)
             return AdminError.storageFailure("\(what): \(error)")

@@ -108,6 +108,10 @@ extension Daemon {
                     data: ["outcome": "registered", "session": .string(session.id), "pid": .number(Int(caller.pid)),
                            "version": request.version.map(JSONValue.string) ?? .null])
         perform(effects)
+        // The launch verdict the SDK acts on is a decision like any other: logged and counted.
+        let launch = reply.snapshot.launch
+        record(Decision(allowed: launch.allowed, rule: launch.rule, reason: launch.reason, violation: launch.violation),
+               for: session.launchRequest, peer: context.peer, session: session.id)
         return reply
     }
 

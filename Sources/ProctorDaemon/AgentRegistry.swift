@@ -20,7 +20,8 @@ extension VarlinkReplyHandle: SubscriptionHandle {
 /// managed apps. It takes events — a registration, a subscription, closed sessions, a new
 /// policy, a wipe, a notification — and returns what must follow (`Effect`s: pushes to
 /// subscribers, store writes, `Events` entries, log lines, a status refresh), which `Daemon`
-/// carries out in order. Its only I/O is reading the state store (pending wipes), so it runs
+/// carries out in order. Its only I/O is reading the state store (pending wipes, queued
+/// notifications), so it runs
 /// in process against a temporary store.
 final class AgentRegistry {
     enum Effect {
@@ -29,6 +30,8 @@ final class AgentRegistry {
         /// Record in the store that wipe directive `id` went out at `time` (the first
         /// delivery time is kept; the directive stays pending until acknowledged).
         case wipeDelivered(id: String, at: UnixMilliseconds)
+        /// Remove from the store the queued notifications `ids` of `appID`, handed to a subscriber.
+        case queuedNotificationsDelivered(appID: AppID, ids: [Int64])
         /// An `Admin.Events` entry.
         case event(kind: String, appID: AppID?, data: [String: JSONValue])
         /// The state store failed while doing `what`; nothing else was affected.
@@ -66,18 +69,24 @@ final class AgentRegistry {
         sessionsByApp[session.appID, default: [:]][session.id] = session
         sessionCount += 1
         let view = AppView(of: session.appID, in: active.compiled)
-        session.lastView = view
         var effects: [Effect] = [.statusChanged]
         let snapshot = deliverSnapshot(to: session, view: view, effects: &effects)
         let managedApps = takeManagedAppsIfChanged(for: session) ?? active.compiled.managedAppIDs
         return (Agent.Register.Reply(session: session.id, snapshot: snapshot, managedApps: managedApps), effects)
     }
 
-    /// The session subscribed through `handle`: its first reply is the current state.
+    /// The session subscribed through `handle`: its first reply is the current state, then
+    /// come the notifications queued for the app while no session could receive them.
     func subscribe(_ session: AgentSession, through handle: any SubscriptionHandle) -> [Effect] {
         session.subscription = handle
         var effects: [Effect] = []
-        update(session, reason: .current, view: AppView(of: session.appID, in: active.compiled), effects: &effects)
+        let view = AppView(of: session.appID, in: active.compiled)
+        update(session, reason: .current, view: view, effects: &effects)
+        for payload in takeQueuedNotifications(of: session.appID, effects: &effects) {
+            update(session, reason: .notification, view: view, notification: payload, effects: &effects)
+            effects.append(.event(kind: "notification", appID: session.appID,
+                                  data: ["payload": .object(payload), "delivered": 1, "fromQueue": true]))
+        }
         return effects
     }
 
@@ -92,8 +101,9 @@ final class AgentRegistry {
         return [.statusChanged]
     }
 
-    /// Makes `policy` the one in force: every subscriber whose app's view changed is told. A
-    /// change of the set of managed apps concerns every app: its copies and shares towards
+    /// Makes `policy` the one in force: every subscriber whose app's view or launch verdict
+    /// changed is told (the verdict is decided again for each session, at the version it
+    /// registered with, so a raised `minVersion` reaches running apps). A change of the set of managed apps concerns every app: its copies and shares towards
     /// the others are decided against that set (the SDK decides them locally).
     func activate(_ policy: ActivePolicy) -> [Effect] {
         let managedAppsChanged = active.compiled.managedAppIDs != policy.compiled.managedAppIDs
@@ -102,7 +112,15 @@ final class AgentRegistry {
         var effects: [Effect] = []
         for (appID, sessions) in sessionsByApp {
             let view = AppView(of: appID, in: policy.compiled)
-            for session in sessions.values where session.subscription != nil && (managedAppsChanged || session.lastView != view) {
+            for session in sessions.values where session.subscription != nil {
+                let verdict = launchVerdict(for: session)
+                guard managedAppsChanged || session.lastView != view || session.lastLaunch != verdict else { continue }
+                if let previous = session.lastLaunch, previous.allowed != verdict.allowed || previous.violation != verdict.violation {
+                    effects.append(.event(kind: "compliance", appID: appID, data: [
+                        "session": .string(session.id), "version": session.appVersion.map(JSONValue.string) ?? .null,
+                        "launch": verdict.json,
+                    ]))
+                }
                 update(session, reason: .policy, view: view, effects: &effects)
             }
         }
@@ -147,17 +165,25 @@ final class AgentRegistry {
         }
         let update = Agent.Subscribe.Reply(reason: reason, snapshot: deliverSnapshot(to: session, view: view, effects: &effects),
                                            managedApps: takeManagedAppsIfChanged(for: session), notification: notification)
-        session.lastView = view
         effects.append(.push(session, update))
     }
 
     /// What `Register` and `Subscribe` tell an app about itself; an app that left the
     /// policy is told it is retired. The pending wipe directives handed over are to be
-    /// marked delivered (`Effect.wipeDelivered`).
+    /// marked delivered (`Effect.wipeDelivered`); the view and verdict sent are remembered
+    /// on the session.
     private func deliverSnapshot(to session: AgentSession, view: AppView?, effects: inout [Effect]) -> Agent.AppSnapshot {
-        Agent.AppSnapshot(state: view?.state ?? .retired, policyVersion: active.version, config: view?.config ?? [:],
-                          dlp: view?.dlp ?? [:], compliance: view?.compliance ?? [:],
-                          directives: deliverPendingWipes(to: session.appID, effects: &effects))
+        let verdict = launchVerdict(for: session)
+        session.lastView = view
+        session.lastLaunch = verdict
+        return Agent.AppSnapshot(state: view?.state ?? .retired, policyVersion: active.version, config: view?.config ?? [:],
+                                 dlp: view?.dlp ?? [:], compliance: view?.compliance ?? [:], launch: verdict,
+                                 directives: deliverPendingWipes(to: session.appID, effects: &effects))
+    }
+
+    /// The policy in force's `launch` decision for the session's app at its version.
+    func launchVerdict(for session: AgentSession) -> Agent.LaunchVerdict {
+        Agent.LaunchVerdict(active.compiled.decide(session.launchRequest))
     }
 
     /// The set of managed apps if `session` has not been sent it since it last changed, and
@@ -168,6 +194,20 @@ final class AgentRegistry {
         guard session.managedAppsGeneration != managedAppsGeneration else { return nil }
         session.managedAppsGeneration = managedAppsGeneration
         return active.compiled.managedAppIDs
+    }
+
+    /// The notifications queued for `appID`, to be removed from the queue
+    /// (`Effect.queuedNotificationsDelivered`). A queued payload is JSON text the daemon wrote
+    /// from an object; one that does not read as one is skipped (and removed).
+    private func takeQueuedNotifications(of appID: AppID, effects: inout [Effect]) -> [[String: JSONValue]] {
+        do {
+            let queued = try store.queuedNotifications(appID: appID, now: Clock.now())
+            if !queued.isEmpty { effects.append(.queuedNotificationsDelivered(appID: appID, ids: queued.map(\.id))) }
+            return queued.compactMap { (try? JSONParser.parse($0.payload))?.objectValue }
+        } catch {
+            effects.append(.storageFailure(what: "taking the queued notifications of \(appID)", error))
+            return []
+        }
     }
 
     /// The app's pending wipe directives, each not yet delivered with its `wipeDelivered` effect.

@@ -48,7 +48,10 @@ extension Daemon {
             }
         }) { [unowned self] result in
             let outcome: ReloadOutcome
-            switch result {
+            let checked = result.flatMap { both -> Result<(LoadedPolicy, ActivePolicy), PolicyProblems> in
+                reusedVersionProblem(both.0).map { .failure(PolicyProblems([$0])) } ?? .success(both)
+            }
+            switch checked {
             case .success(let (loaded, policy)):
                 directory = loaded
                 outcome = ReloadOutcome(at: now, problems: [])

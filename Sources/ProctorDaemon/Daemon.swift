@@ -278,6 +278,17 @@ final class Daemon {
 
     // MARK: Policy changes
 
+    /// A version names one content (acknowledgements and `expectedVersion` name versions):
+    /// policy.d re-read with the version of the one loaded before but other content is refused.
+    func reusedVersionProblem(_ loaded: LoadedPolicy) -> PolicyProblem? {
+        guard let previous = directory?.policy, previous.version == loaded.policy.version else { return nil }
+        let sha256 = loaded.policy.sha256, previousSha256 = previous.sha256
+        guard sha256 != previousSha256 else { return nil }
+        return PolicyProblem(path: JSONPath.root.appending("version"),
+                             message: "version \(loaded.policy.version) was loaded before with other content (sha256 "
+                                 + "\(previousSha256), now \(sha256)); give the changed policy a new version")
+    }
+
     func logReloadFailure(_ outcome: ReloadOutcome) {
         let errors = outcome.problems.map(\.description).joined(separator: "\n")
         log(.reloadFailed, "Policy reload failed, policy \(active.version) stays in force: "
@@ -298,6 +309,10 @@ final class Daemon {
             case .wipeDelivered(let id, let time):
                 do throws(StoreError) { _ = try store.markDelivered(id: id, at: time) } catch {
                     logStorageFailure("marking wipe directive \(id) delivered", error)
+                }
+            case .queuedNotificationsDelivered(let appID, let ids):
+                do throws(StoreError) { try store.removeQueuedNotifications(ids: ids, appID: appID, now: Clock.now()) } catch {
+                    logStorageFailure("removing the delivered queued notifications of \(appID)", error)
                 }
             case .event(let kind, let appID, let data): events.emit(kind: kind, appID: appID, data: data)
             case .storageFailure(let what, let error): logStorageFailure(what, error)

@@ -153,7 +153,7 @@ package final class InProcessDaemon: @unchecked Sendable {
     /// `Admin.Notify` by the test: how many sessions received it.
     package func notify(appID: AppID, payload: [String: JSONValue]) throws(VarlinkError) -> Int {
         try perform { daemon throws(VarlinkError) in
-            try daemon.notify(Admin.Notify.Request(appId: appID, payload: payload)).delivered
+            try daemon.notify(Admin.Notify.Request(appId: appID, payload: payload), daemon.testContext).delivered
         }
     }
 

@@ -1,6 +1,7 @@
 import JSONCore
 import LinuxIO
 import ProctorPolicy
+import ProctorProtocol
 import Varlink
 
 /// What the daemon knows about one client connection: who connected (from the kernel, at
@@ -45,6 +46,9 @@ final class AgentSession {
     /// The app's view (state, config, rules) the subscriber last heard, so that a policy
     /// change that does not concern this app sends nothing.
     var lastView: AppView?
+    /// The launch verdict the session was last sent, so a change of it (a raised
+    /// `minVersion`, say) is pushed even when nothing else of the view changed.
+    var lastLaunch: Agent.LaunchVerdict?
     /// The `AgentRegistry` generation of the set of managed apps this session was last
     /// sent; -1: never.
     var managedAppsGeneration = -1
@@ -58,6 +62,11 @@ final class AgentSession {
         self.appVersion = appVersion
         self.semanticVersion = appVersion.flatMap(SemanticVersion.init)
         self.registeredAt = registeredAt
+    }
+
+    /// The `launch` question for this app at the version it registered with.
+    var launchRequest: DecisionRequest {
+        DecisionRequest(app: appID, action: .launch, appVersion: semanticVersion)
     }
 
     /// Whether a message with these kernel-stamped credentials came from the process that

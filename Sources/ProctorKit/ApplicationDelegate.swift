@@ -48,6 +48,17 @@ public protocol ApplicationDelegate: AnyObject {
     /// wipe, or retirement). Close what is open in the declared data directories; when this
     /// returns ProctorKit removes them and acknowledges the directive to proctord.
     func applicationShouldWipeData(_ application: Application, directive: WipeDirective)
+    /// `PolicyApplication`: the app's compliance with `compliance.minVersion` changed — at
+    /// launch when it is not compliant, then on every change proctord pushes. `.warning`
+    /// (`onViolation: warn`): the app keeps running; tell the user to update. `.violation`:
+    /// `applicationWasBlocked(_:reason:)` follows (after the wipe, for `onViolation: wipe`).
+    func application(_ application: Application, complianceDidChange compliance: ComplianceState)
+    /// `PolicyApplication`: proctord sent a policy version not seen before — at launch, before
+    /// didFinishLaunching, and on every change while running — and its rules are in force.
+    /// The answer is sent to proctord as the acknowledgement of that version (shown by
+    /// `proctorctl app ID`); the default is `.applied`. Rules that cannot be compiled are
+    /// acknowledged `.error` by ProctorKit without asking.
+    func application(_ application: Application, didReceivePolicyChange change: PolicyChange) -> PolicyAcknowledgement
 }
 
 extension ApplicationDelegate {
@@ -69,4 +80,8 @@ extension ApplicationDelegate {
         exit("blocked by policy: \(reason)", status: .blockedByPolicy)
     }
     public func applicationShouldWipeData(_ application: Application, directive: WipeDirective) {}
+    public func application(_ application: Application, complianceDidChange compliance: ComplianceState) {}
+    public func application(_ application: Application, didReceivePolicyChange change: PolicyChange) -> PolicyAcknowledgement {
+        .applied
+    }
 }

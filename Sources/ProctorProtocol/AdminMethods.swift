@@ -122,20 +122,26 @@ extension Admin {
         public var policy: [String: JSONValue]
         /// `ApplyPolicy` only: apply only if this is the version in force.
         public var expectedVersion: String?
+        /// `ApplyPolicy` only: apply even when an earlier applied policy had this version
+        /// with other content (`VersionReused`).
+        public var force: Bool?
 
-        public init(policy: [String: JSONValue], expectedVersion: String? = nil) {
+        public init(policy: [String: JSONValue], expectedVersion: String? = nil, force: Bool? = nil) {
             self.policy = policy
             self.expectedVersion = expectedVersion
+            self.force = force
         }
 
         public init(reading message: MessageReader) throws(MalformedMessage) {
             policy = try message.object("policy")
             expectedVersion = try message.optionalString("expectedVersion")
+            force = try message.optionalBool("force")
         }
 
         public var fields: [String: JSONValue] {
             var fields: [String: JSONValue] = ["policy": .object(policy)]
             if let expectedVersion { fields["expectedVersion"] = .string(expectedVersion) }
+            if let force { fields["force"] = .bool(force) }
             return fields
         }
     }
@@ -311,34 +317,58 @@ extension Admin {
         public static let interface = Admin.interface
         public static let name = "Notify"
 
+        /// The longest a notification may wait for its app (30 days).
+        public static let maxTTLSeconds = 30 * 86_400
+        /// How long it waits when the request does not say (24 hours).
+        public static let defaultTTLSeconds = 86_400
+
         public struct Request: ProtocolMessage {
             public var appId: String
             public var payload: [String: JSONValue]
+            /// How long to keep it for the app's next registration when no session receives
+            /// it now; nil: `defaultTTLSeconds`; 0: not kept.
+            public var ttlSeconds: Int?
 
-            public init(appId: String, payload: [String: JSONValue]) {
+            public init(appId: String, payload: [String: JSONValue], ttlSeconds: Int? = nil) {
                 self.appId = appId
                 self.payload = payload
+                self.ttlSeconds = ttlSeconds
             }
 
             public init(reading message: MessageReader) throws(MalformedMessage) {
                 appId = try message.string("appId")
                 payload = try message.object("payload")
+                ttlSeconds = try message.optionalInt("ttlSeconds")
             }
 
-            public var fields: [String: JSONValue] { ["appId": .string(appId), "payload": .object(payload)] }
+            public var fields: [String: JSONValue] {
+                var fields: [String: JSONValue] = ["appId": .string(appId), "payload": .object(payload)]
+                if let ttlSeconds { fields["ttlSeconds"] = .number(ttlSeconds) }
+                return fields
+            }
         }
 
         public struct Reply: ProtocolMessage {
             /// How many subscribed sessions received it.
             public var delivered: Int
+            /// When nobody received it: until when it waits for the app (RFC 3339).
+            public var queuedUntil: String?
 
-            public init(delivered: Int) { self.delivered = delivered }
+            public init(delivered: Int, queuedUntil: String? = nil) {
+                self.delivered = delivered
+                self.queuedUntil = queuedUntil
+            }
 
             public init(reading message: MessageReader) throws(MalformedMessage) {
                 delivered = try message.int("delivered")
+                queuedUntil = try message.optionalString("queuedUntil")
             }
 
-            public var fields: [String: JSONValue] { ["delivered": .number(delivered)] }
+            public var fields: [String: JSONValue] {
+                var fields: [String: JSONValue] = ["delivered": .number(delivered)]
+                if let queuedUntil { fields["queuedUntil"] = .string(queuedUntil) }
+                return fields
+            }
         }
     }
 

@@ -29,6 +29,40 @@ public enum Agent {
         "managedConfigurationDidChange", "didReceiveReload", "willTerminate", "dataActionDenied",
     ]
 
+    /// `LaunchVerdict`: the `launch` decision for a session's app at its registered version,
+    /// made again on every policy change, so that compliance holds while the app runs.
+    public struct LaunchVerdict: ProtocolMessage {
+        public var allowed: Bool
+        public var rule: String
+        public var reason: String
+        /// Set when the version fails `compliance.minVersion`: the policy's `onViolation`.
+        public var violation: Violation?
+
+        public init(allowed: Bool, rule: String, reason: String, violation: Violation?) {
+            self.allowed = allowed
+            self.rule = rule
+            self.reason = reason
+            self.violation = violation
+        }
+
+        public init(_ decision: Decision) {
+            self.init(allowed: decision.allowed, rule: decision.rule, reason: decision.reason, violation: decision.violation)
+        }
+
+        public init(reading message: MessageReader) throws(MalformedMessage) {
+            allowed = try message.bool("allowed")
+            rule = try message.string("rule")
+            reason = try message.string("reason")
+            violation = try message.optionalChoice("violation")
+        }
+
+        public var fields: [String: JSONValue] {
+            var fields: [String: JSONValue] = ["allowed": .bool(allowed), "rule": .string(rule), "reason": .string(reason)]
+            if let violation { fields["violation"] = .string(violation.rawValue) }
+            return fields
+        }
+    }
+
     /// `WipeDirective`: an order to erase the app's managed data.
     public struct WipeDirective: ProtocolMessage {
         public var id: String
@@ -48,23 +82,25 @@ public enum Agent {
     }
 
     /// What `Register` and `Subscribe` tell an app about itself, sent as fields of their
-    /// replies: its state, the policy version, its configuration and effective rules, and
-    /// its pending wipe directives.
+    /// replies: its state, the policy version, its configuration and effective rules, the
+    /// launch verdict for its version and its pending wipe directives.
     public struct AppSnapshot: ProtocolMessage {
         public var state: AppState
         public var policyVersion: String
         public var config: [String: JSONValue]
         public var dlp: [String: JSONValue]
         public var compliance: [String: JSONValue]
+        public var launch: LaunchVerdict
         public var directives: [WipeDirective]
 
         public init(state: AppState, policyVersion: String, config: [String: JSONValue], dlp: [String: JSONValue],
-                    compliance: [String: JSONValue], directives: [WipeDirective]) {
+                    compliance: [String: JSONValue], launch: LaunchVerdict, directives: [WipeDirective]) {
             self.state = state
             self.policyVersion = policyVersion
             self.config = config
             self.dlp = dlp
             self.compliance = compliance
+            self.launch = launch
             self.directives = directives
         }
 
@@ -74,12 +110,13 @@ public enum Agent {
             config = try message.object("config")
             dlp = try message.object("dlp")
             compliance = try message.object("compliance")
+            launch = try message.message("launch")
             directives = try message.messages("directives")
         }
 
         public var fields: [String: JSONValue] {
             ["state": .string(state.rawValue), "policyVersion": .string(policyVersion), "config": .object(config),
-             "dlp": .object(dlp), "compliance": .object(compliance), "directives": .messages(directives)]
+             "dlp": .object(dlp), "compliance": .object(compliance), "launch": launch.json, "directives": .messages(directives)]
         }
     }
 

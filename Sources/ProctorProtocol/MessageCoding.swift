@@ -103,6 +103,7 @@ public struct MessageReader {
     public func optionalInt(_ key: String) throws(MalformedMessage) -> Int? { try optional(key, "an integer", \.intValue) }
     public func double(_ key: String) throws(MalformedMessage) -> Double { try required(key, "a number", \.doubleValue) }
     public func bool(_ key: String) throws(MalformedMessage) -> Bool { try required(key, "a boolean", \.boolValue) }
+    public func optionalBool(_ key: String) throws(MalformedMessage) -> Bool? { try optional(key, "a boolean", \.boolValue) }
 
     /// A free-form object (Varlink `object`).
     public func object(_ key: String) throws(MalformedMessage) -> [String: JSONValue] {

@@ -28,6 +28,10 @@ public enum AdminError {
     public static func versionConflict(expected: String, current: String) -> VarlinkError {
         VarlinkError(name: "\(Admin.interface).VersionConflict", parameters: ["expected": .string(expected), "current": .string(current)])
     }
+    public static func versionReused(_ version: String, sha256: String, earlierSha256: String) -> VarlinkError {
+        VarlinkError(name: "\(Admin.interface).VersionReused",
+                     parameters: ["version": .string(version), "sha256": .string(sha256), "earlierSha256": .string(earlierSha256)])
+    }
     public static func invalidPolicy(_ problems: [PolicyProblem]) -> VarlinkError {
         VarlinkError(name: "\(Admin.interface).InvalidPolicy", parameters: ["problems": .messages(problems.map(Admin.Problem.init))])
     }

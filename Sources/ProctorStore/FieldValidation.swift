@@ -11,6 +11,8 @@ enum FieldLimit {
     static let eventName = 100
     static let appVersion = 100
     static let wipeID = 100
+    /// A queued notification's payload, as JSON text.
+    static let notificationPayload = 64 * 1024
     /// A path (PATH_MAX).
     static let executable = 4096
     /// Canonical policy text: what the policy language allows a bundle (so a valid bundle is

@@ -36,6 +36,18 @@ public enum WipeState: String, Sendable, Equatable {
     case completed
 }
 
+/// An administrator's notification kept for an app that had no session to receive it.
+public struct QueuedNotification: Sendable, Equatable {
+    public let id: Int64
+    public let appID: String
+    /// The payload, as the JSON text the administrator sent.
+    public let payload: String
+    public let queuedAt: UnixMilliseconds
+    /// After this it is dropped undelivered.
+    public let expiresAt: UnixMilliseconds
+    public let queuedByUID: UInt32
+}
+
 /// An order to an app to wipe its managed data, kept until the app acknowledges it.
 public struct WipeDirective: Sendable, Equatable {
     /// A random UUID string, unique per directive.

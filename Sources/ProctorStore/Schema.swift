@@ -69,6 +69,19 @@ enum Schema {
             PRIMARY KEY (boot_id, pid, start_time, executable)
         );
         """,
+        // 4: administrators' notifications for apps that had no session to receive them,
+        // delivered when the app next subscribes, until they expire.
+        """
+        CREATE TABLE queued_notifications (
+            id          INTEGER PRIMARY KEY AUTOINCREMENT,
+            app_id      TEXT    NOT NULL,
+            payload     TEXT    NOT NULL,
+            queued_at   INTEGER NOT NULL,
+            expires_at  INTEGER NOT NULL,
+            queued_by   INTEGER NOT NULL
+        );
+        CREATE INDEX queued_notifications_by_app ON queued_notifications (app_id, id);
+        """,
     ]
 
     /// The `user_version` this build writes and understands.

@@ -53,6 +53,13 @@ extension StateStore {
         }
     }
 
+    /// The newest kept history entry with `version` whose content is not `sha256`, if any:
+    /// a version names one content, so such an apply is refused unless forced.
+    public func otherContent(ofVersion version: String, than sha256: String) throws(StoreError) -> BundleRecord? {
+        try connection.query(Self.selectBundles + " WHERE version = ? AND sha256 != ? ORDER BY id DESC LIMIT 1",
+                             [.text(version), .text(sha256)], row: Self.bundleRecord).first
+    }
+
     private func insertBundle(version: String, sha256: String, canonicalJSON: String, at time: UnixMilliseconds,
                               uid: UInt32, kind: BundleChangeKind) throws(StoreError) -> BundleRecord {
         let id = try connection.query(

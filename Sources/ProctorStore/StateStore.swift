@@ -24,6 +24,8 @@ public final class StateStore {
         public var acknowledgementsPerApp: Int = 20
         /// Completed wipe directives kept per app (pending ones are always kept).
         public var completedWipesPerApp: Int = 20
+        /// Notifications queued per app for its next registration; one more is refused.
+        public var queuedNotificationsPerApp: Int = 100
         /// How long a write waits for another connection's lock before `StoreError.busy`.
         public var busyTimeoutMilliseconds: Int32 = 5000
 

@@ -21,6 +21,10 @@ final class LoggingDelegate: ApplicationDelegate {
             logLine("config \(JSONValue.object(ManagedConfiguration.shared.dictionaryRepresentation()).serializedString())")
         }
         askDataGuard()
+        if let text = environment["TESTAPP_FEEDBACK"], let entry = (try? JSONParser.parse(text))?.objectValue {
+            PolicyApplication.reportFeedback(key: entry["key"]?.stringValue ?? "", severity: .info,
+                                             message: entry["message"]?.stringValue ?? "", data: entry["data"]?.objectValue)
+        }
         return ProcessInfo.processInfo.environment["TESTAPP_DECLINE_LAUNCH"] != "1"
     }
     /// Runs a child that prints its blocked and ignored signal masks, as `child SigBlk: …`.
@@ -64,7 +68,26 @@ final class LoggingDelegate: ApplicationDelegate {
         logLine("delegate wasBlocked reason=\(reason)")
     }
     func applicationShouldWipeData(_ application: Application, directive: WipeDirective) {
-        logLine("delegate shouldWipeData directive=\(directive.id ?? "retired")")
+        logLine("delegate shouldWipeData directive=\(directive.id ?? "\(directive.cause)")")
+    }
+    /// With `TESTAPP_POLICY_ANSWER` (`applied`, `error:REASON` or `unsupported:REASON`), logs
+    /// `delegate didReceivePolicyChange VERSION` and answers that; otherwise the default.
+    func application(_ application: Application, didReceivePolicyChange change: PolicyChange) -> PolicyAcknowledgement {
+        guard let answer = ProcessInfo.processInfo.environment["TESTAPP_POLICY_ANSWER"] else { return .applied }
+        logLine("delegate didReceivePolicyChange \(change.version)")
+        let (kind, reason) = (answer.prefix { $0 != ":" }, String(answer.drop { $0 != ":" }.dropFirst()))
+        switch kind {
+        case "error": return .error(reason: reason)
+        case "unsupported": return .unsupported(reason: reason)
+        default: return .applied
+        }
+    }
+    func application(_ application: Application, complianceDidChange compliance: ComplianceState) {
+        switch compliance {
+        case .compliant: logLine("delegate complianceDidChange compliant")
+        case .warning(let reason): logLine("delegate complianceDidChange warning reason=\(reason)")
+        case .violation(let reason): logLine("delegate complianceDidChange violation reason=\(reason)")
+        }
     }
 
     /// With `TESTAPP_DATAGUARD_CASES` (a JSON array of `{"action", "target", "size"}`), logs

@@ -10,6 +10,10 @@
 //   TESTAPP_PRINT_CONFIG          "1": at launch, log `config <json>` (the managed configuration)
 //   TESTAPP_DATAGUARD_CASES       a JSON array of data actions: at launch and on SIGHUP, log
 //                                 DataGuard's answer to each (PolicyApplication)
+//   TESTAPP_POLICY_ANSWER         `applied`, `error:REASON` or `unsupported:REASON`: the delegate's
+//                                 acknowledgement of each policy version (PolicyApplication)
+//   TESTAPP_FEEDBACK              a JSON object {"key", "message", "data"}: at launch, reported
+//                                 with PolicyApplication.reportFeedback (severity info)
 //
 // The main is written the way docs/sdk.md tells apps to adopt the SDK in code.
 import Foundation

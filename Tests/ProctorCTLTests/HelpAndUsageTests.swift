@@ -79,7 +79,9 @@ import Testing
         (["notify", "a.b", "[1]"], "the payload JSON must be a JSON object, found an array"),
         (["notify", "a.b", "{"], "the payload JSON is not valid JSON: line 1, column 2: unexpected end of input: expected a key or '}'"),
         (["events", "--kind", "decision,weather"], "unknown event kind \"weather\", expected one of decision, lifecycle, "
-            + "registration, policy, wipe, feedback, notification"),
+            + "registration, policy, wipe, feedback, notification, compliance"),
+        (["notify", "a.b", "{}", "--ttl", "31d"], "--ttl must be a duration such as 90s, 30m, 24h or 7d, of at most 30d; found \"31d\""),
+        (["notify", "a.b", "{}", "--ttl", "1.5h"], "--ttl must be a duration such as 90s, 30m, 24h or 7d, of at most 30d; found \"1.5h\""),
         (["events", "--count", "0"], "--count must be a whole number, 1 or more; found \"0\""),
         (["status", "--jsn"], "unknown option \"--jsn\", did you mean \"--json\"?"),
         (["status", "extra"], "expected 0 arguments (), found 1"),

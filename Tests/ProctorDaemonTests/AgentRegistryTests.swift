@@ -32,9 +32,9 @@ import TestSupport
         store = try StateStore.open(directory: directory.path, now: 0)
     }
 
-    func session(_ appID: AppID, _ id: String) -> AgentSession {
+    func session(_ appID: AppID, _ id: String, version: String? = nil) -> AgentSession {
         AgentSession(id: id, appID: appID, peer: PeerIdentity(pid: 1, uid: 0, gid: 0, executable: nil, userName: nil, groups: []),
-                     appVersion: nil, registeredAt: 0)
+                     appVersion: version, registeredAt: 0)
     }
 
     func notesAndMailRegistry() throws -> AgentRegistry {
@@ -90,6 +90,32 @@ import TestSupport
         #expect(Set(pushes(registry.activate(grown))) == ["notes policy +managedApps", "mail policy +managedApps"])
         let again = try Self.policy(version: "4", apps: Self.notesAndMail + #", "com.example.chat": {"config": {"y": 2}}"#)
         #expect(pushes(registry.activate(again)).isEmpty)
+    }
+
+    @Test func aRaisedMinimumIsDecidedAgainForEachRunningSessionAtItsVersion() throws {
+        let registry = try notesAndMailRegistry()
+        let old = session("com.example.notes", "old", version: "1.0.0"), new = session("com.example.notes", "new", version: "2.5.0")
+        for session in [old, new] {
+            #expect(registry.register(session).0.snapshot.launch.allowed)
+            _ = registry.subscribe(session, through: RecordingSubscription())
+        }
+        let raised = try Self.policy(version: "2", apps: #""com.example.notes": {"config": {"syncDays": 14}, "#
+                                     + #""compliance": {"minVersion": "2.0.0", "onViolation": "wipe"}}, "com.example.mail": {}"#)
+        let effects = registry.activate(raised)
+        #expect(Set(pushes(effects)) == ["old policy", "new policy"])
+        let verdicts = Dictionary(uniqueKeysWithValues: effects.compactMap { effect -> (String, Agent.LaunchVerdict)? in
+            guard case .push(let session, let update) = effect else { return nil }
+            return (session.id, update.snapshot.launch)
+        })
+        let oldVerdict = try #require(verdicts["old"])
+        #expect(!oldVerdict.allowed && oldVerdict.violation == .wipe && oldVerdict.rule.hasSuffix(".compliance.minVersion"))
+        #expect(verdicts["new"]?.allowed == true && verdicts["new"]?.violation == nil)
+        // The administrator hears of the session whose compliance changed, and only of it.
+        let complianceEvents = effects.compactMap { effect -> JSONValue? in
+            guard case .event(kind: "compliance", _, let data) = effect else { return nil }
+            return data["session"]
+        }
+        #expect(complianceEvents == ["old"])
     }
 
     @Test func aWipeIsPushedMarkedDeliveredAndRepeatedUntilAcknowledged() throws {

@@ -9,8 +9,9 @@ import Varlink
 @Suite(.serialized) struct PolicyApplicationTests {
     static let appID = "io.proctor.test.kit"
 
+    /// `compliance` adds to the main app's compliance block (`minVersion`, `onViolation`).
     static func policy(version: String = "kit.1", config: JSONValue = ["serverURL": "https://notes.example.com", "syncDays": 14],
-                       offlineGraceSeconds: Int = 86_400) throws -> JSONValue {
+                       offlineGraceSeconds: Int = 86_400, compliance: [String: JSONValue] = [:]) throws -> JSONValue {
         let match: JSONValue = ["executable": .string(try PolicyTestApp.executablePath()), "users": ["*"]]
         return [
             "schema": 1, "version": .string(version),
@@ -25,7 +26,7 @@ import Varlink
                         "notifications": "block-org-data",
                         "fileExport": ["allow": ["/home/*/Documents/Work/**"], "deny": ["/home/*/Documents/Work/Public/**"]],
                     ],
-                    "compliance": ["offlineGraceSeconds": .number(offlineGraceSeconds)],
+                    "compliance": .object(compliance.merging(["offlineGraceSeconds": .number(offlineGraceSeconds)]) { mine, _ in mine }),
                 ],
                 "io.proctor.test.kit-blocked": ["state": "blocked", "match": match],
                 "io.proctor.test.kit-retired": ["state": "retired", "match": match],
@@ -50,8 +51,8 @@ import Varlink
         let daemon = try RunningDaemon(policy: Self.policy())
         let app = try PolicyTestApp.launch(appID: "io.proctor.test.kit-old", version: "1.9.9", daemon: daemon)
         #expect(try app.waitForExit() == 77)
-        #expect(app.outputLines.count == 1)
-        #expect(app.outputLines.first?.hasPrefix("delegate wasBlocked reason=") == true)
+        let reason = "The app's version is below compliance.minVersion and onViolation is block."
+        #expect(app.outputLines == ["delegate complianceDidChange violation reason=\(reason)", "delegate wasBlocked reason=\(reason)"])
         #expect(!app.output.contains("didFinishLaunching"))
     }
 

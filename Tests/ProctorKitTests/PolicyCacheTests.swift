@@ -13,6 +13,7 @@ import TestSupport
         "session": "s1", "state": "authorized", "policyVersion": "7", "config": ["syncDays": 3],
         "dlp": ["clipboard": ["level": "managed", "charLimit": 0], "print": "block"],
         "compliance": ["offlineGraceSeconds": 60],
+        "launch": ["allowed": true, "rule": "apps[\"com.example.notes\"].state", "reason": "The app is authorized."],
         "directives": [["id": "w1", "issuedAt": "2026-11-29T10:00:00Z"]],
         "managedApps": ["com.example.mail", "com.example.notes"],
     ]
@@ -23,9 +24,20 @@ import TestSupport
         #expect(update.state == .authorized)
         #expect(update.directives == [WipeDirective(id: "w1", issuedAt: "2026-11-29T10:00:00Z", cause: .administrator)])
         #expect(update.offlineGraceSeconds == 60)
+        #expect(update.launch.allowed && update.launch.violation == nil)
     }
 
-    @Test(arguments: ["session", "state", "policyVersion", "config", "dlp", "compliance", "directives", "managedApps"])
+    @Test func readsTheLaunchVerdictsViolation() throws {
+        var reply = Self.reply
+        reply["launch"] = ["allowed": true, "rule": "r", "reason": "below", "violation": "warn"]
+        let update = AgentUpdate(try Agent.Register.Reply(reply))
+        #expect(update.launch == Decision(allowed: true, rule: "r", reason: "below", violation: .warn))
+        #expect(ComplianceState(update.launch) == .warning(reason: "below"))
+        reply["launch"] = ["allowed": false, "rule": "r", "reason": "below", "violation": "erase"]
+        #expect(throws: MalformedMessage.self) { try Agent.Register.Reply(reply) }
+    }
+
+    @Test(arguments: ["session", "state", "policyVersion", "config", "dlp", "compliance", "launch", "directives", "managedApps"])
     func aMissingFieldIsNamed(_ field: String) {
         var reply = Self.reply
         reply[field] = nil
@@ -53,7 +65,8 @@ import TestSupport
         let engine = CompiledPolicy(whole)
         let rules = try #require(engine.effectiveRules(for: "com.example.notes"))
         let update = AgentUpdate(try Agent.Register.Reply(["session": "s1", "state": "authorized", "policyVersion": "7", "config": [:],
-                                             "dlp": rules["dlp"]!, "compliance": rules["compliance"]!, "directives": [],
+                                             "dlp": rules["dlp"]!, "compliance": rules["compliance"]!,
+                                             "launch": ["allowed": true, "rule": "builtin.state", "reason": "authorized"], "directives": [],
                                              "managedApps": .array(engine.managedAppIDs.map(JSONValue.string))]))
         let cache = try update.compile(for: "com.example.notes")
         for action in Action.allCases where action != .launch {

@@ -49,4 +49,20 @@ import Testing
             }
         }
     }
+
+    /// The `onViolation` table (the block of rows starting `| \`onViolation\` |`) of a document.
+    static func onViolationTable(in document: String) throws -> [Substring] {
+        let text = try String(contentsOf: root.appendingPathComponent(document), encoding: .utf8)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        guard let start = lines.firstIndex(where: { $0.hasPrefix("| `onViolation` | at launch |") }) else { return [] }
+        return Array(lines[start...].prefix { $0.hasPrefix("|") })
+    }
+
+    /// docs/sdk.md (what the app sees) and docs/engine.md (what proctord decides) say the
+    /// same about each `onViolation`.
+    @Test func sdkGuideAndEngineAgreeOnEachViolation() throws {
+        let sdk = try Self.onViolationTable(in: "docs/sdk.md"), engine = try Self.onViolationTable(in: "docs/engine.md")
+        #expect(sdk.count == 5)
+        #expect(sdk == engine)
+    }
 }

@@ -11,6 +11,8 @@ import TestSupport
 @MainActor
 final class RecordingDelegate: ApplicationDelegate {
     var calls: [String] = []
+    /// What `application(_:didReceivePolicyChange:)` answers.
+    var policyAnswer: PolicyAcknowledgement = .applied
     init() {}
     func application(_ application: Application,
                      didFinishLaunchingWithOptions launchOptions: [Application.LaunchOptionsKey: Any]?) -> Bool {
@@ -26,19 +28,30 @@ final class RecordingDelegate: ApplicationDelegate {
     }
     func applicationWasBlocked(_ application: Application, reason: String) { calls.append("wasBlocked \(reason)") }
     func applicationShouldWipeData(_ application: Application, directive: WipeDirective) {
-        calls.append("shouldWipeData \(directive.id ?? "retired")")
+        calls.append("shouldWipeData \(directive.id ?? "\(directive.cause)")")
+    }
+    func application(_ application: Application, didReceivePolicyChange change: PolicyChange) -> PolicyAcknowledgement {
+        policyAnswer
+    }
+    func application(_ application: Application, complianceDidChange compliance: ComplianceState) {
+        switch compliance {
+        case .compliant: calls.append("complianceDidChange compliant")
+        case .warning(let reason): calls.append("complianceDidChange warning \(reason)")
+        case .violation(let reason): calls.append("complianceDidChange violation \(reason)")
+        }
     }
 }
 
 @Suite(.serialized) @MainActor struct TestKitTests {
-    static func policy(version: String = "1", syncDays: Int = 14, notesState: String = "authorized") -> String {
+    static func policy(version: String = "1", syncDays: Int = 14, notesState: String = "authorized",
+                       minVersion: String = "2.0.0", onViolation: String = "block") -> String {
         """
         {"schema": 1, "version": "\(version)",
          "apps": {
            "com.example.notes": {"state": "\(notesState)",
              "config": {"serverURL": "https://notes.example.com", "syncDays": \(syncDays)},
              "dlp": {"clipboard": {"level": "managed"}, "print": "block"},
-             "compliance": {"minVersion": "2.0.0", "onViolation": "block", "offlineGraceSeconds": 3600}},
+             "compliance": {"minVersion": "\(minVersion)", "onViolation": "\(onViolation)", "offlineGraceSeconds": 3600}},
            "com.example.mail": {"state": "authorized"}}}
         """
     }
@@ -85,7 +98,43 @@ final class RecordingDelegate: ApplicationDelegate {
         let harness = PolicyApplicationHarness(agent: agent, appID: "com.example.notes", version: "1.0.0", delegate: delegate)
         let decision = await harness.launch()
         #expect(decision != .proceed)
-        #expect(delegate.calls.count == 1 && delegate.calls[0].hasPrefix("wasBlocked "))
+        let reason = "The app's version is below compliance.minVersion and onViolation is block."
+        #expect(delegate.calls == ["complianceDidChange violation \(reason)", "wasBlocked \(reason)"])
+        #expect(harness.application.compliance == .violation(reason: reason))
+    }
+
+    @Test func theDelegatesPolicyAnswerAndKeyedFeedbackWithDataReachTheAgent() async throws {
+        let agent = try FakeAgent(policy: Self.policy())
+        let delegate = RecordingDelegate()
+        delegate.policyAnswer = .unsupported(reason: "no sync window")
+        let harness = PolicyApplicationHarness(agent: agent, appID: "com.example.notes", version: "2.0.0", delegate: delegate)
+        #expect(await harness.launch() == .proceed)
+        harness.application.reportFeedback(key: "sync", severity: .info, message: "3 notes synced", data: ["notes": 3])
+        try await eventually("the acknowledgement and the feedback") { agent.feedback.count == 2 }
+        let policy = try #require(agent.feedback.first { $0.key == "policy" })
+        #expect(policy.severity == "error" && policy.message == "policy 1 unsupported: no sync window")
+        #expect(policy.data == ["version": "1", "result": "unsupported"])
+        #expect(agent.feedback.first { $0.key == "sync" }?.data == ["notes": 3])
+    }
+
+    @Test func warningIsDeliveredAtLaunchAndOnEveryChange() async throws {
+        let agent = try FakeAgent(policy: Self.policy(onViolation: "warn"))
+        let delegate = RecordingDelegate()
+        let harness = PolicyApplicationHarness(agent: agent, appID: "com.example.notes", version: "1.0.0", delegate: delegate)
+        #expect(await harness.launch() == .proceed)
+        let reason = "The app's version is below compliance.minVersion; onViolation is warn, so it may run with a warning."
+        #expect(harness.application.compliance == .warning(reason: reason))
+        #expect(delegate.calls == ["complianceDidChange warning \(reason)",
+                                   "didFinishLaunching serverURL=https://notes.example.com", "didBecomeActive"])
+
+        try await eventually("the subscription") { agent.subscribedSessionCount == 1 }
+        try agent.apply(policy: Self.policy(version: "2", minVersion: "1.0.0", onViolation: "warn"))
+        try await eventually("compliance restored") { harness.application.compliance == .compliant }
+        #expect(delegate.calls.last == "complianceDidChange compliant")
+        try agent.apply(policy: Self.policy(version: "3", minVersion: "1.5.0", onViolation: "warn"))
+        try await eventually("the new warning") { harness.application.compliance == .warning(reason: reason) }
+        #expect(delegate.calls.filter { $0.hasPrefix("complianceDidChange") }.count == 3)
+        #expect(!delegate.calls.contains { $0.hasPrefix("wasBlocked") })
     }
 
     @Test func wipeOrderedByTheTestRemovesTheDeclaredFolder() async throws {

@@ -13,7 +13,7 @@ import Varlink
          ["AppBlocked", "IdentityMismatch", "InvalidParameter", "InvalidSession", "StorageFailure", "UnknownApp"]),
         ("io.proctor.Admin", ["ApplyPolicy", "Decide", "Events", "GetApp", "GetPolicy", "ListApps", "Notify", "PolicyHistory",
                               "Reload", "RollbackPolicy", "Status", "ValidatePolicy", "Wipe"],
-         ["InvalidParameter", "InvalidPolicy", "StorageFailure", "UnknownApp", "UnknownVersion", "VersionConflict"]),
+         ["InvalidParameter", "InvalidPolicy", "StorageFailure", "UnknownApp", "UnknownVersion", "VersionConflict", "VersionReused"]),
     ])
     func interfaceFileParses(name: String, methods: [String], errors: [String]) throws {
         let text = try String(contentsOfFile: Self.folder + name + ".varlink", encoding: .utf8)

@@ -207,16 +207,58 @@ def test_events_stream(daemon):
             con.Decide(session, "print")
             con.Register("io.proctor.test.mail")  # another app: filtered out
         buffer = b""
-        kinds = []
-        while "decision" not in kinds:
+        kinds, actions = [], []
+        while kinds.count("decision") < 2:
             buffer += events.recv(65536)
             *messages, buffer = buffer.split(b"\0")
             for message in messages:
                 reply = json.loads(message)
                 assert reply["continues"] is True
-                assert reply["parameters"]["event"]["appId"] == "io.proctor.test.notes"
-                kinds.append(reply["parameters"]["event"]["kind"])
-        assert kinds == ["registration", "decision"]
+                event = reply["parameters"]["event"]
+                assert event["appId"] == "io.proctor.test.notes"
+                kinds.append(event["kind"])
+                if event["kind"] == "decision":
+                    actions.append(event["data"]["action"])
+        # Registration decides `launch` (the verdict the Register reply carries), then the print.
+        assert kinds == ["registration", "decision", "decision"]
+        assert actions == ["launch", "print"]
+
+
+def test_notify_to_an_app_not_running_is_queued_durably_and_delivered_at_registration(daemon):
+    queued = proctorctl(daemon, "notify", "io.proctor.test.notes", '{"command": "sync"}', check=0)
+    assert queued.stdout.startswith("queued: no session of io.proctor.test.notes is subscribed")
+    reply = raw_call(daemon.admin, "io.proctor.Admin.Notify",
+                     {"appId": "io.proctor.test.notes", "payload": {"command": "rotate"}, "ttlSeconds": 3600})
+    assert reply["parameters"]["delivered"] == 0 and "queuedUntil" in reply["parameters"]
+    short = raw_call(daemon.admin, "io.proctor.Admin.Notify",
+                     {"appId": "io.proctor.test.notes", "payload": {"command": "expired"}, "ttlSeconds": 1})
+    assert "queuedUntil" in short["parameters"]
+    not_kept = proctorctl(daemon, "notify", "--ttl", "0", "io.proctor.test.notes", '{"command": "now-or-never"}', check=0)
+    assert "nobody received it" in not_kept.stdout
+    assert proctorctl(daemon, "notify", "--ttl", "31d", "io.proctor.test.notes", "{}", check=2).returncode == 2
+    too_long = raw_call(daemon.admin, "io.proctor.Admin.Notify",
+                        {"appId": "io.proctor.test.notes", "payload": {}, "ttlSeconds": 2592001})
+    assert too_long["error"] == "io.proctor.Admin.InvalidParameter"
+    assert too_long["parameters"]["parameter"] == "ttlSeconds"
+    # The queue is in the state directory: it survives a restart.
+    daemon.stop()
+    daemon.start()
+    time.sleep(1.1)  # the one-second command expires meanwhile
+    with agent(daemon) as client, client.open("io.proctor.Agent") as con:
+        session = con.Register("io.proctor.test.notes")["session"]
+        stream = con.Subscribe(session, _more=True)
+        assert next(stream)["reason"] == "current"
+        delivered = [next(stream), next(stream)]
+        assert [u["reason"] for u in delivered] == ["notification", "notification"]
+        assert [u["notification"] for u in delivered] == [{"command": "sync"}, {"command": "rotate"}]
+    # Delivered once: the next registration gets nothing more.
+    with agent(daemon) as client, client.open("io.proctor.Agent") as con:
+        session = con.Register("io.proctor.test.notes")["session"]
+        stream = con.Subscribe(session, _more=True)
+        assert next(stream)["reason"] == "current"
+        reply = raw_call(daemon.admin, "io.proctor.Admin.Notify", {"appId": "io.proctor.test.notes", "payload": {"n": 1}})
+        assert reply["parameters"] == {"delivered": 1}
+        assert next(stream)["notification"] == {"n": 1}
 
 
 def test_reload_with_broken_policy_keeps_old(daemon):
@@ -239,6 +281,25 @@ def test_reload_with_broken_policy_keeps_old(daemon):
             break
         time.sleep(0.05)
     assert raw_call(daemon.admin, "io.proctor.Admin.Status")["parameters"]["policy"]["version"] == "test.2"
+
+
+def test_reload_of_changed_content_under_the_same_version_is_refused(daemon):
+    changed = base_policy("test.1")
+    changed["apps"]["io.proctor.test.notes"]["config"] = {"syncDays": 99}
+    write_policy(daemon.config_dir, changed)
+    with admin(daemon) as client, client.open("io.proctor.Admin") as con:
+        before = con.Status()["policy"]["sha256"]
+        result = con.Reload()["result"]
+        assert result["ok"] is False
+        assert result["problems"][0]["path"] == "version"
+        assert "version test.1 was loaded before with other content" in result["problems"][0]["message"]
+        assert con.Status()["policy"]["sha256"] == before  # the old policy stays in force
+        write_policy(daemon.config_dir, base_policy("test.1"))  # the same content again: fine
+        assert con.Reload()["result"]["ok"] is True
+        changed["version"] = "test.2"
+        write_policy(daemon.config_dir, changed)
+        assert con.Reload()["result"]["ok"] is True
+        assert con.Status()["policy"]["version"] == "test.2"
 
 
 def test_second_daemon_on_same_directory_refuses(daemon):

@@ -61,6 +61,29 @@ def test_policy_apply_diff_history_rollback(daemon, workdir):
     assert raw_call(daemon.admin, "io.proctor.Admin.Status")["parameters"]["policy"]["version"] == "pushed.1"
 
 
+def test_a_version_names_one_content(daemon, workdir):
+    first = write_json(os.path.join(workdir, "v1.json"), base_policy("pushed.v"))
+    proctorctl(daemon, "policy", "apply", first, check=0)
+    proctorctl(daemon, "policy", "apply", first, check=0)  # the same content again: fine
+    changed = base_policy("pushed.v")
+    changed["apps"]["io.proctor.test.notes"]["config"] = {"syncDays": 99}
+    path = write_json(os.path.join(workdir, "v1-changed.json"), changed)
+    refused = proctorctl(daemon, "policy", "apply", path, check=4)
+    assert "io.proctor.Admin.VersionReused" in refused.stderr
+    assert "version pushed.v was applied before with other content" in refused.stderr
+    assert "--force" in refused.stderr
+    detail = json.loads(proctorctl(daemon, "app", "io.proctor.test.notes", "--json", check=0).stdout)
+    assert detail["app"]["config"]["syncDays"] != 99  # nothing changed
+    # The raw call names both contents.
+    reply = raw_call(daemon.admin, "io.proctor.Admin.ApplyPolicy", {"policy": changed})
+    assert reply["error"] == "io.proctor.Admin.VersionReused"
+    assert reply["parameters"]["version"] == "pushed.v"
+    assert reply["parameters"]["sha256"] != reply["parameters"]["earlierSha256"]
+    proctorctl(daemon, "policy", "apply", path, "--force", check=0)
+    detail = json.loads(proctorctl(daemon, "app", "io.proctor.test.notes", "--json", check=0).stdout)
+    assert detail["app"]["config"]["syncDays"] == 99
+
+
 def test_reload_wipe_notify_and_events(daemon):
     proctorctl(daemon, "reload", check=0)
     wiped = json.loads(proctorctl(daemon, "wipe", "io.proctor.test.notes", "--json", check=0).stdout)

@@ -4,7 +4,7 @@ import ProctorProtocol
 import Varlink
 
 /// The conversation with proctord's Agent interface that keeps an app's view current:
-/// registration, the launch decision and a `Subscribe` stream that survives proctord
+/// registration (whose reply carries the launch decision) and a `Subscribe` stream that survives proctord
 /// restarting (reconnect with backoff, register again, subscribe again).
 ///
 /// Blocking: every method runs on the caller's thread; `maintainSubscription` runs for the
@@ -43,19 +43,6 @@ final class AgentLink: Sendable {
             let connection = try transport.connect()
             let reply = try connection.call(Agent.Register.self, Agent.Register.Request(appId: appID, version: version))
             return Registration(connection: connection, session: reply.session, update: AgentUpdate(reply))
-        } catch let error as VarlinkError {
-            throw Failure(description: Self.explain(error))
-        } catch {
-            throw Failure(description: "\(error)")
-        }
-    }
-
-    /// proctord's `launch` decision for the registered version: (allowed, reason).
-    func decideLaunch(_ registration: Registration) throws(Failure) -> (allowed: Bool, reason: String) {
-        do {
-            let reply = try registration.connection.call(Agent.Decide.self,
-                                                         Agent.Decide.Request(session: registration.session, action: .launch))
-            return (reply.allowed, reply.reason)
         } catch let error as VarlinkError {
             throw Failure(description: Self.explain(error))
         } catch {

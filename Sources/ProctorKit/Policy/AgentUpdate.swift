@@ -13,6 +13,9 @@ struct AgentUpdate: Sendable, Equatable {
     var config: [String: JSONValue]
     var dlp: [String: JSONValue]
     var compliance: [String: JSONValue]
+    /// proctord's `launch` decision for this app at its registered version, made again on
+    /// every policy change.
+    var launch: Decision
     var directives: [WipeDirective]
     var managedApps: [AppID]
     var notification: [String: JSONValue]?
@@ -24,6 +27,8 @@ struct AgentUpdate: Sendable, Equatable {
         config = snapshot.config
         dlp = snapshot.dlp
         compliance = snapshot.compliance
+        launch = Decision(allowed: snapshot.launch.allowed, rule: snapshot.launch.rule, reason: snapshot.launch.reason,
+                          violation: snapshot.launch.violation)
         directives = snapshot.directives.map { WipeDirective(id: $0.id, issuedAt: $0.issuedAt, cause: .administrator) }
         self.managedApps = managedApps
         self.notification = notification

@@ -11,18 +11,23 @@ public import ProctorPolicy
 /// (`$PROCTOR_AGENT_SOCKET`, else `/run/proctor/io.proctor.Agent`), registers with the app id
 /// (`PolicyApplication.appID`, else `ProctorAppID` in the Info.plist) and the version
 /// (`CFBundleShortVersionString`), and acts on the answer:
-/// - `authorized` and a granted `launch` decision: launch proceeds;
+/// - `authorized` and a granted `launch` verdict (the Register reply carries it): launch
+///   proceeds — with `onViolation: warn`, `compliance` is `.warning` and the delegate hears
+///   `application(_:complianceDidChange:)` first;
 /// - `blocked`, a denied launch, or no registration at all: the delegate never sees
 ///   didFinishLaunching; it gets `applicationWasBlocked(_:reason:)` and the process ends with
 ///   `ApplicationExitStatus.blockedByPolicy`;
-/// - `retired` or a wipe directive: `applicationShouldWipeData(_:directive:)`, then the
-///   declared data directories are removed (see `ProctorDataDirectories`) and the directive
-///   acknowledged; a retired app is then blocked.
+/// - `retired`, a wipe directive or a launch denied with `onViolation: wipe`:
+///   `applicationShouldWipeData(_:directive:)`, then the declared data directories are removed
+///   (see `ProctorDataDirectories`) and a directive acknowledged; a retired or violating app
+///   is then blocked.
 ///
 /// While it runs: lifecycle events are reported to proctord in the order the delegate gets
 /// them (from a thread of its own); pushed changes update `ManagedConfiguration.shared` and
-/// `DataGuard.shared` live and are acknowledged (`ReportFeedback` key `policy`); remote
-/// notifications reach the delegate; when proctord goes away the cached rules stay in force
+/// `DataGuard.shared` live and are acknowledged (`ReportFeedback` key `policy`, with the
+/// delegate's `PolicyAcknowledgement`); remote
+/// notifications reach the delegate; proctord's launch verdict, decided again on every
+/// policy change, is enforced as at launch (a raised `minVersion` stops a running app); when proctord goes away the cached rules stay in force
 /// for `compliance.offlineGraceSeconds` while the SDK reconnects with capped backoff.
 open class PolicyApplication: Application {
     /// The app id; when nil, `ProctorAppID` of the Info.plist. Set before `ApplicationMain`.
@@ -47,6 +52,9 @@ open class PolicyApplication: Application {
     public private(set) var policyState: AppState?
     /// The version of the policy proctord last sent; nil before registration.
     public private(set) var policyVersion: String?
+    /// Whether the app's version meets `compliance.minVersion`, as proctord last decided
+    /// (again on every policy change); `compliant` before registration.
+    public private(set) var compliance: ComplianceState = .compliant
 
     private var settings: PolicyAppSettings?
     private var link: AgentLink?
@@ -55,7 +63,7 @@ open class PolicyApplication: Application {
     private var handledDirectives: Set<String> = []
     private var acknowledgedPolicyVersion: String?
     private var launched = false
-    private var retirementWiped = false
+    private var wipedByPolicy = false
 
     public required init() {
         dataGuard = .shared
@@ -65,15 +73,16 @@ open class PolicyApplication: Application {
 
     /// Stores the app's own status for the administrator (shown by `proctorctl app ID`),
     /// sent in the background; a newer entry replaces an older one with the same `key`.
-    /// Keys are at most 100 characters and messages at most 1000.
-    public func reportFeedback(key: String, severity: FeedbackSeverity, message: String) {
-        reporter?.feedback(key: key, severity: severity, message: message)
+    /// Keys are at most 100 characters and messages at most 1000; `data` is structured detail
+    /// for tools (Android's KeyedAppState `data`), stored and shown as JSON.
+    public func reportFeedback(key: String, severity: FeedbackSeverity, message: String, data: [String: JSONValue]? = nil) {
+        reporter?.feedback(key: key, severity: severity, message: message, data: data)
     }
 
-    /// `reportFeedback(key:severity:message:)` of the running PolicyApplication; nothing when
-    /// there is none.
-    public static func reportFeedback(key: String, severity: FeedbackSeverity, message: String) {
-        running?.reportFeedback(key: key, severity: severity, message: message)
+    /// `reportFeedback(key:severity:message:data:)` of the running PolicyApplication; nothing
+    /// when there is none.
+    public static func reportFeedback(key: String, severity: FeedbackSeverity, message: String, data: [String: JSONValue]? = nil) {
+        running?.reportFeedback(key: key, severity: severity, message: message, data: data)
     }
 
     // MARK: Launch
@@ -102,24 +111,15 @@ open class PolicyApplication: Application {
             reporter.event("dataActionDenied", detail: detail)
         }
 
-        let outcome = await Self.offMain { () -> Result<(AgentLink.Registration, launchAllowed: Bool, reason: String), AgentLink.Failure> in
-            do throws(AgentLink.Failure) {
-                let registration = try link.register()
-                guard registration.update.state == .authorized else { return .success((registration, false, "")) }
-                let launch = try link.decideLaunch(registration)
-                return .success((registration, launch.allowed, launch.reason))
-            } catch {
-                return .failure(error)
-            }
+        let outcome = await Self.offMain { () -> Result<AgentLink.Registration, AgentLink.Failure> in
+            do throws(AgentLink.Failure) { return .success(try link.register()) } catch { return .failure(error) }
         }
         let registration: AgentLink.Registration
-        let launchAllowed: Bool
-        let launchReason: String
         switch outcome {
         case .failure(let failure):
             return blockLaunch("cannot register as \(settings.appID) with proctord (\(transportDescription(transport))): \(failure)")
         case .success(let answer):
-            (registration, launchAllowed, launchReason) = answer
+            registration = answer
         }
 
         apply(registration.update)
@@ -132,9 +132,11 @@ open class PolicyApplication: Application {
         case .authorized:
             break
         }
-        guard launchAllowed else {
+        let launch = registration.update.launch
+        updateCompliance(launch)
+        if let refusal = enforce(launch, settings: settings) {
             reporter.flush(timeout: .seconds(2))
-            return blockLaunch(launchReason.isEmpty ? "proctord denied the launch" : launchReason)
+            return blockLaunch(refusal)
         }
         pendingSubscription = registration
         return .proceed
@@ -200,12 +202,44 @@ open class PolicyApplication: Application {
         if update.reason == .notification, let notification = update.notification {
             didReceiveRemoteNotification(notification)
         }
-        guard let settings, update.state != .authorized else { return }
-        let reason = update.state == .retired ? "\(settings.appID) was retired; its managed data was wiped"
-                                              : "the administrator blocked \(settings.appID)"
+        guard let settings else { return }
+        switch update.state {
+        case .blocked: endBlocked("the administrator blocked \(settings.appID)")
+        case .retired: endBlocked("\(settings.appID) was retired; its managed data was wiped")
+        case .authorized:
+            updateCompliance(update.launch)
+            if let refusal = enforce(update.launch, settings: settings) { endBlocked(refusal) }
+        }
+    }
+
+    /// Tells the delegate and ends the process with `blockedByPolicy`, once the reports left.
+    private func endBlocked(_ reason: String) -> Never {
         delegate?.applicationWasBlocked(self, reason: reason)
         reporter?.flush(timeout: .seconds(2))
         exit("blocked by policy: \(reason)", status: .blockedByPolicy)
+    }
+
+    // MARK: Compliance
+
+    /// Takes proctord's latest launch verdict as the compliance state; the delegate hears a
+    /// change (and, at launch, any state but compliant).
+    private func updateCompliance(_ launch: Decision) {
+        let state = ComplianceState(launch)
+        guard state != compliance else { return }
+        compliance = state
+        delegate?.application(self, complianceDidChange: state)
+    }
+
+    /// Carries out a denied launch verdict — for `onViolation: wipe` the managed data goes
+    /// first, as on retirement — and returns why the app may not run; nil when it may
+    /// (`warn` included).
+    private func enforce(_ launch: Decision, settings: PolicyAppSettings) -> String? {
+        guard !launch.allowed else { return nil }
+        if launch.violation == .wipe, !wipedByPolicy {
+            wipedByPolicy = true
+            wipe(WipeDirective(id: nil, issuedAt: nil, cause: .complianceViolation), settings: settings)
+        }
+        return launch.reason.isEmpty ? "proctord denied the launch" : launch.reason
     }
 
     /// Puts an update in force: rules, configuration, acknowledgement, wipes.
@@ -228,8 +262,8 @@ open class PolicyApplication: Application {
             wiped = true
         }
         // A retired app's data goes once, whether or not a directive already took it.
-        if update.state == .retired, !retirementWiped {
-            retirementWiped = true
+        if update.state == .retired, !wipedByPolicy {
+            wipedByPolicy = true
             if !wiped { wipe(WipeDirective(id: nil, issuedAt: nil, cause: .retired), settings: settings) }
         }
     }
@@ -239,19 +273,27 @@ open class PolicyApplication: Application {
         do {
             dataGuard.install(try update.compile(for: appID), for: appID, offlineGraceSeconds: update.offlineGraceSeconds)
             if isNew {
-                reporter?.feedback(key: "policy", severity: .info, message: "policy \(update.policyVersion) applied",
-                                   data: ["version": .string(update.policyVersion), "result": "applied"])
+                let change = PolicyChange(version: update.policyVersion, configuration: update.config)
+                acknowledge(update.policyVersion, delegate?.application(self, didReceivePolicyChange: change) ?? .applied)
             }
         } catch {
             // The previous rules stay in force; the administrator hears why.
             report(Diagnostic(message: "cannot apply policy \(update.policyVersion) (\(error)), keeping the previous rules"))
-            if isNew {
-                reporter?.feedback(key: "policy", severity: .error,
-                                   message: String("policy \(update.policyVersion) not applied: \(error)".prefix(1000)),
-                                   data: ["version": .string(update.policyVersion), "result": "error"])
-            }
+            if isNew { acknowledge(update.policyVersion, .error(reason: "\(error)")) }
         }
         acknowledgedPolicyVersion = update.policyVersion
+    }
+
+    /// Tells proctord what became of policy `version` (`ReportFeedback` key `policy`).
+    private func acknowledge(_ version: String, _ acknowledgement: PolicyAcknowledgement) {
+        let message = switch acknowledgement {
+        case .applied: "policy \(version) applied"
+        case .error(let reason): "policy \(version) not applied: \(reason)"
+        case .unsupported(let reason): "policy \(version) unsupported: \(reason)"
+        }
+        reporter?.feedback(key: "policy", severity: acknowledgement == .applied ? .info : .error,
+                           message: String(message.prefix(1000)),
+                           data: ["version": .string(version), "result": .string(acknowledgement.result)])
     }
 
     private func wipe(_ directive: WipeDirective, settings: PolicyAppSettings) {
@@ -267,7 +309,8 @@ open class PolicyApplication: Application {
         if let id = directive.id {
             reporter?.acknowledgeWipe(id, completed: outcome.succeeded, message: message)
         } else {
-            reporter?.feedback(key: "wipe", severity: outcome.succeeded ? .info : .error, message: "retired: " + message)
+            let cause = directive.cause == .complianceViolation ? "compliance violation: " : "retired: "
+            reporter?.feedback(key: "wipe", severity: outcome.succeeded ? .info : .error, message: cause + message)
         }
     }
 

@@ -8,11 +8,15 @@ public struct WipeDirective: Sendable, Hashable {
         case administrator
         /// The app was retired in policy: its managed data must not stay on the machine.
         case retired
+        /// The app's version is below `compliance.minVersion` and `onViolation` is `wipe`
+        /// (at launch, or while it runs when the minimum is raised): the data goes, then
+        /// the app is blocked.
+        case complianceViolation
     }
 
-    /// The directive's id (for `.administrator`); nil for a retirement.
+    /// The directive's id (for `.administrator`); nil for a retirement or a compliance violation.
     public let id: String?
-    /// When the administrator issued it (RFC 3339, UTC), nil for a retirement.
+    /// When the administrator issued it (RFC 3339, UTC); nil without an id.
     public let issuedAt: String?
     public let cause: Cause
 
