@@ -4,10 +4,10 @@
 SWIFT       ?= swift
 PREFIX      ?= /usr/local
 DESTDIR     ?=
-# Build: the two C libraries. Tests: the venv, the sqlite3 CLI (store fault tests), and
+# Build: the four C libraries. Tests: the venv, the sqlite3 CLI (store fault tests), and
 # systemd, util-linux (unshare, nsenter, setpriv, mount), iproute2 (ss) and procps for the
 # real-systemd box — present on this image, checked so a leaner one still works.
-APT_PACKAGES = libsystemd-dev libsqlite3-dev python3-venv sqlite3 systemd util-linux iproute2 procps
+APT_PACKAGES = libsystemd-dev libsqlite3-dev libsodium-dev libkeyutils-dev python3-venv sqlite3 systemd util-linux iproute2 procps
 VENV        := .venv
 RUN_DIR     := $(CURDIR)/run
 
