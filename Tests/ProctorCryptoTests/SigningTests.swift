@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import LinuxIO
 import ProctorCrypto
+import TestSupport
 import Testing
 
 @Suite struct SigningTests {
@@ -139,15 +140,4 @@ func fileMode(_ path: String) throws -> mode_t {
     var status = stat()
     guard stat(path, &status) == 0 else { throw Errno.current }
     return status.st_mode & 0o7777
-}
-
-/// A fresh directory under /tmp, removed with its contents when the value goes away.
-final class TemporaryDirectory {
-    let path: String
-    init() throws {
-        var template = Array("/tmp/proctor-crypto-test-XXXXXX".utf8CString)
-        guard let created = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else { throw Errno.current }
-        path = String(cString: created)
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
 }
