@@ -13,8 +13,12 @@ public final class ProtectedFileWriter {
     private let sealer: SecretStreamSealer
     private let associatedData: [UInt8]
     private var pending: [UInt8]  // plaintext not yet sealed: at most one chunk
-    private var sealed: [UInt8]
+    private var output: [UInt8]   // sealed chunks not yet written: written a batch at a time
+    private var outputCount = 0
     private var isCommitted = false
+
+    /// Sealed chunks are written 16 at a time (about 1 MiB): fewer system calls, bounded memory.
+    private static let outputChunks = 16
 
     init(name: String, path: String, key: SymmetricKey) throws(ProtectedStorageError) {
         self.name = name
@@ -26,8 +30,10 @@ public final class ProtectedFileWriter {
         associatedData = ProtectedFileFormat.associatedData(prefix: prefix, name: name)
         pending = []
         pending.reserveCapacity(ProtectedFileFormat.chunkSize)
-        sealed = [UInt8](repeating: 0, count: ProtectedFileFormat.sealedChunkSize)
-        try perform { () throws(FileReplacementError) in try replacement.write(prefix + sealer.header) }
+        let header = prefix + sealer.header
+        output = [UInt8](repeating: 0, count: header.count + Self.outputChunks * ProtectedFileFormat.sealedChunkSize)
+        output.replaceSubrange(0..<header.count, with: header)
+        outputCount = header.count
     }
 
     /// Appends `bytes` to the file's content.
@@ -36,7 +42,16 @@ public final class ProtectedFileWriter {
         var offset = 0
         while offset < bytes.count {
             // A full chunk is sealed only once more data follows, so the last chunk can carry FINAL.
-            if pending.count == ProtectedFileFormat.chunkSize { try sealPending(isFinal: false) }
+            if pending.count == ProtectedFileFormat.chunkSize {
+                try pending.withUnsafeBytes { raw in Result { () throws(ProtectedStorageError) in try seal(raw, isFinal: false) } }.get()
+                pending.removeAll(keepingCapacity: true)
+            }
+            if pending.isEmpty && bytes.count - offset > ProtectedFileFormat.chunkSize {
+                // A whole chunk with more after it: sealed straight from the caller's bytes.
+                try seal(UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + ProtectedFileFormat.chunkSize)]), isFinal: false)
+                offset += ProtectedFileFormat.chunkSize
+                continue
+            }
             let take = min(ProtectedFileFormat.chunkSize - pending.count, bytes.count - offset)
             pending.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + take)]))
             offset += take
@@ -52,23 +67,30 @@ public final class ProtectedFileWriter {
     /// new content is durable and readers see all of it.
     public func commit() throws(ProtectedStorageError) {
         precondition(!isCommitted, "commit twice")
-        try sealPending(isFinal: true)
+        try pending.withUnsafeBytes { raw in Result { () throws(ProtectedStorageError) in try seal(raw, isFinal: true) } }.get()
         isCommitted = true
+        try flush()
         try perform { () throws(FileReplacementError) in try replacement.commit() }
     }
 
-    private func sealPending(isFinal: Bool) throws(ProtectedStorageError) {
-        let count = pending.withUnsafeBytes { input in
-            sealed.withUnsafeMutableBytes { output in
-                associatedData.withUnsafeBytes { sealer.seal(input, associatedData: $0, isFinal: isFinal, into: output) }
+    private func seal(_ plaintext: UnsafeRawBufferPointer, isFinal: Bool) throws(ProtectedStorageError) {
+        if output.count - outputCount < plaintext.count + SecretStream.chunkOverhead { try flush() }
+        let count = output.withUnsafeMutableBytes { out in
+            associatedData.withUnsafeBytes { ad in
+                sealer.seal(plaintext, associatedData: ad, isFinal: isFinal, into: UnsafeMutableRawBufferPointer(rebasing: out[outputCount...]))
             }
         }
-        pending.removeAll(keepingCapacity: true)
+        outputCount += count
+    }
+
+    private func flush() throws(ProtectedStorageError) {
+        let count = outputCount
         try perform { () throws(FileReplacementError) in
-            try sealed.withUnsafeBytes { raw in Result { () throws(FileReplacementError) in
+            try output.withUnsafeBytes { raw in Result { () throws(FileReplacementError) in
                 try replacement.write(UnsafeRawBufferPointer(rebasing: raw[..<count]))
             } }.get()
         }
+        outputCount = 0
     }
 
     private func perform(_ body: () throws(FileReplacementError) -> Void) throws(ProtectedStorageError) {
