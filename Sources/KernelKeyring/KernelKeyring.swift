@@ -49,7 +49,7 @@ public enum KernelKeyring {
 
     private static let keyType = "user"
     /// Possessor: view, read, write, search, link, setattr; owner user: view (KEY_POS_ALL | KEY_USR_VIEW).
-    private static let permissions: key_perm_t = 0x3f01_0000 | 0x0000_0100
+    private static let permissions: key_perm_t = 0x3f00_0000 | 0x0001_0000
 
     /// Adds (or updates) the `user` key `name` in `ring` with `payload`, expiring after
     /// `expiresAfterSeconds` when given (the kernel then refuses to read it and removes it).

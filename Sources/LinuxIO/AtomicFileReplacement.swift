@@ -79,8 +79,9 @@ public final class AtomicFileReplacement {
     }
 
     /// Flushes the new content, renames it over the destination and flushes the directory, so the
-    /// replacement survives a crash once this returns. On failure the temporary file is removed
-    /// and the destination is unchanged.
+    /// replacement survives a crash once this returns. If the flush or the rename fails, the
+    /// temporary file is removed and the destination is unchanged; if only the directory's flush
+    /// fails, the new content is in place but might not survive a crash.
     public func commit() throws(FileReplacementError) {
         precondition(!isFinished, "commit after commit or discard")
         do throws(FileReplacementError) {

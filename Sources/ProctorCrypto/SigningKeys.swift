@@ -175,13 +175,10 @@ public struct SigningKeyPair: Sendable, CustomStringConvertible {
         guard fields.count == 3, Array(fields[0]) == Array(secretAlgorithm.utf8) else {
             throw .malformedKey(source: path, reason: "expected one line \"\(secretAlgorithm) <key id> <base64 seed>\"")
         }
-        let seed = LockedBytes(count: seedByteCount) { out in
-            var decoded = false
-            fields[2].withUnsafeBytes { decoded = decodeBase64($0, into: out) }
-            if !decoded { out.initializeMemory(as: UInt8.self, repeating: 0) }
-        }
-        guard !seed.bytes.allSatisfy({ $0 == 0 }) else {
-            throw .malformedKey(source: path, reason: "the seed is not \(seedByteCount) bytes of Base64")
+        let seed = try LockedBytes(count: seedByteCount) { (out) throws(CryptoError) in
+            guard fields[2].withUnsafeBytes({ decodeBase64($0, into: out) }) else {
+                throw .malformedKey(source: path, reason: "the seed is not \(seedByteCount) bytes of Base64")
+            }
         }
         let pair = try SigningKeyPair(seed: seed.bytes)
         let stated = String(decoding: fields[1], as: UTF8.self)

@@ -21,7 +21,7 @@ import Testing
             // /proc/keys: serial flags usage timeout perm uid gid type description
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             try ensure(fields[3].hasSuffix("m") || fields[3].hasSuffix("h"), "an expiry is set: \(line)")
-            try ensure(fields[4] == "3f010100", "possessor-only permissions: \(line)")
+            try ensure(fields[4] == "3f010000", "possessor-only permissions: \(line)")
 
             try KernelKeyring.revoke(key)
             do {
