@@ -10,6 +10,7 @@
 //                    file replacement, Landlock
 //   KernelKeyring .. keys in the kernel's keyrings (libkeyutils), with an expiry
 //   ProctorCrypto .. the one crypto module (libsodium): signatures, keys, key wrapping, streams
+//   ProctorBundle .. signed policy bundles (DSSE envelopes): signing, trusted keys, verification
 //   Varlink ........ the Varlink protocol: framing, dispatch, server on LinuxIO, blocking client
 //   SystemdKit ..... sd_notify, socket activation, the journal
 //   ProctorStore ... durable state in SQLite
@@ -48,6 +49,7 @@ let package = Package(
         .target(name: "LinuxIO", dependencies: ["CLinux", "CLandlock"]),
         .target(name: "KernelKeyring", dependencies: ["CKeyutils", "LinuxIO"]),
         .target(name: "ProctorCrypto", dependencies: ["CSodium", "LinuxIO"]),
+        .target(name: "ProctorBundle", dependencies: ["ProctorPolicy", "ProctorCrypto", "JSONCore"]),
         .target(name: "Varlink", dependencies: ["JSONCore", "LinuxIO"]),
         .target(name: "SystemdKit", dependencies: ["CSystemd", "LinuxIO"]),
         .target(name: "ProctorStore", dependencies: ["CSQLite", "JSONCore"]),
@@ -78,6 +80,8 @@ let package = Package(
         .testTarget(name: "LinuxIOTests", dependencies: ["LinuxIO"]),
         .testTarget(name: "LandlockTests", dependencies: ["LinuxIO", "TestSupport"]),
         .testTarget(name: "ProctorCryptoTests", dependencies: ["ProctorCrypto", "LinuxIO", "TestSupport"]),
+        .testTarget(name: "ProctorBundleTests", dependencies: ["ProctorBundle", "ProctorCrypto", "ProctorPolicy", "JSONCore",
+                                                             "TestSupport"]),
         .testTarget(name: "KernelKeyringTests", dependencies: ["KernelKeyring", "LinuxIO", "TestSupport"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink", "JSONCore", "LinuxIO"]),
         .testTarget(name: "SystemdKitTests", dependencies: ["SystemdKit"]),
