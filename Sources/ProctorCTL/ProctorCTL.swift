@@ -8,7 +8,8 @@ public enum ProctorCTL {
     public static let verbs: [Verb] = [
         StatusCommand.verb, AppsCommand.listVerb, AppsCommand.showVerb,
         PolicyCommands.showVerb, PolicyValidateCommand.verb, PolicyCommands.diffVerb, PolicyCommands.applyVerb,
-        PolicyCommands.historyVerb, PolicyCommands.rollbackVerb, ReloadCommand.verb, CheckCommand.verb,
+        PolicyCommands.historyVerb, PolicyCommands.rollbackVerb, PolicySigningCommands.keygenVerb,
+        PolicySigningCommands.signVerb, ReloadCommand.verb, CheckCommand.verb,
         WipeCommand.verb, NotifyCommand.verb, EventsCommand.verb,
     ]
 
