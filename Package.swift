@@ -3,7 +3,7 @@
 //
 // Layers, bottom up (each depends only on those above it in this list):
 //   C shims ........ CLinux (GNU-only libc declarations), CSystemd (libsystemd), CSQLite (libsqlite3),
-//                    CSodium (libsodium), CKeyutils (libkeyutils), CLandlock (Landlock's ABI)
+//                    CSodium (libsodium), CCurl (libcurl), CKeyutils (libkeyutils), CLandlock (Landlock's ABI)
 //   JSONCore ....... JSON values, a position-tracking parser, canonical serialisation
 //   ProctorPolicy .. the policy language and decision engine: pure, no I/O
 //   LinuxIO ........ descriptors, Unix sockets, peer credentials, the epoll event loop, atomic
@@ -11,6 +11,7 @@
 //   KernelKeyring .. keys in the kernel's keyrings (libkeyutils), with an expiry
 //   ProctorCrypto .. the one crypto module (libsodium): signatures, keys, key wrapping, streams
 //   ProctorBundle .. signed policy bundles (DSSE envelopes): signing, trusted keys, verification
+//   ProctorFleet ... pulling bundles from an MDM: proctord.conf, the libcurl fetcher, the poll thread
 //   Varlink ........ the Varlink protocol: framing, dispatch, server on LinuxIO, blocking client
 //   SystemdKit ..... sd_notify, socket activation, the journal
 //   ProctorStore ... durable state in SQLite
@@ -42,6 +43,7 @@ let package = Package(
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CKeyutils", providers: [.apt(["libkeyutils-dev"])]),
         .systemLibrary(name: "CLandlock"),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // libm: JSONCore rounds numbers without Foundation, which would otherwise pull libm in.
         .target(name: "JSONCore", linkerSettings: [.linkedLibrary("m")]),
@@ -50,6 +52,7 @@ let package = Package(
         .target(name: "KernelKeyring", dependencies: ["CKeyutils", "LinuxIO"]),
         .target(name: "ProctorCrypto", dependencies: ["CSodium", "LinuxIO"]),
         .target(name: "ProctorBundle", dependencies: ["ProctorPolicy", "ProctorCrypto", "JSONCore"]),
+        .target(name: "ProctorFleet", dependencies: ["CCurl"]),
         .target(name: "Varlink", dependencies: ["JSONCore", "LinuxIO"]),
         .target(name: "SystemdKit", dependencies: ["CSystemd", "LinuxIO"]),
         .target(name: "ProctorStore", dependencies: ["CSQLite", "JSONCore"]),
@@ -82,6 +85,7 @@ let package = Package(
         .testTarget(name: "ProctorCryptoTests", dependencies: ["ProctorCrypto", "LinuxIO", "TestSupport"]),
         .testTarget(name: "ProctorBundleTests", dependencies: ["ProctorBundle", "ProctorCrypto", "ProctorPolicy", "JSONCore",
                                                              "TestSupport"]),
+        .testTarget(name: "ProctorFleetTests", dependencies: ["ProctorFleet", "TestSupport"], exclude: ["bundle_server.py"]),
         .testTarget(name: "KernelKeyringTests", dependencies: ["KernelKeyring", "LinuxIO", "TestSupport"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink", "JSONCore", "LinuxIO"]),
         .testTarget(name: "SystemdKitTests", dependencies: ["SystemdKit"]),
