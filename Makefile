@@ -44,10 +44,12 @@ $(VENV)/.installed: Tests/python/requirements.txt
 
 venv: deps $(VENV)/.installed
 
-# Unit tests, then the real binaries through the Python varlink client, then real systemd
+# The layer check (each target imports exactly what Package.swift declares), unit tests,
+# then the real binaries through the Python varlink client, then real systemd
 # and journald in a PID namespace (Tests/systemd, see ../shared/TESTING.md).
 test: deps venv
 	$(SWIFT) build --build-tests
+	scripts/check-imports.py
 	$(SWIFT) test --skip-build
 	$(SWIFT) build --package-path Examples/NotesApp --build-tests && $(SWIFT) test --package-path Examples/NotesApp --skip-build
 	PROCTOR_BIN=$$($(SWIFT) build --show-bin-path) $(VENV)/bin/pytest -q Tests/python

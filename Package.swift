@@ -5,9 +5,10 @@
 //   C shims ........ CLinux (GNU-only libc declarations), CSystemd (libsystemd), CSQLite (libsqlite3),
 //                    CSodium (libsodium), CCurl (libcurl), CKeyutils (libkeyutils), CLandlock (Landlock's ABI)
 //   JSONCore ....... JSON values, a position-tracking parser, canonical serialisation
-//   ProctorPolicy .. the policy language and decision engine: pure, no I/O
 //   LinuxIO ........ descriptors, Unix sockets, peer credentials, the epoll event loop, atomic
 //                    file replacement, Landlock
+//   ProctorPolicy .. the policy language and decision engine: pure, no I/O except
+//                    PolicyDirectory, which reads policy.d through LinuxIO
 //   KernelKeyring .. keys in the kernel's keyrings (libkeyutils), with an expiry
 //   ProctorCrypto .. the one crypto module (libsodium): signatures, keys, key wrapping, streams
 //   ProctorBundle .. signed policy bundles (DSSE envelopes): signing, trusted keys, verification
@@ -15,7 +16,9 @@
 //   Varlink ........ the Varlink protocol: framing, dispatch, server on LinuxIO, blocking client
 //   SystemdKit ..... sd_notify, socket activation, the journal
 //   ProctorStore ... durable state in SQLite
+//   ProctorProtocol  the io.proctor.{Agent,Admin} interface files and a typed message per method
 //   ProctorDaemon .. proctord's logic; ProctorCTL: proctorctl's; ProctorKit: the SDK
+//   ProctorKitTesting the SDK's test kit: ProctorKit against ProctorDaemon run in process
 //   executables .... thin mains over the libraries above
 import PackageDescription
 
@@ -47,26 +50,31 @@ let package = Package(
 
         // libm: JSONCore rounds numbers without Foundation, which would otherwise pull libm in.
         .target(name: "JSONCore", linkerSettings: [.linkedLibrary("m")]),
-        .target(name: "ProctorPolicy", dependencies: ["JSONCore"]),
         .target(name: "LinuxIO", dependencies: ["CLinux", "CLandlock"]),
+        .target(name: "ProctorPolicy", dependencies: ["JSONCore", "LinuxIO"]),
         .target(name: "KernelKeyring", dependencies: ["CKeyutils", "LinuxIO"]),
         .target(name: "ProctorCrypto", dependencies: ["CSodium", "LinuxIO"]),
         .target(name: "ProctorBundle", dependencies: ["ProctorPolicy", "ProctorCrypto", "JSONCore"]),
         .target(name: "ProctorFleet", dependencies: ["CCurl"]),
         .target(name: "Varlink", dependencies: ["JSONCore", "LinuxIO"]),
         .target(name: "SystemdKit", dependencies: ["CSystemd", "LinuxIO"]),
-        .target(name: "ProctorStore", dependencies: ["CSQLite", "JSONCore"]),
-        .target(name: "ProctorDaemon",
-                dependencies: ["ProctorPolicy", "Varlink", "LinuxIO", "SystemdKit", "ProctorStore", "JSONCore"],
+        // ProctorPolicy for its limits only: a bundle the language accepts must fit the store.
+        .target(name: "ProctorStore", dependencies: ["CSQLite", "JSONCore", "ProctorPolicy"]),
+        .target(name: "ProctorProtocol", dependencies: ["JSONCore", "ProctorPolicy", "Varlink"],
                 exclude: ["Interfaces"], plugins: ["EmbedInterfaces"]),
+        .target(name: "ProctorDaemon",
+                dependencies: ["ProctorProtocol", "ProctorPolicy", "Varlink", "LinuxIO", "SystemdKit", "ProctorStore", "JSONCore"]),
         // Build-time only: the Varlink interface files become a Swift string table.
         .executableTarget(name: "embed-text"),
         .plugin(name: "EmbedInterfaces", capability: .buildTool(), dependencies: ["embed-text"]),
-        .target(name: "ProctorCTL", dependencies: ["ProctorPolicy", "Varlink", "JSONCore", "ProctorBundle", "ProctorCrypto"]),
-        .target(name: "ProctorKit", dependencies: ["ProctorPolicy", "Varlink", "SystemdKit", "JSONCore", "CSystemd", "LinuxIO",
-                                                  "ProctorCrypto", "KernelKeyring"]),
-        .target(name: "ProctorKitTesting", dependencies: ["ProctorKit", "ProctorPolicy", "JSONCore", "Varlink", "ProctorCrypto"]),
-        .target(name: "TestSupport", dependencies: ["JSONCore"]),
+        .target(name: "ProctorCTL", dependencies: ["ProctorProtocol", "ProctorPolicy", "Varlink", "JSONCore", "ProctorBundle",
+                                                  "ProctorCrypto"]),
+        .target(name: "ProctorKit", dependencies: ["ProctorProtocol", "ProctorPolicy", "Varlink", "SystemdKit", "JSONCore", "CSystemd",
+                                                  "LinuxIO", "ProctorCrypto", "KernelKeyring"]),
+        // The SDK's test kit runs proctord's own code (ProctorDaemon) inside the test process.
+        .target(name: "ProctorKitTesting", dependencies: ["ProctorKit", "ProctorDaemon", "ProctorProtocol", "ProctorPolicy", "JSONCore",
+                                                         "Varlink", "ProctorCrypto"]),
+        .target(name: "TestSupport"),
 
         .executableTarget(name: "proctord", dependencies: ["ProctorDaemon"]),
         .executableTarget(name: "proctorctl", dependencies: ["ProctorCTL"]),
@@ -80,7 +88,7 @@ let package = Package(
 
         .testTarget(name: "JSONCoreTests", dependencies: ["JSONCore"]),
         .testTarget(name: "ProctorPolicyTests", dependencies: ["ProctorPolicy", "JSONCore"]),
-        .testTarget(name: "LinuxIOTests", dependencies: ["LinuxIO"]),
+        .testTarget(name: "LinuxIOTests", dependencies: ["LinuxIO", "CLinux"]),
         .testTarget(name: "LandlockTests", dependencies: ["LinuxIO", "TestSupport"]),
         .testTarget(name: "ProctorCryptoTests", dependencies: ["ProctorCrypto", "LinuxIO", "TestSupport"]),
         .testTarget(name: "ProctorBundleTests", dependencies: ["ProctorBundle", "ProctorCrypto", "ProctorPolicy", "JSONCore",
@@ -88,14 +96,18 @@ let package = Package(
         .testTarget(name: "ProctorFleetTests", dependencies: ["ProctorFleet", "TestSupport"], exclude: ["bundle_server.py"]),
         .testTarget(name: "KernelKeyringTests", dependencies: ["KernelKeyring", "LinuxIO", "TestSupport"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink", "JSONCore", "LinuxIO"]),
-        .testTarget(name: "SystemdKitTests", dependencies: ["SystemdKit"]),
-        .testTarget(name: "ProctorStoreTests", dependencies: ["ProctorStore", "JSONCore"]),
+        .testTarget(name: "SystemdKitTests", dependencies: ["SystemdKit", "LinuxIO"]),
+        .testTarget(name: "ProctorStoreTests", dependencies: ["ProctorStore", "JSONCore", "ProctorPolicy", "CSQLite"]),
+        .testTarget(name: "ProctorProtocolTests", dependencies: ["ProctorProtocol", "ProctorPolicy", "JSONCore", "Varlink"]),
         .testTarget(name: "ProctorCTLTests", dependencies: ["ProctorCTL", "ProctorPolicy", "JSONCore", "Varlink", "LinuxIO", "TestSupport",
-                                                          "ProctorBundle", "ProctorCrypto"]),
-        .testTarget(name: "ProctorDaemonTests", dependencies: ["ProctorDaemon", "ProctorPolicy", "JSONCore"]),
+                                                          "ProctorBundle", "ProctorCrypto"],
+                    exclude: ["golden"]),
+        .testTarget(name: "ProctorDaemonTests",
+                    dependencies: ["ProctorDaemon", "ProctorPolicy", "ProctorProtocol", "ProctorStore", "TestSupport", "JSONCore",
+                                   "LinuxIO"]),
         .testTarget(name: "ProctorKitTests",
-                    dependencies: ["ProctorKit", "ProctorKitTesting", "TestSupport", "ProctorPolicy", "JSONCore", "Varlink",
-                                   "ProctorCrypto"]),
+                    dependencies: ["ProctorKit", "ProctorKitTesting", "ProctorProtocol", "TestSupport", "ProctorPolicy", "JSONCore",
+                                   "Varlink", "ProctorCrypto"]),
     ]
 )
 

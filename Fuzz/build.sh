@@ -7,14 +7,14 @@
 set -eu
 cd "$(dirname "$0")/.."
 case "${1:-}" in
-    varlink) modules="JSONCore Varlink" source=Fuzz/VarlinkFuzz.swift ;;
-    policy) modules="JSONCore ProctorPolicy" source=Fuzz/PolicyFuzz.swift ;;
+    varlink) modules="JSONCore LinuxIO Varlink" source=Fuzz/VarlinkFuzz.swift ;;
+    policy) modules="JSONCore LinuxIO ProctorPolicy" source=Fuzz/PolicyFuzz.swift ;;
     *) echo "usage: $0 varlink|policy" >&2; exit 2 ;;
 esac
 out=.build/fuzz
 mkdir -p "$out"
 flags="-swift-version 6 -enable-upcoming-feature ExistentialAny -enable-upcoming-feature InternalImportsByDefault
-       -sanitize=fuzzer,address -parse-as-library -O -g -use-ld=lld -I $out -L $out"
+       -sanitize=fuzzer,address -parse-as-library -O -g -use-ld=lld -I $out -I Sources/CLinux -L $out"
 libraries=""
 for module in $modules; do
     swiftc $flags -module-name "$module" -emit-module -emit-module-path "$out/$module.swiftmodule" \

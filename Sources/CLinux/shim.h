@@ -37,3 +37,104 @@ static inline int clinux_pipe_cloexec(int fds[2]) {
 static inline int clinux_flock(int fd, int operation) {
     return flock(fd, operation);
 }
+
+#include <poll.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+// Newer than Debian 12's headers (kernel 6.5+); the values are the kernel's ABI.
+#define CLINUX_SO_PASSCRED 16
+#define CLINUX_SO_PASSPIDFD 76
+#define CLINUX_SO_PEERPIDFD 77
+#define CLINUX_SCM_RIGHTS 1
+#define CLINUX_SCM_CREDENTIALS 2
+#define CLINUX_SCM_PIDFD 0x04
+#define CLINUX_MSG_CMSG_CLOEXEC 0x40000000
+
+/// Turns a boolean socket option of level SOL_SOCKET on; -1 and errno on failure.
+static inline int clinux_enable_socket_option(int fd, int option) {
+    int on = 1;
+    return setsockopt(fd, SOL_SOCKET, option, &on, sizeof on);
+}
+
+/// A pidfd for the peer of a connected AF_UNIX socket (SO_PEERPIDFD, kernel 6.5+);
+/// -1 and errno on failure (ENOPROTOOPT on older kernels).
+static inline int clinux_peer_pidfd(int fd) {
+    int pidfd = -1;
+    socklen_t length = sizeof pidfd;
+    if (getsockopt(fd, SOL_SOCKET, CLINUX_SO_PEERPIDFD, &pidfd, &length) != 0) return -1;
+    return pidfd;
+}
+
+/// Who sent the bytes of one recvmsg, as the kernel stamped them.
+struct clinux_sender {
+    int has_credentials;   // 1 when SCM_CREDENTIALS came (SO_PASSCRED set)
+    pid_t pid; uid_t uid; gid_t gid;
+    int pidfd;             // from SCM_PIDFD (SO_PASSPIDFD set), close-on-exec; else -1
+};
+
+/// recvmsg(2) on a stream socket with SO_PASSCRED (and SO_PASSPIDFD) set: reads at most
+/// `length` bytes, all from one sender (the kernel does not merge data of different senders
+/// into one read when SO_PASSCRED is set), and reports that sender. Descriptors the peer
+/// passed with SCM_RIGHTS are closed at once: the caller never asked for any.
+/// Returns the byte count (0 at end of file), or -1 and errno.
+static inline ssize_t clinux_receive_with_sender(int fd, void *buffer, size_t length, struct clinux_sender *sender) {
+    union { struct cmsghdr align; char bytes[256]; } control;
+    struct iovec vector = { buffer, length };
+    struct msghdr message;
+    memset(&message, 0, sizeof message);
+    message.msg_iov = &vector;
+    message.msg_iovlen = 1;
+    message.msg_control = control.bytes;
+    message.msg_controllen = sizeof control.bytes;
+    sender->has_credentials = 0;
+    sender->pidfd = -1;
+    ssize_t count = recvmsg(fd, &message, CLINUX_MSG_CMSG_CLOEXEC);
+    if (count < 0) return -1;
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
+        if (header->cmsg_level != SOL_SOCKET) continue;
+        size_t payload = header->cmsg_len - CMSG_LEN(0);
+        if (header->cmsg_type == CLINUX_SCM_CREDENTIALS && payload >= 3 * sizeof(int)) {
+            struct { pid_t pid; uid_t uid; gid_t gid; } credentials;  // struct ucred's layout
+            memcpy(&credentials, CMSG_DATA(header), sizeof credentials);
+            sender->has_credentials = 1;
+            sender->pid = credentials.pid; sender->uid = credentials.uid; sender->gid = credentials.gid;
+        } else if (header->cmsg_type == CLINUX_SCM_PIDFD && payload >= sizeof(int)) {
+            int pidfd;
+            memcpy(&pidfd, CMSG_DATA(header), sizeof pidfd);
+            if (sender->pidfd >= 0) close(sender->pidfd);
+            sender->pidfd = pidfd;
+        } else if (header->cmsg_type == CLINUX_SCM_RIGHTS) {
+            for (size_t offset = 0; offset + sizeof(int) <= payload; offset += sizeof(int)) {
+                int passed;
+                memcpy(&passed, CMSG_DATA(header) + offset, sizeof passed);
+                close(passed);
+            }
+        }
+    }
+    return count;
+}
+
+/// pidfd_open(2): a descriptor that refers to process `pid` for as long as it is held
+/// (close-on-exec); -1 and errno on failure.
+static inline int clinux_pidfd_open(pid_t pid) {
+    return (int)syscall(434 /* SYS_pidfd_open */, pid, 0);
+}
+
+/// Whether the process behind `pidfd` has exited: 1 exited, 0 alive, -1 and errno on failure.
+/// A pidfd becomes readable when its process exits (poll needs no permission to signal).
+static inline int clinux_pidfd_has_exited(int pidfd) {
+    struct pollfd entry = { pidfd, POLLIN, 0 };
+    int ready = poll(&entry, 1, 0);
+    if (ready < 0) return -1;
+    return ready > 0 ? 1 : 0;
+}
+
+/// Sets the effective uid and gid of the calling *thread* only (raw setresuid/setresgid:
+/// glibc's wrappers change every thread). For tests that connect as another user from one
+/// thread of a root process; the saved ids stay, so the thread can change back.
+static inline int clinux_thread_set_effective_ids(uid_t uid, gid_t gid) {
+    if (syscall(SYS_setresgid, (gid_t)-1, gid, (gid_t)-1) != 0) return -1;
+    return (int)syscall(SYS_setresuid, (uid_t)-1, uid, (uid_t)-1);
+}

@@ -54,6 +54,8 @@ public struct Errno: Error, RawRepresentable, Hashable, Sendable, CustomStringCo
     public static let noSuchProcess = Errno(rawValue: ESRCH)
     /// ENOMEM: out of memory.
     public static let outOfMemory = Errno(rawValue: ENOMEM)
+    /// ENOPROTOOPT: the socket option is unknown to this kernel.
+    public static let noProtocolOption = Errno(rawValue: ENOPROTOOPT)
 
     /// The symbolic name (`EADDRINUSE`) when it is one of the named constants above.
     public var symbolicName: String? {
@@ -79,6 +81,7 @@ public struct Errno: Error, RawRepresentable, Hashable, Sendable, CustomStringCo
         case EINVAL: "EINVAL"
         case ESRCH: "ESRCH"
         case ENOMEM: "ENOMEM"
+        case ENOPROTOOPT: "ENOPROTOOPT"
         default: nil
         }
     }

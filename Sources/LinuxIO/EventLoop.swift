@@ -199,7 +199,7 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// The monotonic clock, in nanoseconds.
-    static func now() -> UInt64 { Syscall.monotonicNanoseconds() }
+    static func now() -> UInt64 { MonotonicClock.nanoseconds() }
 
     static func nanoseconds(_ duration: Duration) -> UInt64 {
         let (seconds, attoseconds) = duration.components

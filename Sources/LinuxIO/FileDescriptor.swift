@@ -38,6 +38,11 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable, CustomString
         try Syscall.close(rawValue)
     }
 
+    /// `fstat(2)` of the open file: its type, size, device and inode.
+    public func status() throws(Errno) -> stat {
+        try Syscall.fstat(rawValue)
+    }
+
     /// Reads at most `buffer.count` bytes; returns how many were read, 0 at end of file.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
         try Syscall.read(rawValue, buffer)
@@ -65,6 +70,12 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable, CustomString
     /// returns how many bytes were sent.
     public func send(_ bytes: UnsafeRawBufferPointer) throws(Errno) -> Int {
         try Syscall.send(rawValue, bytes)
+    }
+
+    /// Bounds each blocking read of a socket to `timeout` (SO_RCVTIMEO); a read that waits
+    /// longer fails with `.wouldBlock`.
+    public func setReceiveTimeout(_ timeout: Duration) throws(Errno) {
+        try Syscall.setReceiveTimeout(rawValue, timeout)
     }
 
     /// Turns `O_NONBLOCK` on or off.

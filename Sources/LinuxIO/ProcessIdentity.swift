@@ -11,6 +11,34 @@ public enum ProcessIdentity {
         try Syscall.readlink("/proc/\(pid)/exe")
     }
 
+    /// The file process `pid` runs: `stat` on the `/proc/PID/exe` magic link follows it to
+    /// the very inode the process executed, whichever mount namespace it was reached
+    /// through, and even after that file was deleted or replaced. Compare it with
+    /// `FileIdentity(ofPath:)` of the expected path, never the path string `executablePath`
+    /// reports (a bind mount in another namespace makes any file show the trusted path).
+    public static func executableFile(ofPID pid: pid_t) throws(Errno) -> FileIdentity {
+        try FileIdentity(ofPath: "/proc/\(pid)/exe")
+    }
+
+    /// When process `pid` started, in clock ticks after boot (field 22 of `/proc/PID/stat`).
+    /// With the boot id it tells a process from a later one that reuses its pid; `exec`
+    /// keeps it.
+    public static func startTime(ofPID pid: pid_t) throws(Errno) -> UInt64 {
+        let stat = try readProcFile("/proc/\(pid)/stat", limit: 4096)
+        // Field 2, the command name, is in parentheses and may itself hold spaces and
+        // parentheses: count from the last closing one, after which field 3 comes.
+        guard let close = stat.utf8.lastIndex(of: UInt8(ascii: ")")) else { throw Errno(rawValue: EINVAL) }
+        let fields = stat[stat.utf8.index(after: close)...].split(separator: " ")
+        guard fields.count > 19, let ticks = UInt64(fields[19]) else { throw Errno(rawValue: EINVAL) }
+        return ticks
+    }
+
+    /// This boot's random id (`/proc/sys/kernel/random/boot_id`): process start times
+    /// count from boot, so they mean something only together with it.
+    public static func bootID() throws(Errno) -> String {
+        String(try readProcFile("/proc/sys/kernel/random/boot_id", limit: 64).prefix { $0 != "\n" })
+    }
+
     /// The supplementary group ids of process `pid` (the `Groups:` line of `/proc/PID/status`).
     public static func supplementaryGroups(ofPID pid: pid_t) throws(Errno) -> [gid_t] {
         let status = try readProcFile("/proc/\(pid)/status")
@@ -38,6 +66,29 @@ public enum ProcessIdentity {
         }
         return String(decoding: contents, as: UTF8.self)
     }
+}
+
+/// A file itself rather than a name for it: its device and inode numbers. Two paths name
+/// the same file exactly when these agree (while the file exists; a deleted file's inode
+/// number may be given to a new file).
+public struct FileIdentity: Sendable, Hashable, CustomStringConvertible {
+    public let device: UInt64
+    public let inode: UInt64
+
+    public init(device: UInt64, inode: UInt64) {
+        self.device = device
+        self.inode = inode
+    }
+
+    /// The file `path` names, symbolic links followed (`stat`).
+    public init(ofPath path: String) throws(Errno) {
+        var status = stat()
+        guard stat(path, &status) == 0 else { throw Errno.current }
+        self.init(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+    }
+
+    /// For messages: `dev 2049 inode 254587`.
+    public var description: String { "dev \(device) inode \(inode)" }
 }
 
 /// Look-ups in the user and group databases (NSS: `/etc/passwd`, `/etc/group`, sssd, …).

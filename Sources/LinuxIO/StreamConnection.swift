@@ -1,15 +1,24 @@
+import CLinux
+
 /// A connected, non-blocking stream socket served by an `EventLoop`, with bounded buffers.
 ///
 /// Input: each read hands the owner's `onRead` the bytes received so far that it has not
-/// consumed yet; `onRead` returns how many it consumed (whole messages), and the connection
-/// keeps the rest — an incomplete message — for the next read. That leftover is bounded by
+/// consumed yet, marking where this read's bytes begin (so a framer scans only those);
+/// `onRead` returns how many it consumed (whole messages), and the connection keeps the
+/// rest — an incomplete message — for the next read. That leftover is bounded by
 /// `Limits.maxInputBuffer` and must complete within `Limits.incompleteMessageTimeout`, so a
 /// client sending half a message and then nothing is closed instead of held forever.
+/// With `receivesSenderCredentials`, each read also says which process wrote its bytes.
 ///
 /// Output: `send` writes at once when it can and keeps what the socket does not take; the
 /// connection listens for writability only while output is pending. Replies sent from inside
 /// `onRead` are gathered and written with one call after the read. A client that does not read
-/// its replies fills `Limits.maxOutputBuffer` and is closed rather than buffered without bound.
+/// its replies fills `Limits.maxOutputBuffer` and is closed rather than buffered without bound;
+/// an `OutputBudget` shared by many connections bounds their sum as well.
+///
+/// Lifecycle (`State`): open → draining (stopped reading; closes once pending output is
+/// delivered) → closed. A connection that must be marked established
+/// (`Limits.establishTimeout`) and is not, in time, is closed.
 ///
 /// Fairness: one wake-up reads at most `Limits.maxReadsPerWakeUp` chunks; the loop is
 /// level-triggered, so the rest is read after the other ready descriptors had their turn.
@@ -26,16 +35,21 @@ public final class StreamConnection {
         public var incompleteMessageTimeout: Duration?
         /// Most reads served per readiness report before other descriptors get their turn.
         public var maxReadsPerWakeUp: Int
+        /// How long the connection may stay unestablished (`markEstablished()` not called);
+        /// nil: forever.
+        public var establishTimeout: Duration?
 
         /// Limits with the given bounds; the defaults suit a request/reply protocol with
         /// messages up to about 1 MiB.
         public init(maxInputBuffer: Int = (1 << 20) + 64 * 1024, maxOutputBuffer: Int = 8 << 20,
-                    incompleteMessageTimeout: Duration? = .seconds(30), maxReadsPerWakeUp: Int = 16) {
+                    incompleteMessageTimeout: Duration? = .seconds(30), maxReadsPerWakeUp: Int = 16,
+                    establishTimeout: Duration? = nil) {
             precondition(maxInputBuffer > 0 && maxOutputBuffer > 0 && maxReadsPerWakeUp > 0)
             self.maxInputBuffer = maxInputBuffer
             self.maxOutputBuffer = maxOutputBuffer
             self.incompleteMessageTimeout = incompleteMessageTimeout
             self.maxReadsPerWakeUp = maxReadsPerWakeUp
+            self.establishTimeout = establishTimeout
         }
     }
 
@@ -49,6 +63,11 @@ public final class StreamConnection {
         case inputLimitExceeded
         /// The peer did not read its replies and more than `maxOutputBuffer` bytes piled up.
         case outputLimitExceeded
+        /// The output of all connections sharing an `OutputBudget` passed it, and this one
+        /// held the most unread output.
+        case outputBudgetExceeded
+        /// The owner did not call `markEstablished()` within `establishTimeout`.
+        case notEstablished
         /// An incomplete message stayed incomplete longer than `incompleteMessageTimeout`.
         case incompleteMessageTimeout
         /// Reading or writing failed (`.connectionReset`, `.brokenPipe`, …).
@@ -60,9 +79,57 @@ public final class StreamConnection {
             case .closedLocally: "closed by this side"
             case .inputLimitExceeded: "the peer sent an incomplete message over the input limit"
             case .outputLimitExceeded: "the peer did not read its replies; output limit reached"
+            case .outputBudgetExceeded: "the peer held the most unread output when the total output budget was reached"
+            case .notEstablished: "the peer did not establish itself (register) in time"
             case .incompleteMessageTimeout: "the peer left a message incomplete past the timeout"
             case .failed(let errno): "I/O failed: \(errno)"
             }
+        }
+    }
+
+    /// What a connection is doing; `send` and reading depend on it.
+    enum State: Equatable {
+        /// Reading and writing.
+        case open
+        /// No longer reading (input is dropped); closes with `reason` once pending output is
+        /// delivered. `acceptsSends`: whether later `send`s still queue output (a peer that
+        /// half-closed still gets the replies to what it sent; after `closeAfterFlushing()`
+        /// nothing more is sent).
+        case draining(reason: CloseReason, acceptsSends: Bool)
+        case closed
+    }
+
+    /// Bytes received and not yet consumed, handed to `onRead`.
+    public struct ReceivedInput {
+        /// Every byte received and not consumed yet; valid only during the `onRead` call.
+        public let bytes: UnsafeRawBufferPointer
+        /// Where the bytes of the latest read begin. The bytes before were offered to `onRead`
+        /// earlier and left unconsumed, so a framer need not scan them again.
+        public let newBytesStart: Int
+        /// Who wrote `bytes[..<newBytesStart]`; nil when unknown or when several senders did.
+        public let earlierSender: SenderCredentials?
+        /// Who wrote `bytes[newBytesStart...]` (one read never mixes senders); nil when unknown.
+        public let sender: SenderCredentials?
+
+        public init(bytes: UnsafeRawBufferPointer, newBytesStart: Int,
+                    earlierSender: SenderCredentials? = nil, sender: SenderCredentials? = nil) {
+            precondition((0...bytes.count).contains(newBytesStart))
+            self.bytes = bytes
+            self.newBytesStart = newBytesStart
+            self.earlierSender = earlierSender
+            self.sender = sender
+        }
+
+        /// The bytes of the latest read.
+        public var newBytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[newBytesStart...]) }
+
+        /// The one sender of `bytes[range]`, or nil when unknown or when the range holds bytes
+        /// of more than one sender.
+        public func sender(of range: Range<Int>) -> SenderCredentials? {
+            guard range.lowerBound < newBytesStart else { return sender }
+            guard range.upperBound > newBytesStart else { return earlierSender }
+            guard let earlierSender, let sender, earlierSender.isSameSender(as: sender) else { return nil }
+            return sender
         }
     }
 
@@ -70,44 +137,80 @@ public final class StreamConnection {
     public let descriptor: FileDescriptor
     /// The bounds in force.
     public let limits: Limits
+    /// Whether each read collects the sender's credentials (SO_PASSCRED, and a pidfd with
+    /// SO_PASSPIDFD where the kernel has it).
+    public let receivesSenderCredentials: Bool
     /// Called with the unconsumed input after each read; returns how many leading bytes it
-    /// consumed (0 up to the buffer's count). The buffer is valid only during the call.
+    /// consumed (0 up to `bytes.count`). The buffer is valid only during the call.
     /// The default consumes and drops everything.
-    public var onRead: (UnsafeRawBufferPointer) -> Int = { $0.count }
+    public var onRead: (ReceivedInput) -> Int = { $0.bytes.count }
     /// Called once when the connection closes, with the reason.
     public var onClose: (CloseReason) -> Void = { _ in }
 
-    /// Whether the connection is still open.
-    public private(set) var isOpen = true
+    /// Whether the connection is still open (possibly draining).
+    public var isOpen: Bool { state != .closed }
+    /// Whether the owner called `markEstablished()`.
+    public private(set) var isEstablished = false
     /// Bytes sent but not yet taken by the socket.
     public var pendingOutputCount: Int { output.count - outputStart }
     /// Bytes received but not yet consumed by `onRead` (an incomplete message).
     public var bufferedInputCount: Int { input.count }
 
+    private(set) var state = State.open
     private let loop: EventLoop
+    private let budget: OutputBudget?
     private var registration: Registration?
     private var interest: Interest = .readable
-    private var isReading = true
-    private var closesWhenFlushed = false
-    private var closeRequested = false
-    private var closeReasonAfterFlush: CloseReason = .closedLocally
+    /// Set while `onRead` runs: output is gathered and written once afterwards.
     private var isDeliveringInput = false
     private var input: [UInt8] = []
+    /// Who wrote `input`; `inputHasSeveralSenders` when more than one process did.
+    private var inputSender: SenderCredentials?
+    private var inputHasSeveralSenders = false
     private var output: [UInt8] = []
     private var outputStart = 0
     private var incompleteSince: UInt64?
     private var incompleteTimer: TimerHandle?
+    private var establishTimer: TimerHandle?
     /// Told when the connection closes, before `onClose` (the listener counts connections).
     var closeObserver: (() -> Void)?
 
+    private var isReading: Bool { state == .open }
+
     /// Takes over the connected non-blocking socket `descriptor` and starts reading it on
     /// `loop`; set `onRead` and `onClose` before returning control to the loop.
-    public init(descriptor: FileDescriptor, loop: EventLoop, limits: Limits = Limits()) throws(Errno) {
+    /// - Parameters:
+    ///   - budget: an output budget shared with other connections, if any.
+    ///   - receivesSenderCredentials: collect the credentials of the sender of each read.
+    ///     Fails only if SO_PASSCRED cannot be set; where SO_PASSPIDFD is refused (kernels
+    ///     before 6.5) the credentials come without a pidfd.
+    public init(descriptor: FileDescriptor, loop: EventLoop, limits: Limits = Limits(),
+                budget: OutputBudget? = nil, receivesSenderCredentials: Bool = false) throws(Errno) {
         self.descriptor = descriptor
         self.loop = loop
         self.limits = limits
+        self.budget = budget
+        self.receivesSenderCredentials = receivesSenderCredentials
+        if receivesSenderCredentials { try Self.enableSenderCredentials(on: descriptor) }
         registration = try loop.register(descriptor, events: .readable) { [unowned self] readiness in
             handle(readiness)
+        }
+        if let timeout = limits.establishTimeout {
+            establishTimer = loop.schedule(after: timeout) { [unowned self] in
+                establishTimer = nil
+                if !isEstablished { close(reason: .notEstablished) }
+            }
+        }
+    }
+
+    /// Sets SO_PASSCRED, and SO_PASSPIDFD where the kernel has it, on a Unix socket (a
+    /// listening socket passes both on to the connections it accepts).
+    public static func enableSenderCredentials(on socket: FileDescriptor) throws(Errno) {
+        try Syscall.enableSocketOption(socket.rawValue, CLINUX_SO_PASSCRED)
+        do {
+            try Syscall.enableSocketOption(socket.rawValue, CLINUX_SO_PASSPIDFD)
+        } catch .invalidArgument, .noProtocolOption {
+            // Before kernel 6.5: credentials without a pidfd.
         }
     }
 
@@ -116,8 +219,19 @@ public final class StreamConnection {
         guard isOpen else { return }
         if let registration { loop.unregister(registration) }
         if let incompleteTimer { loop.cancel(incompleteTimer) }
+        if let establishTimer { loop.cancel(establishTimer) }
         try? descriptor.close()
+        budget?.update(self, pendingOutput: 0)
         closeObserver?()
+    }
+
+    /// Marks the connection as established (for example: its peer registered), which lifts
+    /// `Limits.establishTimeout`.
+    public func markEstablished() {
+        guard !isEstablished else { return }
+        isEstablished = true
+        if let establishTimer { loop.cancel(establishTimer) }
+        establishTimer = nil
     }
 
     // MARK: output
@@ -131,7 +245,11 @@ public final class StreamConnection {
 
     /// Queues a copy of `bytes`, as `send(_:)` does.
     public func send(contentsOf bytes: UnsafeRawBufferPointer) {
-        guard isOpen, !closeRequested, !bytes.isEmpty else { return }
+        switch state {
+        case .open, .draining(_, acceptsSends: true): break
+        case .draining(_, acceptsSends: false), .closed: return
+        }
+        guard !bytes.isEmpty else { return }
         guard pendingOutputCount + bytes.count <= limits.maxOutputBuffer else {
             close(reason: .outputLimitExceeded)
             return
@@ -149,6 +267,7 @@ public final class StreamConnection {
         }
         guard !remaining.isEmpty else { return }
         output.append(contentsOf: remaining)
+        budget?.update(self, pendingOutput: pendingOutputCount)
         if !isDeliveringInput { updateInterest() }
     }
 
@@ -177,13 +296,17 @@ public final class StreamConnection {
             // Keep a small buffer for the next reply; give a large one back.
             output.removeAll(keepingCapacity: output.capacity <= 4096)
             outputStart = 0
-            if closesWhenFlushed {
-                close(reason: closeReasonAfterFlush)
+            budget?.update(self, pendingOutput: 0)
+            if case .draining(let reason, _) = state {
+                close(reason: reason)
                 return false
             }
-        } else if outputStart >= output.count / 2 {
-            output.removeFirst(outputStart)
-            outputStart = 0
+        } else {
+            if outputStart >= output.count / 2 {
+                output.removeFirst(outputStart)
+                outputStart = 0
+            }
+            budget?.update(self, pendingOutput: pendingOutputCount)
         }
         updateInterest()
         return isOpen
@@ -199,39 +322,43 @@ public final class StreamConnection {
     /// Stops reading and closes once pending output has been delivered (at once if none is
     /// pending), e.g. after sending a final error reply; later `send`s are ignored.
     public func closeAfterFlushing() {
-        guard isOpen, !closeRequested else { return }
-        closeRequested = true
-        stopReading(reason: .closedLocally)
+        guard state == .open || state == .draining(reason: .peerClosed, acceptsSends: true) else { return }
+        drain(reason: .closedLocally, acceptsSends: false)
     }
 
-    private func stopReading(reason: CloseReason) {
-        isReading = false
+    /// Stops reading; closes now if nothing is pending, else once it is delivered.
+    private func drain(reason: CloseReason, acceptsSends: Bool) {
+        state = .draining(reason: reason, acceptsSends: acceptsSends)
         input = []
+        inputSender = nil
         incompleteSince = nil
         if pendingOutputCount == 0, !isDeliveringInput {
             close(reason: reason)
-        } else {
-            closesWhenFlushed = true
-            closeReasonAfterFlush = reason
-            if !isDeliveringInput { updateInterest() }
+        } else if !isDeliveringInput {
+            updateInterest()
         }
     }
 
-    private func close(reason: CloseReason) {
+    /// Closes with `reason` (used by the output budget).
+    func close(reason: CloseReason) {
         guard isOpen else { return }
-        isOpen = false
+        state = .closed
         if let registration { loop.unregister(registration) }
         registration = nil
         try? descriptor.close()
         if let incompleteTimer { loop.cancel(incompleteTimer) }
         incompleteTimer = nil
+        if let establishTimer { loop.cancel(establishTimer) }
+        establishTimer = nil
         input = []
+        inputSender = nil
         output = []
         outputStart = 0
+        budget?.update(self, pendingOutput: 0)
         let handler = onClose
         // Drop the owner's closures: they usually capture the owner, which holds this object.
         onClose = { _ in }
-        onRead = { $0.count }
+        onRead = { $0.bytes.count }
         closeObserver?()
         closeObserver = nil
         handler(reason)
@@ -245,8 +372,9 @@ public final class StreamConnection {
         }
         if isReading, !readiness.isDisjoint(with: [.readable, .hangup, .error]) {
             readAvailable()
-        } else if !isReading, !readiness.isDisjoint(with: [.hangup, .error]), pendingOutputCount == 0 {
-            close(reason: closesWhenFlushed ? closeReasonAfterFlush : .peerClosed)
+        } else if case .draining(let reason, _) = state, !readiness.isDisjoint(with: [.hangup, .error]),
+                  pendingOutputCount == 0 {
+            close(reason: reason)
         }
     }
 
@@ -254,11 +382,18 @@ public final class StreamConnection {
         let buffer = loop.readBuffer
         var reads = 0
         isDeliveringInput = true
-        while isOpen, isReading, reads < limits.maxReadsPerWakeUp {
+        while isReading, reads < limits.maxReadsPerWakeUp {
             reads += 1
             let count: Int
+            var sender: SenderCredentials?
             do {
-                count = try descriptor.read(into: buffer)
+                if receivesSenderCredentials {
+                    let received = try Syscall.receiveWithSender(descriptor.rawValue, buffer)
+                    count = received.count
+                    sender = Self.credentials(of: received.sender)
+                } else {
+                    count = try descriptor.read(into: buffer)
+                }
             } catch .wouldBlock {
                 break
             } catch {
@@ -269,17 +404,17 @@ public final class StreamConnection {
             if count == 0 {
                 // End of file: deliver what was asked for, then close.
                 isDeliveringInput = false
-                stopReading(reason: .peerClosed)
+                drain(reason: .peerClosed, acceptsSends: true)
                 if isOpen { flush() }
                 return
             }
-            deliver(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            deliver(UnsafeRawBufferPointer(rebasing: buffer[..<count]), from: sender)
             if count < buffer.count { break }  // a short read drained the socket
         }
         isDeliveringInput = false
         guard isOpen else { return }
-        if closesWhenFlushed, pendingOutputCount == 0 {
-            close(reason: closeReasonAfterFlush)
+        if case .draining(let reason, _) = state, pendingOutputCount == 0 {
+            close(reason: reason)
         } else if pendingOutputCount > 0 {
             flush()
         } else {
@@ -287,15 +422,24 @@ public final class StreamConnection {
         }
     }
 
-    private func deliver(_ chunk: UnsafeRawBufferPointer) {
+    /// The sender the kernel reported for one read; nil when it did not say (pid 0).
+    private static func credentials(of sender: clinux_sender) -> SenderCredentials? {
+        let process = sender.pidfd >= 0
+            ? ProcessHandle(adopting: FileDescriptor(rawValue: sender.pidfd), pid: sender.pid) : nil
+        guard sender.has_credentials != 0, sender.pid > 0 else { return nil }
+        return SenderCredentials(pid: sender.pid, uid: sender.uid, gid: sender.gid, process: process)
+    }
+
+    private func deliver(_ chunk: UnsafeRawBufferPointer, from sender: SenderCredentials?) {
         let consumed: Int
         let leftover: Int
+        let earlierCount = input.count
         if input.isEmpty {
             // The common case: no incomplete message is pending, so hand over the loop's
             // buffer directly and copy only what the owner leaves.
-            consumed = onRead(chunk)
+            consumed = onRead(ReceivedInput(bytes: chunk, newBytesStart: 0, sender: sender))
             precondition((0...chunk.count).contains(consumed), "onRead consumed \(consumed) of \(chunk.count) bytes")
-            guard isOpen, isReading else { return }
+            guard isReading else { return }
             leftover = chunk.count - consumed
             if leftover > 0 { input.append(contentsOf: chunk[consumed...]) }
         } else {
@@ -304,15 +448,19 @@ public final class StreamConnection {
             var pending = input
             input = []
             pending.append(contentsOf: chunk)
-            consumed = pending.withUnsafeBytes { onRead($0) }
+            let earlierSender = inputHasSeveralSenders ? nil : inputSender
+            consumed = pending.withUnsafeBytes {
+                onRead(ReceivedInput(bytes: $0, newBytesStart: earlierCount, earlierSender: earlierSender, sender: sender))
+            }
             precondition((0...pending.count).contains(consumed), "onRead consumed \(consumed) of \(pending.count) bytes")
-            guard isOpen, isReading else { return }
+            guard isReading else { return }
             leftover = pending.count - consumed
             if leftover > 0 {
                 pending.removeFirst(consumed)
                 input = pending
             }
         }
+        noteSender(sender, leftoverIncludesEarlierBytes: consumed < earlierCount)
         guard leftover > 0 else {
             incompleteSince = nil
             return
@@ -327,6 +475,25 @@ public final class StreamConnection {
             incompleteSince = EventLoop.now()
             armIncompleteTimer()
         }
+    }
+
+    /// Tracks who wrote the bytes left in `input` after a read from `sender`.
+    private func noteSender(_ sender: SenderCredentials?, leftoverIncludesEarlierBytes: Bool) {
+        guard !input.isEmpty else {
+            inputSender = nil
+            inputHasSeveralSenders = false
+            return
+        }
+        if leftoverIncludesEarlierBytes {
+            let same = switch (inputSender, sender) {
+            case (let earlier?, let latest?): earlier.isSameSender(as: latest)
+            default: false
+            }
+            if !same { inputHasSeveralSenders = true }
+        } else {
+            inputHasSeveralSenders = false
+        }
+        inputSender = sender
     }
 
     /// One timer per connection, re-armed lazily: when it fires it checks the current

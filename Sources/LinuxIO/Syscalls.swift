@@ -74,6 +74,26 @@ enum Syscall {
         return status
     }
 
+    /// stat(2): the status of `path`, following symbolic links.
+    static func status(_ path: String) throws(Errno) -> stat {
+        var status = stat()
+        _ = try retryingOnInterrupt { stat(path, &status) }
+        return status
+    }
+
+    static func directoryEntryNames(_ path: String) throws(Errno) -> [String] {
+        guard let directory = opendir(path) else { throw Errno.current }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
     static func unlink(_ path: String) throws(Errno) {
         _ = try retryingOnInterrupt { Glibc.unlink(path) }
     }
@@ -190,6 +210,47 @@ enum Syscall {
         var pid: pid_t = 0, uid: uid_t = 0, gid: gid_t = 0
         _ = try retryingOnInterrupt { clinux_peer_credentials(fd, &pid, &uid, &gid) }
         return (pid, uid, gid)
+    }
+
+    static func setReceiveTimeout(_ fd: CInt, _ timeout: Duration) throws(Errno) {
+        let (seconds, attoseconds) = timeout.components
+        var value = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+        _ = try retryingOnInterrupt {
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+        }
+    }
+
+    static func enableSocketOption(_ fd: CInt, _ option: CInt) throws(Errno) {
+        _ = try retryingOnInterrupt { clinux_enable_socket_option(fd, option) }
+    }
+
+    static func peerPidFD(_ fd: CInt) throws(Errno) -> CInt {
+        try retryingOnInterrupt { clinux_peer_pidfd(fd) }
+    }
+
+    /// recvmsg(2) collecting the sender's SCM_CREDENTIALS and SCM_PIDFD; descriptors passed
+    /// with SCM_RIGHTS are closed.
+    static func receiveWithSender(_ fd: CInt, _ buffer: UnsafeMutableRawBufferPointer) throws(Errno)
+        -> (count: Int, sender: clinux_sender) {
+        var sender = clinux_sender()
+        let count = try retryingOnInterrupt { clinux_receive_with_sender(fd, buffer.baseAddress, buffer.count, &sender) }
+        return (count, sender)
+    }
+
+    // MARK: processes
+
+    static func pidFDOpen(_ pid: pid_t) throws(Errno) -> CInt {
+        try retryingOnInterrupt { clinux_pidfd_open(pid) }
+    }
+
+    static func pidFDHasExited(_ pidfd: CInt) throws(Errno) -> Bool {
+        try retryingOnInterrupt { clinux_pidfd_has_exited(pidfd) } == 1
+    }
+
+    static func fstat(_ fd: CInt) throws(Errno) -> stat {
+        var status = stat()
+        _ = try retryingOnInterrupt { Glibc.fstat(fd, &status) }
+        return status
     }
 
     // MARK: the event loop's kernel objects

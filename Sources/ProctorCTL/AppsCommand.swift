@@ -1,3 +1,6 @@
+import ProctorPolicy
+import ProctorProtocol
+
 /// `proctorctl apps` and `proctorctl app ID`: the inventory, and one app in detail.
 enum AppsCommand {
     static let exitStatuses: [(ExitStatus, String)] = [
@@ -51,20 +54,16 @@ enum AppsCommand {
         run: show)
 
     static func list(_ arguments: ParsedArguments, context: CommandContext) throws(CommandFailure) -> ExitStatus {
-        let reply = try AdminClient(arguments, context: context).call("ListApps")
+        let answer = try AdminClient(arguments, context: context).call(Admin.ListApps.self)
         if arguments.has("--json") {
-            context.console.print(reply.value.serializedString())
+            context.console.print(answer.json.serializedString())
             return .success
         }
         var table = TextTable("APP", "STATE", "SESSIONS", "LAST SEEN", "VERSION")
-        var rows: [(String, [String])] = []
-        for app in try reply.array("apps") {
-            let id = try app.string("appId")
-            rows.append((id, [id, try state(of: app), String(try app.int("connectedSessions")),
-                              try app.optionalString("lastSeen").map(LocalTime.format) ?? "-",
-                              try app.optionalString("version") ?? "-"]))
+        for app in try answer.message().apps.sorted(by: { $0.appId.utf8.lexicographicallyPrecedes($1.appId.utf8) }) {
+            table.rows.append([app.appId, state(inPolicy: app.inPolicy, app.state), String(app.connectedSessions),
+                               app.lastSeen.map(LocalTime.format) ?? "-", app.version ?? "-"])
         }
-        for (_, row) in rows.sorted(by: { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }) { table.rows.append(row) }
         if table.rows.isEmpty {
             context.console.print("no apps in policy or inventory")
             return .success
@@ -74,79 +73,71 @@ enum AppsCommand {
     }
 
     static func show(_ arguments: ParsedArguments, context: CommandContext) throws(CommandFailure) -> ExitStatus {
-        let reply = try AdminClient(arguments, context: context).call("GetApp", ["appId": .string(arguments.positionals[0])])
+        let answer = try AdminClient(arguments, context: context)
+            .call(Admin.GetApp.self, Admin.AppRequest(appId: arguments.positionals[0]))
         if arguments.has("--json") {
-            context.console.print(reply.value.serializedString())
+            context.console.print(answer.json.serializedString())
             return .success
         }
-        let app = try reply.object("app")
+        let app = try answer.message().app
         var fields = FieldList()
-        fields.add("app", try app.string("appId"))
-        fields.add("state", try state(of: app))
-        if let registration = try app.optionalObject("lastRegistration") {
-            fields.add("last registration", "\(LocalTime.format(try registration.string("at"))), "
-                + "version \(try registration.optionalString("version") ?? "not given"), "
-                + "pid \(try registration.int("pid")), uid \(try registration.int("uid"))")
+        fields.add("app", app.appId)
+        fields.add("state", state(inPolicy: app.inPolicy, app.state))
+        if let registration = app.lastRegistration {
+            fields.add("last registration", "\(LocalTime.format(registration.at)), "
+                + "version \(registration.version ?? "not given"), pid \(registration.pid), uid \(registration.uid)")
         } else {
             fields.add("last registration", "never")
         }
-        if let event = try app.optionalObject("lastEvent") {
-            fields.add("last event", "\(LocalTime.format(try event.string("at"))), \(try event.string("event"))")
+        if let event = app.lastEvent {
+            fields.add("last event", "\(LocalTime.format(event.at)), \(event.event)")
         } else {
             fields.add("last event", "none")
         }
 
-        let sessions = try app.array("sessions")
-        fields.add("sessions", sessions.isEmpty ? "none connected" : "\(sessions.count) connected")
-        if !sessions.isEmpty {
+        fields.add("sessions", app.sessions.isEmpty ? "none connected" : "\(app.sessions.count) connected")
+        if !app.sessions.isEmpty {
             var table = TextTable("SESSION", "PID", "UID", "REGISTERED", "SUBSCRIBED", "EXECUTABLE")
-            for session in sessions {
-                table.rows.append([try session.string("id"), String(try session.int("pid")), String(try session.int("uid")),
-                                   LocalTime.format(try session.string("registeredAt")),
-                                   try session.bool("subscribed") ? "yes" : "no", try session.string("executable")])
+            for session in app.sessions {
+                table.rows.append([session.id, String(session.pid), String(session.uid), LocalTime.format(session.registeredAt),
+                                   session.subscribed ? "yes" : "no", session.executable])
             }
             for line in table.lines { fields.addDetail(line) }
         }
 
-        for section in ["config", "dlp", "compliance"] {
-            let value = try app.object(section).value
-            let lines = JSONLeaves.lines(value)
+        for (section, value) in [("config", app.config), ("dlp", app.dlp), ("compliance", app.compliance)] {
+            let lines = JSONLeaves.lines(.object(value))
             fields.add(section, lines.isEmpty ? "none" : "")
             for line in lines { fields.addDetail(line) }
         }
 
-        let feedback = try app.array("feedback")
+        let feedback = app.feedback
         fields.add("feedback", feedback.isEmpty ? "none" : "\(feedback.count) key\(feedback.count == 1 ? "" : "s")")
         if !feedback.isEmpty {
             var table = TextTable("KEY", "SEVERITY", "AT", "MESSAGE")
             for entry in feedback {
-                table.rows.append([try entry.string("key"), try entry.string("severity"),
-                                   LocalTime.format(try entry.string("at")), try entry.string("message")])
+                table.rows.append([entry.key, entry.severity.rawValue, LocalTime.format(entry.at), entry.message])
             }
             for line in table.lines { fields.addDetail(line) }
         }
 
-        let acknowledgements = try app.array("acknowledgements")
-        fields.add("policy applied", acknowledgements.isEmpty ? "no acknowledgement" : "")
-        if !acknowledgements.isEmpty {
+        fields.add("policy applied", app.acknowledgements.isEmpty ? "no acknowledgement" : "")
+        if !app.acknowledgements.isEmpty {
             var table = TextTable("POLICY VERSION", "STATUS", "AT")
-            for acknowledgement in acknowledgements {
-                table.rows.append([try acknowledgement.string("policyVersion"), try acknowledgement.string("status"),
-                                   LocalTime.format(try acknowledgement.string("at"))])
+            for acknowledgement in app.acknowledgements {
+                table.rows.append([acknowledgement.policyVersion, acknowledgement.status.rawValue,
+                                   LocalTime.format(acknowledgement.at)])
             }
             for line in table.lines { fields.addDetail(line) }
         }
 
-        let wipes = try app.array("wipes")
-        fields.add("wipes", wipes.isEmpty ? "none" : "\(wipes.count)")
-        if !wipes.isEmpty {
+        fields.add("wipes", app.wipes.isEmpty ? "none" : "\(app.wipes.count)")
+        if !app.wipes.isEmpty {
             var table = TextTable("DIRECTIVE", "ISSUED", "BY UID", "DELIVERED", "COMPLETED", "STATE")
-            for wipe in wipes {
-                table.rows.append([try wipe.string("id"), LocalTime.format(try wipe.string("issuedAt")),
-                                   String(try wipe.int("issuedByUid")),
-                                   try wipe.optionalString("deliveredAt").map(LocalTime.format) ?? "-",
-                                   try wipe.optionalString("completedAt").map(LocalTime.format) ?? "-",
-                                   try wipe.string("state")])
+            for wipe in app.wipes {
+                table.rows.append([wipe.id, LocalTime.format(wipe.issuedAt), String(wipe.issuedByUid),
+                                   wipe.deliveredAt.map(LocalTime.format) ?? "-", wipe.completedAt.map(LocalTime.format) ?? "-",
+                                   wipe.state.rawValue])
             }
             for line in table.lines { fields.addDetail(line) }
         }
@@ -155,8 +146,8 @@ enum AppsCommand {
     }
 
     /// The app's state in policy; an app that registered once but is no longer in policy has none.
-    private static func state(of app: Reply) throws(CommandFailure) -> String {
-        guard try app.bool("inPolicy") else { return "not in policy" }
-        return try app.string("state")
+    private static func state(inPolicy: Bool, _ state: AppState?) -> String {
+        guard inPolicy else { return "not in policy" }
+        return state?.rawValue ?? "-"
     }
 }

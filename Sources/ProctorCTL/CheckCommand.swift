@@ -1,5 +1,6 @@
 import JSONCore
 import ProctorPolicy
+import ProctorProtocol
 
 /// `proctorctl check APP ACTION [TARGET]`: what would be decided, and why — asked of
 /// proctord, or offline of a policy file with `--policy`.
@@ -67,20 +68,19 @@ enum CheckCommand {
             }
             return try decideOffline(question, policyPath: path, arguments: arguments, context: context)
         }
-        var parameters: [String: JSONValue] = ["appId": .string(question.app), "action": .string(question.action.rawValue)]
-        if let target = question.target { parameters["target"] = .string(target) }
-        if let size = question.size { parameters["size"] = .number(size) }
-        if let version = question.appVersion { parameters["appVersion"] = .string(version.description) }
-        let reply = try AdminClient(arguments, context: context).call("Decide", parameters)
-        let allowed = try reply.bool("allowed")
+        let request = Admin.Decide.Request(appId: question.app, action: question.action, target: question.target,
+                                           size: question.size, appVersion: question.appVersion)
+        let answer = try AdminClient(arguments, context: context).call(Admin.Decide.self, request)
+        let reply = try answer.message()
+        let allowed = reply.allowed
         if arguments.has("--json") {
-            context.console.print(reply.value.serializedString())
+            context.console.print(answer.json.serializedString())
         } else {
             var fields = FieldList()
             fields.add("decision", allowed ? "allowed" : "denied")
-            fields.add("rule", try reply.string("rule"))
-            fields.add("reason", try reply.string("reason"))
-            let steps = try reply.strings("explanation")
+            fields.add("rule", reply.rule)
+            fields.add("reason", reply.reason)
+            let steps = reply.explanation
             if !steps.isEmpty {
                 fields.add("explanation", "")
                 for (index, step) in steps.enumerated() { fields.addDetail("\(index + 1). \(step)") }

@@ -1,5 +1,6 @@
 import JSONCore
 import ProctorPolicy
+import ProctorProtocol
 
 /// Shell completion, answered from the command table: `proctorctl __complete INDEX WORD…`
 /// prints what the word at INDEX of the command line `proctorctl WORD…` may become. The
@@ -97,8 +98,9 @@ enum Completion {
         var arguments = ParsedArguments()
         if let address = state.address { arguments.values["--address"] = [address] }
         let context = CommandContext(console: Console(output: { _ in }, error: { _ in }), environment: environment)
-        guard let reply = try? AdminClient(arguments, context: context, timeout: .seconds(1)).call("ListApps") else { return [] }
-        return (reply.value["apps"]?.arrayValue ?? []).compactMap { $0["appId"]?.stringValue }
+        let client = try? AdminClient(arguments, context: context, timeout: .seconds(1))
+        guard let apps = try? client?.call(Admin.ListApps.self).message().apps else { return [] }
+        return apps.map(\.appId)
     }
 
     private static func firstSentence(_ text: String) -> String {

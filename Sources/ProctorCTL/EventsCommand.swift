@@ -1,5 +1,6 @@
 import Glibc
 import JSONCore
+import ProctorProtocol
 
 /// `proctorctl events`: follows proctord's stream of decisions and lifecycle events.
 enum EventsCommand {
@@ -45,13 +46,12 @@ enum EventsCommand {
         run: run)
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) throws(CommandFailure) -> ExitStatus {
-        var filter: [String: JSONValue] = [:]
-        if let app = arguments.value("--app") { filter["appId"] = .string(app) }
+        var filter = Admin.EventFilter(appId: arguments.value("--app"))
         let requestedKinds = arguments.allValues("--kind").flatMap { $0.split(separator: ",").map(String.init) }
         for kind in requestedKinds where !kinds.contains(kind) {
             throw .usage(UsageError("unknown event kind \"\(kind)\", expected one of \(kinds.joined(separator: ", "))"))
         }
-        if !requestedKinds.isEmpty { filter["kinds"] = .array(requestedKinds.map(JSONValue.string)) }
+        if !requestedKinds.isEmpty { filter.kinds = requestedKinds }
         var remaining: Int?
         if let text = arguments.value("--count") {
             guard let count = Int(text), count >= 1 else {
@@ -59,14 +59,14 @@ enum EventsCommand {
             }
             remaining = count
         }
-        let parameters: [String: JSONValue] = filter.isEmpty ? [:] : ["filter": .object(filter)]
+        let request = Admin.Events.Request(filter: filter == Admin.EventFilter() ? nil : filter)
         let json = arguments.has("--json")
         var client = try AdminClient(arguments, context: context, timeout: nil)
         while true {
             do {
-                try client.stream("Events", parameters) { reply throws(CommandFailure) in
-                    let event = try reply.object("event")
-                    context.console.print(json ? event.value.serializedString() : try line(for: event))
+                try client.stream(Admin.Events.self, request) { answer throws(CommandFailure) in
+                    let event = try answer.message().event
+                    context.console.print(json ? (answer.json["event"] ?? event.json).serializedString() : line(for: event))
                     if let count = remaining {
                         remaining = count - 1
                         return count > 1
@@ -98,15 +98,15 @@ enum EventsCommand {
     }
 
     /// `2026-11-29T14:03:05+01:00  decision  com.example.notes  action=print allowed=false …`
-    static func line(for event: Reply) throws(CommandFailure) -> String {
-        let data = try event.object("data").value
+    static func line(for event: Admin.Event) -> String {
+        let data = JSONValue.object(event.data)
         let pairs = JSONLeaves.of(data).compactMap { leaf -> String? in
             guard !leaf.path.components.isEmpty else { return nil }
             let text = leaf.value.stringValue ?? leaf.value.serializedString()
             let quoted = text.isEmpty || text.contains(" ") || text.contains("\"") ? JSONValue.string(text).serializedString() : text
             return "\(leaf.path)=\(quoted)"
         }
-        let head = [LocalTime.format(try event.string("at")), try event.string("kind"), try event.optionalString("appId") ?? "-"]
+        let head = [LocalTime.format(event.at), event.kind, event.appId ?? "-"]
         return head.joined(separator: "  ") + (pairs.isEmpty ? "" : "  " + pairs.joined(separator: " "))
     }
 }

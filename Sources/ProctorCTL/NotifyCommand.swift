@@ -1,4 +1,5 @@
 import JSONCore
+import ProctorProtocol
 
 /// `proctorctl notify APP JSON`: pushes an MDM command to an app's sessions.
 enum NotifyCommand {
@@ -36,12 +37,13 @@ enum NotifyCommand {
         guard payload.objectValue != nil else {
             throw .usage(UsageError("the payload JSON must be a JSON object, found \(payload.typeDescription)"))
         }
-        let reply = try AdminClient(arguments, context: context).call("Notify", ["appId": .string(app), "payload": payload])
+        let answer = try AdminClient(arguments, context: context)
+            .call(Admin.Notify.self, Admin.Notify.Request(appId: app, payload: payload.objectValue ?? [:]))
         if arguments.has("--json") {
-            context.console.print(reply.value.serializedString())
+            context.console.print(answer.json.serializedString())
             return .success
         }
-        let delivered = try reply.int("delivered")
+        let delivered = try answer.message().delivered
         context.console.print(delivered == 0
             ? "no session of \(app) is subscribed: nobody received it"
             : "delivered to \(delivered) session\(delivered == 1 ? "" : "s") of \(app)")

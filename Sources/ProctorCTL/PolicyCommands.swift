@@ -1,5 +1,6 @@
 import JSONCore
 import ProctorPolicy
+import ProctorProtocol
 
 /// `proctorctl policy show|apply|diff|history|rollback`: the policy in proctord.
 enum PolicyCommands {
@@ -39,7 +40,8 @@ enum PolicyCommands {
         description: [
             "Reads FILE as 'policy validate' does: a complete policy file, a directory of drop-ins merged like "
                 + "/etc/proctor/policy.d, or - for a complete policy on standard input. A policy with problems is "
-                + "reported as 'policy validate' reports it and is not sent.",
+                + "reported as 'policy validate' reports it and is not sent; so is one whose canonical form is larger "
+                + "than a bundle may be (\(PolicyLimits.describe(bytes: PolicyLimits.maxDocumentBytes))).",
             "The merged policy is sent to proctord (io.proctor.Admin.ApplyPolicy), which validates it again, stores it "
                 + "durably, makes it the policy in force at once and tells every affected app. It stays in force over "
                 + "the policy.d files, across restarts, until another apply or a rollback. Prints the version and sha256 "
@@ -47,7 +49,8 @@ enum PolicyCommands {
         ],
         exitStatuses: [
             (.success, "The policy is in force."),
-            (.invalidInput, "The policy has problems or cannot be read, or the command line is wrong."),
+            (.invalidInput, "The policy has problems, is larger than a bundle may be or cannot be read, or the command "
+                + "line is wrong."),
         ] + onlineStatuses + [
             (.daemonRefused, "proctord refused: permission denied, a version conflict with --expect-version, an invalid "
                 + "policy, or a storage failure. Nothing changed."),
@@ -122,32 +125,39 @@ enum PolicyCommands {
         run: rollback)
 
     static func show(_ arguments: ParsedArguments, context: CommandContext) throws(CommandFailure) -> ExitStatus {
-        let reply = try AdminClient(arguments, context: context).call("GetPolicy")
+        let answer = try AdminClient(arguments, context: context).call(Admin.GetPolicy.self)
         if arguments.has("--json") {
-            context.console.print(reply.value.serializedString())
+            context.console.print(answer.json.serializedString())
             return .success
         }
-        let info = try reply.object("info")
+        let reply = try answer.message()
         var fields = FieldList()
-        fields.add("version", try info.string("version"))
-        fields.add("sha256", try info.string("sha256"))
-        fields.add("loaded", LocalTime.format(try info.string("loadedAt")))
-        fields.add("sources", try info.strings("sources").joined(separator: ", "))
+        fields.add("version", reply.info.version)
+        fields.add("sha256", reply.info.sha256)
+        fields.add("loaded", LocalTime.format(reply.info.loadedAt))
+        fields.add("sources", reply.info.sources.joined(separator: ", "))
         for line in fields.lines { context.console.print(line) }
         context.console.print("")
-        context.console.print(PrettyJSON.format(try reply.object("policy").value))
+        context.console.print(PrettyJSON.format(.object(reply.policy)))
         return .success
     }
 
     static func apply(_ arguments: ParsedArguments, context: CommandContext) throws(CommandFailure) -> ExitStatus {
-        let loaded = try PolicyInput.loadForCommand(arguments.positionals[0])
-        var parameters: [String: JSONValue] = ["policy": loaded.policy.canonicalJSON]
-        if let expected = arguments.value("--expect-version") { parameters["expectedVersion"] = .string(expected) }
-        let reply = try AdminClient(arguments, context: context).call("ApplyPolicy", parameters)
+        let path = arguments.positionals[0]
+        let loaded = try PolicyInput.loadForCommand(path)
+        // Checked here, before connecting: proctord would refuse it, or close the connection.
+        if let problem = Policy.bundleSizeProblem(canonicalSize: loaded.policy.canonicalBytes.count,
+                                                  source: path == "-" ? "<stdin>" : path) {
+            throw .invalidInput([problem.description])
+        }
+        let request = Admin.PolicyRequest(policy: loaded.policy.canonicalJSON.objectValue ?? [:],
+                                          expectedVersion: arguments.value("--expect-version"))
+        let answer = try AdminClient(arguments, context: context).call(Admin.ApplyPolicy.self, request)
         if arguments.has("--json") {
-            context.console.print(reply.value.serializedString())
+            context.console.print(answer.json.serializedString())
         } else {
-            context.console.print("applied: version \(try reply.string("version")) is in force, sha256 \(try reply.string("sha256"))")
+            let reply = try answer.message()
+            context.console.print("applied: version \(reply.version) is in force, sha256 \(reply.sha256)")
         }
         return .success
     }
@@ -155,13 +165,13 @@ enum PolicyCommands {
     static func diff(_ arguments: ParsedArguments, context: CommandContext) throws(CommandFailure) -> ExitStatus {
         let path = arguments.positionals[0]
         let proposed = try PolicyInput.loadForCommand(path).policy
-        let reply = try AdminClient(arguments, context: context).call("GetPolicy")
-        let document = try reply.object("policy")
+        let answer = try AdminClient(arguments, context: context).call(Admin.GetPolicy.self)
+        let document = try answer.message().policy
         let current: Policy
         do {
-            current = try Policy.parse(document.value.serialized(), source: "proctord")
+            current = try Policy.parse(JSONValue.object(document).serialized(), source: "proctord")
         } catch {
-            throw .daemonUnreachable(address: reply.address, reason: "unexpected reply: GetPolicy.policy is not a valid "
+            throw .daemonUnreachable(address: answer.address, reason: "unexpected reply: GetPolicy.policy is not a valid "
                 + "policy: \(error.problems.first.map(\.description) ?? "")")
         }
         let difference = PolicyDiff(current: current, proposed: proposed)
@@ -174,34 +184,33 @@ enum PolicyCommands {
     }
 
     static func history(_ arguments: ParsedArguments, context: CommandContext) throws(CommandFailure) -> ExitStatus {
-        let reply = try AdminClient(arguments, context: context).call("PolicyHistory")
+        let answer = try AdminClient(arguments, context: context).call(Admin.PolicyHistory.self)
         if arguments.has("--json") {
-            context.console.print(reply.value.serializedString())
+            context.console.print(answer.json.serializedString())
             return .success
         }
-        let entries = try reply.array("entries")
+        let entries = try answer.message().entries
         guard !entries.isEmpty else {
             context.console.print("no applied policy: the policy in force comes from the policy.d files alone")
             return .success
         }
         var table = TextTable("VERSION", "APPLIED", "BY UID", "AS", "IN FORCE", "SHA256")
         for entry in entries {
-            table.rows.append([try entry.string("version"), LocalTime.format(try entry.string("appliedAt")),
-                               try entry.optionalInt("appliedByUid").map(String.init) ?? "-", try entry.string("kind"),
-                               try entry.bool("current") ? "yes" : "no", try entry.string("sha256")])
+            table.rows.append([entry.version, LocalTime.format(entry.appliedAt), entry.appliedByUid.map(String.init) ?? "-",
+                               entry.kind.rawValue, entry.current ? "yes" : "no", entry.sha256])
         }
         for line in table.lines { context.console.print(line) }
         return .success
     }
 
     static func rollback(_ arguments: ParsedArguments, context: CommandContext) throws(CommandFailure) -> ExitStatus {
-        let reply = try AdminClient(arguments, context: context)
-            .call("RollbackPolicy", ["version": .string(arguments.positionals[0])])
+        let answer = try AdminClient(arguments, context: context)
+            .call(Admin.RollbackPolicy.self, Admin.RollbackPolicy.Request(version: arguments.positionals[0]))
         if arguments.has("--json") {
-            context.console.print(reply.value.serializedString())
+            context.console.print(answer.json.serializedString())
         } else {
-            context.console.print("rolled back: version \(try reply.string("version")) is in force, "
-                + "sha256 \(try reply.string("sha256"))")
+            let reply = try answer.message()
+            context.console.print("rolled back: version \(reply.version) is in force, sha256 \(reply.sha256)")
         }
         return .success
     }

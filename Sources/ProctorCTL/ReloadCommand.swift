@@ -1,3 +1,5 @@
+import ProctorProtocol
+
 /// `proctorctl reload`: proctord re-reads its policy directory.
 enum ReloadCommand {
     static let verb = Verb(
@@ -27,25 +29,23 @@ enum ReloadCommand {
         run: run)
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) throws(CommandFailure) -> ExitStatus {
-        let reply = try AdminClient(arguments, context: context).call("Reload")
-        let result = try reply.object("result")
-        let policy = try reply.object("policy")
-        let ok = try result.bool("ok")
+        let answer = try AdminClient(arguments, context: context).call(Admin.Reload.self)
+        let reply = try answer.message()
         if arguments.has("--json") {
-            context.console.print(reply.value.serializedString())
-            return ok ? .success : .invalidInput
+            context.console.print(answer.json.serializedString())
+            return reply.result.ok ? .success : .invalidInput
         }
-        let inForce = "version \(try policy.string("version")), sha256 \(try policy.string("sha256"))"
-        guard ok else {
-            let problems = try result.array("problems")
+        let inForce = "version \(reply.policy.version), sha256 \(reply.policy.sha256)"
+        guard reply.result.ok else {
+            let problems = reply.result.problems
             context.console.printError("proctorctl reload: the policy directory has \(problems.count) "
                 + "problem\(problems.count == 1 ? "" : "s"); still in force: \(inForce)")
             for problem in problems {
-                context.console.printError("  \(try problem.string("path")): \(try problem.string("message"))")
+                context.console.printError("  \(problem.path): \(problem.message)")
             }
             return .invalidInput
         }
-        context.console.print("reloaded: \(inForce), from \(try policy.strings("sources").joined(separator: ", "))")
+        context.console.print("reloaded: \(inForce), from \(reply.policy.sources.joined(separator: ", "))")
         return .success
     }
 }

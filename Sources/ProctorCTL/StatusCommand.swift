@@ -1,3 +1,5 @@
+import ProctorProtocol
+
 /// `proctorctl status`: the daemon, the policy in force, the last reload and the counts.
 enum StatusCommand {
     static let verb = Verb(
@@ -28,42 +30,43 @@ enum StatusCommand {
         run: run)
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) throws(CommandFailure) -> ExitStatus {
-        let reply = try AdminClient(arguments, context: context).call("Status")
+        let answer = try AdminClient(arguments, context: context).call(Admin.Status.self)
         if arguments.has("--json") {
-            context.console.print(reply.value.serializedString())
+            context.console.print(answer.json.serializedString())
             return .success
         }
-        let policy = try reply.object("policy")
-        let counts = try reply.object("counts")
+        let reply = try answer.message()
+        let policy = reply.policy, counts = reply.counts
         var fields = FieldList()
-        fields.add("proctord", "\(try reply.string("version")), started \(LocalTime.format(try reply.string("startedAt"))), "
-            + "up \(LocalTime.duration(try reply.double("uptimeSeconds")))")
-        fields.add("policy", "version \(try policy.string("version")), loaded \(LocalTime.format(try policy.string("loadedAt")))")
-        fields.add("sha256", try policy.string("sha256"))
-        fields.add("sources", try policy.strings("sources").joined(separator: ", "))
-        if let reload = try reply.optionalObject("lastReload") {
-            let at = LocalTime.format(try reload.string("at"))
-            if try reload.bool("ok") {
+        fields.add("proctord", "\(reply.version), started \(LocalTime.format(reply.startedAt)), "
+            + "up \(LocalTime.duration(reply.uptimeSeconds))")
+        fields.add("policy", "version \(policy.version), loaded \(LocalTime.format(policy.loadedAt))")
+        fields.add("sha256", policy.sha256)
+        fields.add("sources", policy.sources.joined(separator: ", "))
+        if let reload = reply.lastReload {
+            let at = LocalTime.format(reload.at)
+            if reload.ok {
                 fields.add("last reload", "\(at), ok")
             } else {
-                let problems = try reload.array("problems")
+                let problems = reload.problems
                 fields.add("last reload", "\(at), FAILED with \(problems.count) problem\(problems.count == 1 ? "" : "s"); "
                     + "the policy above stayed in force")
                 for problem in problems {
-                    fields.addDetail("\(try problem.string("path")): \(try problem.string("message"))")
+                    fields.addDetail("\(problem.path): \(problem.message)")
                 }
             }
         } else {
             fields.add("last reload", "none since start")
         }
-        let sessions = try counts.int("sessions")
-        fields.add("apps", "\(try counts.int("appsKnown")) known, \(try counts.int("appsConnected")) connected, "
-            + "\(sessions) session\(sessions == 1 ? "" : "s")")
-        fields.add("decisions", "\(try counts.int("decisionsAllowed")) allowed, \(try counts.int("decisionsDenied")) denied")
-        let dropped = try counts.int("logMessagesDropped")
-        if dropped > 0 {
-            fields.add("log", "\(dropped) message\(dropped == 1 ? "" : "s") dropped by the bounded log queue")
-        }
+        fields.add("apps", "\(counts.appsKnown) known, \(counts.appsConnected) connected, "
+            + "\(counts.sessions) session\(counts.sessions == 1 ? "" : "s")")
+        fields.add("decisions", "\(counts.decisionsAllowed) allowed, \(counts.decisionsDenied) denied")
+        let dropped = counts.logMessagesDropped
+        let lost = counts.logSinkFailures
+        var logProblems: [String] = []
+        if dropped > 0 { logProblems.append("\(dropped) message\(dropped == 1 ? "" : "s") dropped by the bounded log queue") }
+        if lost > 0 { logProblems.append("\(lost) lost: the log sink failed (is journald running?)") }
+        if !logProblems.isEmpty { fields.add("log", logProblems.joined(separator: "; ")) }
         for line in fields.lines { context.console.print(line) }
         return .success
     }

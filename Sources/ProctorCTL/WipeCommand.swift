@@ -1,3 +1,5 @@
+import ProctorProtocol
+
 /// `proctorctl wipe APP`: orders a wipe of an app's managed data.
 enum WipeCommand {
     static let verb = Verb(
@@ -26,13 +28,14 @@ enum WipeCommand {
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) throws(CommandFailure) -> ExitStatus {
         let app = arguments.positionals[0]
-        let reply = try AdminClient(arguments, context: context).call("Wipe", ["appId": .string(app)])
+        let answer = try AdminClient(arguments, context: context).call(Admin.Wipe.self, Admin.AppRequest(appId: app))
         if arguments.has("--json") {
-            context.console.print(reply.value.serializedString())
+            context.console.print(answer.json.serializedString())
             return .success
         }
-        let id = try reply.string("directiveId")
-        let delivered = try reply.int("deliveredTo")
+        let reply = try answer.message()
+        let id = reply.directiveId
+        let delivered = reply.deliveredTo
         let delivery = delivered == 0
             ? "no session is connected: it will be delivered at the app's next registration"
             : "delivered to \(delivered) connected session\(delivered == 1 ? "" : "s")"

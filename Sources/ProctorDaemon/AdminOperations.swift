@@ -1,5 +1,7 @@
+import Glibc
 import JSONCore
 import ProctorPolicy
+import ProctorProtocol
 import ProctorStore
 import Varlink
 
@@ -9,7 +11,11 @@ extension Daemon {
     /// carry no line and column: the document has no file the admin could open.
     static func parsePushedPolicy(_ document: JSONValue) -> Result<Policy, PolicyProblems> {
         do {
-            return .success(try Policy.parse(document.serialized(), source: nil))
+            let policy = try Policy.parse(document.serialized(), source: nil)
+            if let problem = Policy.bundleSizeProblem(canonicalSize: policy.canonicalBytes.count, source: nil) {
+                return .failure(PolicyProblems([problem]))
+            }
+            return .success(policy)
         } catch {
             return .failure(PolicyProblems(error.problems.map { problem in
                 var problem = problem
@@ -19,25 +25,15 @@ extension Daemon {
         }
     }
 
-    func status() -> [String: JSONValue] {
+    func status() -> Admin.Status.Reply {
         let uptime = Double(Clock.monotonicMicroseconds() - startedMonotonic) / 1_000_000
         let appsKnown = (try? knownAppIDs().count) ?? active.compiled.policy.apps.count
-        var fields: [String: JSONValue] = [
-            "version": .string(Self.version),
-            "startedAt": .string(Clock.rfc3339(startedAt)),
-            "uptimeSeconds": .number(uptime),
-            "policy": active.info,
-            "counts": [
-                "appsKnown": .number(appsKnown),
-                "appsConnected": .number(sessionsByApp.count),
-                "sessions": .number(sessionCount),
-                "decisionsAllowed": .number(decisionsAllowed),
-                "decisionsDenied": .number(decisionsDenied),
-                "logMessagesDropped": .number(logger.droppedCount),
-            ],
-        ]
-        if let lastReload { fields["lastReload"] = lastReload.json }
-        return fields
+        return Admin.Status.Reply(
+            version: Self.version, startedAt: Clock.rfc3339(startedAt), uptimeSeconds: uptime, policy: active.info,
+            lastReload: lastReload?.result,
+            counts: Admin.Counts(appsKnown: appsKnown, appsConnected: registry.sessionsByApp.count, sessions: registry.sessionCount,
+                                 decisionsAllowed: decisionsAllowed, decisionsDenied: decisionsDenied,
+                                 logMessagesDropped: logger.droppedCount, logSinkFailures: logger.counters.sinkFailures))
     }
 
     /// Apps named in policy or ever seen registering, sorted.
@@ -47,75 +43,42 @@ extension Daemon {
         return Set(active.compiled.policy.apps.keys).union(seen).sorted()
     }
 
-    func appSummary(_ appID: AppID) -> JSONValue {
-        let inventory = try? store.app(appID: appID)
-        var fields: [String: JSONValue] = [
-            "appId": .string(appID),
-            "inPolicy": .bool(active.compiled.appPolicy(appID) != nil),
-            "connectedSessions": .number(sessionsByApp[appID]?.count ?? 0),
-        ]
-        if let state = active.compiled.appPolicy(appID)?.state { fields["state"] = .string(state.rawValue) }
-        if let registration = inventory?.registration {
-            fields["lastSeen"] = .string(Clock.rfc3339(registration.at))
-            if let version = registration.appVersion { fields["version"] = .string(version) }
-        }
-        return .object(fields)
+    func appSummary(_ appID: AppID) -> Admin.AppSummary {
+        let registration = (try? store.app(appID: appID))?.registration
+        return Admin.AppSummary(appId: appID, inPolicy: active.compiled.appPolicy(appID) != nil,
+                                state: active.compiled.appPolicy(appID)?.state,
+                                connectedSessions: registry.sessionsByApp[appID]?.count ?? 0,
+                                lastSeen: registration.map { Clock.rfc3339($0.at) }, version: registration?.appVersion)
     }
 
-    func appDetail(_ appID: AppID) throws(VarlinkError) -> JSONValue {
+    func appDetail(_ appID: AppID) throws(VarlinkError) -> Admin.AppDetail {
         let inventory: AppInventory?
         do { inventory = try store.app(appID: appID) } catch { throw adminError(for: error, while: "reading app \(appID)") }
         let view = AppView(of: appID, in: active.compiled)
         guard view != nil || inventory != nil else { throw AdminError.unknownApp(appID) }
-        var fields: [String: JSONValue] = [
-            "appId": .string(appID),
-            "inPolicy": .bool(view != nil),
-            "config": .object(view?.config ?? [:]),
-            "dlp": view?.dlp ?? [:],
-            "compliance": view?.compliance ?? [:],
-            "sessions": .array((sessionsByApp[appID]?.values.sorted { $0.registeredAt < $1.registeredAt } ?? []).map { session in
-                ["id": .string(session.id), "pid": .number(Int(session.peer.pid)), "uid": .number(Int(session.peer.uid)),
-                 "executable": .string(session.peer.executable ?? ""), "registeredAt": .string(Clock.rfc3339(session.registeredAt)),
-                 "subscribed": .bool(session.subscription != nil)]
-            }),
-            "feedback": .array(inventory?.feedback.map { feedback in
-                ["key": .string(feedback.key), "severity": .string(feedback.severity.rawValue), "message": .string(feedback.message),
-                 "data": feedback.data.flatMap { try? JSONParser.parse($0) } ?? .null, "at": .string(Clock.rfc3339(feedback.at))]
-            } ?? []),
-            "acknowledgements": .array(inventory?.acknowledgements.map { ack in
-                ["policyVersion": .string(ack.policyVersion), "status": .string(ack.status.rawValue), "at": .string(Clock.rfc3339(ack.at))]
-            } ?? []),
-            "wipes": .array(inventory?.wipes.map { wipe in
-                var record: [String: JSONValue] = [
-                    "id": .string(wipe.id), "issuedAt": .string(Clock.rfc3339(wipe.issuedAt)),
-                    "issuedByUid": .number(Int(wipe.issuedByUID)), "state": .string(wipe.state.rawValue),
-                ]
-                if let at = wipe.deliveredAt { record["deliveredAt"] = .string(Clock.rfc3339(at)) }
-                if let at = wipe.completedAt { record["completedAt"] = .string(Clock.rfc3339(at)) }
-                return .object(record)
-            } ?? []),
-        ]
-        if let view { fields["state"] = .string(view.state.rawValue) }
-        if let registration = inventory?.registration {
-            var record: [String: JSONValue] = ["at": .string(Clock.rfc3339(registration.at)),
-                                               "pid": .number(Int(registration.pid)), "uid": .number(Int(registration.uid))]
-            if let version = registration.appVersion { record["version"] = .string(version) }
-            fields["lastRegistration"] = .object(record)
+        let sessions = (registry.sessionsByApp[appID]?.values.sorted { $0.registeredAt < $1.registeredAt } ?? []).map { session in
+            Admin.Session(id: session.id, pid: Int(session.peer.pid), uid: Int(session.peer.uid),
+                          executable: session.peer.executable ?? "", registeredAt: Clock.rfc3339(session.registeredAt),
+                          subscribed: session.subscription != nil)
         }
-        if let event = inventory?.lastEvent {
-            fields["lastEvent"] = ["event": .string(event.event), "at": .string(Clock.rfc3339(event.at))]
-        }
-        return .object(fields)
+        return Admin.AppDetail(
+            appId: appID, inPolicy: view != nil, state: view?.state, sessions: sessions,
+            lastRegistration: inventory?.registration.map(Admin.Registration.init),
+            lastEvent: inventory?.lastEvent.map { Admin.LifecycleEvent(at: Clock.rfc3339($0.at), event: $0.event) },
+            config: view?.config ?? [:], dlp: view?.dlp ?? [:], compliance: view?.compliance ?? [:],
+            feedback: inventory?.feedback.map(Admin.Feedback.init) ?? [],
+            acknowledgements: inventory?.acknowledgements.map(Admin.PolicyAcknowledgement.init) ?? [],
+            wipes: inventory?.wipes.map(Admin.WipeRecord.init) ?? [])
     }
 
     /// Validate, persist (one transaction, fsynced), then swap and broadcast: an apply that
     /// was acknowledged survives any crash, and a failed one changes nothing.
-    func applyPolicy(_ call: VarlinkCall, _ context: ConnectionContext, _ reply: VarlinkReplyHandle) throws(VarlinkError) {
-        if let expected = call.parameters["expectedVersion"]?.stringValue, expected != active.version {
+    func applyPolicy(_ request: Admin.PolicyRequest, _ context: ConnectionContext) throws(VarlinkError) -> Admin.AppliedPolicy {
+        if let expected = request.expectedVersion, expected != active.version {
             throw AdminError.versionConflict(expected: expected, current: active.version)
         }
         let policy: Policy
-        switch Self.parsePushedPolicy(call.parameters["policy"] ?? [:]) {
+        switch Self.parsePushedPolicy(.object(request.policy)) {
         case .success(let parsed): policy = parsed
         case .failure(let error): throw AdminError.invalidPolicy(error.problems)
         }
@@ -130,7 +93,7 @@ extension Daemon {
         activate(ActivePolicy(directory: directory, bundle: policy, bundleVersion: record.version, loadedAt: Clock.now()))
         log(.policyApplied, "Applied policy \(policy.version) pushed by uid \(context.peer.uid)",
             policyFields() + peerFields(context.peer))
-        reply.reply(["version": .string(active.version), "sha256": .string(active.sha256)])
+        return Admin.AppliedPolicy(version: active.version, sha256: active.sha256)
     }
 
     /// Makes a stored bundle the one in force (rollback).
@@ -146,39 +109,30 @@ extension Daemon {
         log(.policyApplied, "\(verb) policy \(record.version) by uid \(peer.uid)", policyFields() + peerFields(peer))
     }
 
-    func explainDecision(_ call: VarlinkCall, _ reply: VarlinkReplyHandle) throws(VarlinkError) {
-        let appID = call.parameters["appId"]?.stringValue ?? ""
-        let action = try action(of: call)
-        var appVersion: SemanticVersion?
-        if let text = call.parameters["appVersion"]?.stringValue {
-            guard let version = SemanticVersion(text) else {
-                throw AdminError.invalidParameter("appVersion", "\"\(text.prefix(64))\" is not a semantic version such as 2.3.0")
-            }
-            appVersion = version
-        }
-        let request = DecisionRequest(app: appID, action: action, target: call.parameters["target"]?.stringValue,
-                                      size: call.parameters["size"]?.intValue, appVersion: appVersion)
+    func explainDecision(_ question: Admin.Decide.Request) -> Admin.Decide.Reply {
+        let appID = question.appId
+        let request = DecisionRequest(app: appID, action: question.action, target: question.target, size: question.size,
+                                      appVersion: question.appVersion)
         let decision = active.compiled.decide(request)
-        var explanation: [JSONValue] = []
+        var explanation: [String] = []
         if let entry = active.compiled.appPolicy(appID) {
-            explanation.append(.string("\(appID) is in policy \(active.version) with state \(entry.state.rawValue)"))
+            explanation.append("\(appID) is in policy \(active.version) with state \(entry.state.rawValue)")
         } else {
-            explanation.append(.string("\(appID) is not in policy \(active.version): it is unmanaged"))
+            explanation.append("\(appID) is not in policy \(active.version): it is unmanaged")
         }
         let origin = decision.rule.hasPrefix("builtin.") ? "a built-in default (neither the app nor defaults set it)"
             : decision.rule.hasPrefix("defaults.") ? "the policy's defaults (the app does not set it)"
             : "the app's own entry"
-        explanation.append(.string("the deciding rule \(decision.rule) comes from \(origin)"))
-        explanation.append(.string(decision.reason))
+        explanation.append("the deciding rule \(decision.rule) comes from \(origin)")
+        explanation.append(decision.reason)
         if let violation = decision.violation {
-            explanation.append(.string("compliance violation: onViolation is \(violation.rawValue)"))
+            explanation.append("compliance violation: onViolation is \(violation.rawValue)")
         }
-        reply.reply(["allowed": .bool(decision.allowed), "rule": .string(decision.rule), "reason": .string(decision.reason),
-                     "explanation": .array(explanation)])
+        return Admin.Decide.Reply(allowed: decision.allowed, rule: decision.rule, reason: decision.reason,
+                                  explanation: explanation)
     }
 
-    func wipe(_ call: VarlinkCall, _ context: ConnectionContext, _ reply: VarlinkReplyHandle) throws(VarlinkError) {
-        let appID = call.parameters["appId"]?.stringValue ?? ""
+    func wipe(_ appID: AppID, _ context: ConnectionContext) throws(VarlinkError) -> Admin.Wipe.Reply {
         guard active.compiled.appPolicy(appID) != nil || ((try? store.knownApps().contains(appID)) ?? false) else {
             throw AdminError.unknownApp(appID)
         }
@@ -188,16 +142,28 @@ extension Daemon {
         } catch {
             throw adminError(for: error, while: "recording a wipe of \(appID)")
         }
-        appsWithPendingWipes.insert(appID)
-        var deliveredTo = 0
-        for session in sessionsByApp[appID]?.values ?? [:].values where session.subscription?.isConnected == true {
-            sendUpdate(to: session, reason: "wipe", view: AppView(of: appID, in: active.compiled))
-            deliveredTo += 1
-        }
+        let (deliveredTo, effects) = registry.wipeIssued(for: appID)
+        perform(effects)
         log(.wipeIssued, "Wipe \(directive.id) issued for \(appID) by uid \(context.peer.uid); delivered to \(deliveredTo) session(s)",
             [(DaemonEventField.appID, appID), ("DIRECTIVE_ID", directive.id)] + peerFields(context.peer))
         events.emit(kind: "wipe", appID: appID, data: ["directiveId": .string(directive.id), "deliveredTo": .number(deliveredTo)])
-        reply.reply(["directiveId": .string(directive.id), "deliveredTo": .number(deliveredTo)])
+        return Admin.Wipe.Reply(directiveId: directive.id, deliveredTo: deliveredTo)
+    }
+
+    /// Pushes the payload to the app's subscribed sessions.
+    func notify(_ request: Admin.Notify.Request) throws(VarlinkError) -> Admin.Notify.Reply {
+        let appID = request.appId
+        guard active.compiled.appPolicy(appID) != nil else { throw AdminError.unknownApp(appID) }
+        let (delivered, effects) = registry.notify(appID, payload: request.payload)
+        perform(effects)
+        events.emit(kind: "notification", appID: appID, data: ["payload": .object(request.payload), "delivered": .number(delivered)])
+        return Admin.Notify.Reply(delivered: delivered)
+    }
+
+    /// The administrator acting from inside this process (`InProcessDaemon`).
+    var testContext: ConnectionContext {
+        ConnectionContext(peer: PeerIdentity(pid: getpid(), uid: getuid(), gid: getgid(), executable: nil, userName: nil, groups: []),
+                          mayAdminister: true)
     }
 
     func adminError(for error: StoreError, while what: String) -> VarlinkError {
@@ -210,27 +176,5 @@ extension Daemon {
             logStorageFailure(what, error)
             return AdminError.storageFailure("\(what): \(error)")
         }
-    }
-}
-
-/// The errors of `io.proctor.Admin`.
-enum AdminError {
-    static func versionConflict(expected: String, current: String) -> VarlinkError {
-        VarlinkError(name: "io.proctor.Admin.VersionConflict", parameters: ["expected": .string(expected), "current": .string(current)])
-    }
-    static func invalidPolicy(_ problems: [PolicyProblem]) -> VarlinkError {
-        VarlinkError(name: "io.proctor.Admin.InvalidPolicy", parameters: ["problems": .array(problems.map(\.adminJSON))])
-    }
-    static func unknownApp(_ appID: String) -> VarlinkError {
-        VarlinkError(name: "io.proctor.Admin.UnknownApp", parameters: ["appId": .string(appID)])
-    }
-    static func unknownVersion(_ version: String) -> VarlinkError {
-        VarlinkError(name: "io.proctor.Admin.UnknownVersion", parameters: ["version": .string(version)])
-    }
-    static func invalidParameter(_ parameter: String, _ reason: String) -> VarlinkError {
-        VarlinkError(name: "io.proctor.Admin.InvalidParameter", parameters: ["parameter": .string(parameter), "reason": .string(reason)])
-    }
-    static func storageFailure(_ message: String) -> VarlinkError {
-        VarlinkError(name: "io.proctor.Admin.StorageFailure", parameters: ["message": .string(message)])
     }
 }

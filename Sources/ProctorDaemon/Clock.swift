@@ -1,4 +1,5 @@
 import Glibc
+import LinuxIO
 import ProctorStore
 
 /// Wall-clock time as the store keeps it and as the interfaces show it.
@@ -10,12 +11,8 @@ enum Clock {
         return UnixMilliseconds(time.tv_sec) * 1000 + UnixMilliseconds(time.tv_nsec / 1_000_000)
     }
 
-    /// Monotonic microseconds, for `MONOTONIC_USEC=` and uptime.
-    static func monotonicMicroseconds() -> UInt64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return UInt64(time.tv_sec) * 1_000_000 + UInt64(time.tv_nsec / 1000)
-    }
+    /// Monotonic microseconds, for uptime.
+    static func monotonicMicroseconds() -> UInt64 { MonotonicClock.microseconds() }
 
     /// RFC 3339 in UTC with milliseconds: `2026-11-29T12:00:00.123Z`.
     static func rfc3339(_ milliseconds: UnixMilliseconds) -> String {

@@ -2,6 +2,7 @@ import Glibc
 import JSONCore
 import LinuxIO
 import ProctorPolicy
+import ProctorProtocol
 import ProctorStore
 import SystemdKit
 import Varlink
@@ -24,25 +25,27 @@ final class Daemon {
     /// after a later reload failed.
     var directory: LoadedPolicy?
     var bundle: (policy: Policy, record: BundleRecord)?
-    var active: ActivePolicy
     var lastReload: ReloadOutcome?
-
-    var sessionsByApp: [AppID: [String: AgentSession]] = [:]
-    /// Apps that may have wipe directives pending (a superset: an entry is dropped when a
-    /// look-up finds none), so answering the others costs no query — a push reaches
-    /// every subscriber.
-    var appsWithPendingWipes: Set<AppID> = []
-    var sessionCount = 0
-    /// Counts changes of the set of managed apps, so each session is sent the set only anew.
-    var managedAppsGeneration = 0
+    /// The policy in force and the sessions, which `Daemon` feeds events and whose effects
+    /// it carries out.
+    let registry: AgentRegistry
+    var active: ActivePolicy { registry.active }
     var decisionsAllowed = 0
     var decisionsDenied = 0
     let events = EventFeed()
+    /// Checks every registration against the app's `match` block (`IdentityCheck`). Only
+    /// `InProcessDaemon`, the test kit's agent, turns it off: its callers are the test's own
+    /// process.
+    var verifiesCallers = true
+    /// Told of every report an app made and the daemon accepted (`ReportEvent`,
+    /// `ReportFeedback`, `AcknowledgeWipe`), for `InProcessDaemon`.
+    var onReport: ((AppID, any ProtocolMessage) -> Void)?
 
     private var lock: LockFile?
     private var agentServer: VarlinkServer<ConnectionContext>?
     private var adminServer: VarlinkServer<ConnectionContext>?
     private var reportedDroppedLogs = 0
+    private var refusalLog = RefusalLogLimiter()
     private var statusUpdatePending = false
 
     /// Sets everything up short of serving: directories, lock, store, policy.
@@ -78,6 +81,7 @@ final class Daemon {
         } catch {
             reloadProblems = error.problems
         }
+        let appsWithPendingWipes: Set<AppID>
         do {
             appsWithPendingWipes = try store.appsWithPendingWipes()
             if let record = try store.currentBundle() {
@@ -90,8 +94,9 @@ final class Daemon {
             let summary = reloadProblems.map(\.description).joined(separator: "; ")
             throw StartupError(message: "no valid policy: \(summary)", errno: EINVAL, isConfigurationError: true)
         }
-        active = ActivePolicy(directory: directory, bundle: bundle?.policy, bundleVersion: bundle?.record.version,
-                              loadedAt: now)
+        registry = AgentRegistry(active: ActivePolicy(directory: directory, bundle: bundle?.policy,
+                                                      bundleVersion: bundle?.record.version, loadedAt: now),
+                                 store: store, appsWithPendingWipes: appsWithPendingWipes)
         if !reloadProblems.isEmpty {
             lastReload = ReloadOutcome(at: now, problems: reloadProblems)
         }
@@ -103,6 +108,13 @@ final class Daemon {
         if let lastReload, !lastReload.ok {
             logReloadFailure(lastReload)
         }
+        if store.isReadOnly {
+            // Said now, not at the first apply or wipe that fails, maybe days later.
+            log(.storageFailure, "State storage is read-only: \(configuration.stateDirectory) cannot be written, so applied "
+                + "policies, wipes and app inventory cannot be recorded until it is; decisions go on",
+                [("STATE_DIRECTORY", configuration.stateDirectory)])
+        }
+        pruneIdentityPins()
     }
 
     // MARK: Serving
@@ -111,22 +123,31 @@ final class Daemon {
     /// loop until SIGTERM or SIGINT.
     func serve() throws(StartupError) {
         // Closing lets SQLite fold its write-ahead log into state.db and remove it, so a
-        // stopped daemon leaves one self-contained file (what an administrator copies).
-        defer { store.close() }
+        // stopped daemon leaves one self-contained file (what an administrator copies). The
+        // lock goes with it, so a daemon run in process can start again on the directory.
+        defer {
+            store.close()
+            lock = nil
+        }
         let (agentSocket, adminSocket) = try openSockets()
         let agentService = VarlinkService<ConnectionContext>(vendor: "Proctor", product: "proctord",
                                                              version: Self.version, url: "https://proctor.invalid/")
         let adminService = VarlinkService<ConnectionContext>(vendor: "Proctor", product: "proctord",
                                                              version: Self.version, url: "https://proctor.invalid/")
         do {
-            try agentService.addInterface(try Interfaces.text(of: "io.proctor.Agent"), methods: agentMethods())
-            try adminService.addInterface(try Interfaces.text(of: "io.proctor.Admin"), methods: adminMethods())
+            try agentService.addInterface(try ProtocolInterfaces.text(of: Agent.interface), methods: agentMethods())
+            try adminService.addInterface(try ProtocolInterfaces.text(of: Admin.interface), methods: adminMethods(),
+                                          admission: Self.admitAdministrators)
         } catch {
             throw StartupError(message: "interface definitions: \(error)", errno: EINVAL)
         }
         do {
-            agentServer = try makeServer(agentSocket, service: agentService, name: "agent")
-            adminServer = try makeServer(adminSocket, service: adminService, name: "admin")
+            let budget = OutputBudget(limit: configuration.outputBudgetBytes)
+            agentServer = try makeServer(agentSocket, service: agentService, name: "agent",
+                                         maxMessageBytes: configuration.maxMessageBytes, budget: budget)
+            // Admin calls carry whole policy documents; only root and the admin group connect.
+            adminServer = try makeServer(adminSocket, service: adminService, name: "admin",
+                                         maxMessageBytes: PolicyLimits.maxRequestBytes, budget: budget)
         } catch {
             throw StartupError(message: "cannot serve the sockets: \(error)", errno: error.rawValue)
         }
@@ -174,43 +195,66 @@ final class Daemon {
         }
     }
 
+    /// The agent socket: apps must register within `registerTimeoutSeconds`, and each
+    /// message carries its sender's credentials (SO_PASSCRED/SO_PASSPIDFD), so `Register`
+    /// can check the process that sent it (`VarlinkCall.sender`), not only the one that
+    /// connected. Both sockets share one output budget and keep a reserve for root and
+    /// the admin group.
     private func makeServer(_ socket: FileDescriptor, service: VarlinkService<ConnectionContext>,
-                            name: String) throws(Errno) -> VarlinkServer<ConnectionContext> {
-        let server = try VarlinkServer(listening: socket, loop: loop, service: service,
-                                       maxConnections: configuration.maxConnections,
-                                       maxMessageBytes: configuration.maxMessageBytes,
-                                       incompleteMessageTimeout: .seconds(configuration.idleMessageTimeoutSeconds))
-        server.makeContext = { [unowned self] credentials in context(for: credentials) }
+                            name: String, maxMessageBytes: Int, budget: OutputBudget) throws(Errno) -> VarlinkServer<ConnectionContext> {
+        let isAgent = name == "agent"
+        let adminGroupID = self.adminGroupID
+        let admission = UnixListener.Admission(
+            maxConnectionsPerUID: configuration.maxConnectionsPerUID,
+            reservedConnections: min(configuration.reservedConnections, configuration.maxConnections - 1),
+            isPrivileged: { peer in Self.isPrivileged(peer, adminGroupID: adminGroupID) })
+        let limits = VarlinkServer<ConnectionContext>.Limits(
+            maxConnections: configuration.maxConnections, admission: admission,
+            maxMessageBytes: maxMessageBytes,
+            incompleteMessageTimeout: .seconds(configuration.idleMessageTimeoutSeconds),
+            establishTimeout: isAgent ? .seconds(configuration.registerTimeoutSeconds) : nil)
+        let server = try VarlinkServer(listening: socket, loop: loop, service: service, limits: limits,
+                                       outputBudget: budget, receivesSenderCredentials: isAgent)
+        server.makeContext = { [unowned self] connection in
+            let context = context(for: connection.peer)
+            context.onFirstSession = { connection.markEstablished() }
+            return context
+        }
         server.onConnectionClosed = { [unowned self] context, _ in connectionClosed(context) }
-        server.onConnectionRefused = { [unowned self] credentials in
-            var fields: [(String, String)] = [("SOCKET", name)]
+        server.onConnectionRefused = { [unowned self] credentials, refusal in
+            var fields: [(String, String)] = [("SOCKET", name), ("REASON", "\(refusal)")]
+            var suppressed = 0
             if let credentials {
+                // Rate-limited per uid: one user refused in a loop must not flood the journal.
+                guard case .log(let before) = refusalLog.refused(uid: credentials.uid, now: MonotonicClock.nanoseconds())
+                else { return }
+                suppressed = before
                 fields += [(DaemonEventField.peerPID, String(credentials.pid)), (DaemonEventField.peerUID, String(credentials.uid))]
             }
-            log(.clientLimitHit, "Refused a connection on the \(name) socket: \(configuration.maxConnections) connections are open",
-                fields)
+            let also = suppressed > 0 ? " (\(suppressed) more refusals for this uid were not logged)" : ""
+            log(.clientLimitHit, "Refused a connection on the \(name) socket: \(refusal)\(also)", fields)
         }
         return server
     }
 
+    /// Root and the admin group (primary or supplementary): they may take the connections
+    /// kept in reserve, and no per-uid limit applies to them.
+    private static func isPrivileged(_ peer: PeerCredentials, adminGroupID: UInt32?) -> Bool {
+        if peer.uid == 0 { return true }
+        guard let adminGroupID else { return false }
+        if peer.gid == adminGroupID { return true }
+        return (try? ProcessIdentity.supplementaryGroups(ofPID: peer.pid))?.contains(adminGroupID) ?? false
+    }
+
     private func context(for credentials: PeerCredentials) -> ConnectionContext {
-        let peer = PeerIdentity(
-            pid: credentials.pid, uid: credentials.uid, gid: credentials.gid,
-            executable: try? ProcessIdentity.executablePath(ofPID: credentials.pid),
-            userName: (try? UserDatabase.userName(forUID: credentials.uid)).flatMap { $0 },
-            groups: (try? ProcessIdentity.supplementaryGroups(ofPID: credentials.pid)) ?? [])
+        let peer = PeerIdentity(reading: credentials)
         return ConnectionContext(peer: peer, mayAdminister: IdentityCheck.mayAdminister(peer, adminGroupID: adminGroupID))
     }
 
     private func connectionClosed(_ context: ConnectionContext) {
         guard !context.sessions.isEmpty else { return }
-        for session in context.sessions.values {
-            sessionsByApp[session.appID]?[session.id] = nil
-            if sessionsByApp[session.appID]?.isEmpty == true { sessionsByApp[session.appID] = nil }
-            sessionCount -= 1
-        }
+        perform(registry.close(context.sessions.values))
         context.sessions.removeAll()
-        updateStatus()
     }
 
     private func startWatchdog() throws(StartupError) {
@@ -218,7 +262,7 @@ final class Daemon {
         do {
             interval = try notifier.watchdogPingInterval()
         } catch {
-            throw StartupError(message: "\(error)", errno: error.errno)
+            throw StartupError(message: "\(error)", errno: error.errno.rawValue)
         }
         guard let interval else { return }
         // A repeating timer of the loop itself: a stuck loop stops the pings and systemd
@@ -262,65 +306,19 @@ final class Daemon {
     }
 
     /// Makes `policy` the one in force and tells every subscriber whose app's view changed.
-    /// A change of the set of managed apps concerns every app: its copies and shares towards
-    /// the others are decided against that set (the SDK decides them locally).
     func activate(_ policy: ActivePolicy) {
-        let managedAppsChanged = active.compiled.managedAppIDs != policy.compiled.managedAppIDs
-        if managedAppsChanged { managedAppsGeneration += 1 }
-        active = policy
-        for (appID, sessions) in sessionsByApp {
-            let view = AppView(of: appID, in: policy.compiled)
-            for session in sessions.values where session.subscription != nil && (managedAppsChanged || session.lastView != view) {
-                sendUpdate(to: session, reason: "policy", view: view)
+        perform(registry.activate(policy))
+    }
+
+    /// Carries out what the registry says must follow an event.
+    func perform(_ effects: [AgentRegistry.Effect]) {
+        for effect in effects {
+            switch effect {
+            case .push(let session, let update): session.subscription?.send(update)
+            case .event(let kind, let appID, let data): events.emit(kind: kind, appID: appID, data: data)
+            case .storageFailure(let what, let error): logStorageFailure(what, error)
+            case .statusChanged: updateStatus()
             }
-        }
-        events.emit(kind: "policy", appID: nil, data: ["version": .string(policy.version), "sha256": .string(policy.sha256)])
-        updateStatus()
-    }
-
-    /// A `Subscribe` reply carrying the app's complete current state.
-    func sendUpdate(to session: AgentSession, reason: String, view: AppView?, notification: JSONValue? = nil) {
-        guard let subscription = session.subscription else { return }
-        guard subscription.isConnected else {
-            session.subscription = nil
-            return
-        }
-        var fields = subscriptionFields(for: session, view: view)
-        fields["reason"] = .string(reason)
-        if let notification { fields["notification"] = notification }
-        session.lastView = view
-        subscription.send(fields)
-    }
-
-    /// What `Register` and `Subscribe` tell an app about itself. An app that left the
-    /// policy is told it is retired. `managedApps` lets the SDK decide copies and shares
-    /// towards other apps from its cache; it grows with the policy, so a session gets it
-    /// only when the set changed since it last got it (a push to many sessions stays small).
-    func subscriptionFields(for session: AgentSession, view: AppView?) -> [String: JSONValue] {
-        var fields = view?.fields ?? ["state": "retired", "config": [:], "dlp": [:], "compliance": [:]]
-        fields["policyVersion"] = .string(active.version)
-        if session.managedAppsGeneration != managedAppsGeneration {
-            session.managedAppsGeneration = managedAppsGeneration
-            fields["managedApps"] = .array(active.compiled.managedAppIDs.map(JSONValue.string))
-        }
-        fields["directives"] = .array(deliverPendingWipes(to: session.appID))
-        return fields
-    }
-
-    /// The app's pending wipe directives, marked delivered.
-    func deliverPendingWipes(to appID: AppID) -> [JSONValue] {
-        guard appsWithPendingWipes.contains(appID) else { return [] }
-        do {
-            let now = Clock.now()
-            let pending = try store.pendingWipes(appID: appID)
-            if pending.isEmpty { appsWithPendingWipes.remove(appID) }
-            return pending.map { directive in
-                if directive.deliveredAt == nil { _ = try? store.markDelivered(id: directive.id, at: now) }
-                return ["id": .string(directive.id), "issuedAt": .string(Clock.rfc3339(directive.issuedAt))]
-            }
-        } catch {
-            logStorageFailure("reading pending wipes of \(appID)", error)
-            return []
         }
     }
 
@@ -345,7 +343,7 @@ final class Daemon {
     }
 
     func statusLine() -> String {
-        "Policy \(active.version): \(active.compiled.managedAppIDs.count) managed apps, \(sessionCount) sessions"
+        "Policy \(active.version): \(active.compiled.managedAppIDs.count) managed apps, \(registry.sessionCount) sessions"
             + (lastReload?.ok == false ? "; last reload failed" : "")
     }
 
@@ -365,7 +363,7 @@ final class Daemon {
         do {
             _ = try send(notifier)
         } catch {
-            logger.log(LogEvent(DaemonEvent.storageFailure.messageID, .warning, "\(error), ignoring"))
+            log(.notifyFailed, "Telling systemd the daemon's state failed: \(error); carrying on", [])
         }
     }
 
@@ -384,7 +382,8 @@ final class Daemon {
             components.append(component)
             let partial = "/" + components.joined(separator: "/")
             if mkdir(partial, mode) != 0 && errno != EEXIST {
-                throw StartupError(message: "cannot create \(partial): \(String(cString: strerror(errno)))", errno: errno)
+                let failure = Errno.current
+                throw StartupError(message: "cannot create \(partial): \(failure)", errno: failure.rawValue)
             }
         }
     }

@@ -1,4 +1,5 @@
 import Glibc
+import ProctorPolicy
 
 /// Where proctord finds its policy, keeps its state and puts its sockets, and the limits
 /// it enforces, from the command line, then the environment systemd sets, then defaults.
@@ -14,6 +15,16 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// Members of this group (and root) may use the Admin interface.
     public var adminGroup = "proctor-admin"
     public var maxConnections = 4096
+    /// Most connections one uid may hold on each socket (root and the admin group excepted).
+    public var maxConnectionsPerUID = 64
+    /// Connections of each socket only root and the admin group may take.
+    public var reservedConnections = 64
+    /// How long an Agent connection may stay open without registering an app.
+    public var registerTimeoutSeconds = 10
+    /// Most bytes of replies waiting, across all connections, for clients that do not read.
+    public var outputBudgetBytes = 64 << 20
+    /// The largest message on the Agent socket (apps send small calls). The Admin socket's
+    /// limit is `PolicyLimits.maxRequestBytes`: it must take a whole policy document.
     public var maxMessageBytes = 1 << 20
     /// How long a connection may hold half a message before it is closed.
     public var idleMessageTimeoutSeconds = 10
@@ -80,8 +91,18 @@ public struct DaemonConfiguration: Sendable, Equatable {
         .flag("--debug", "also log allowed decisions and other debug events") { $0.debugLogging = true },
         .text("--admin-group", "NAME", "group whose members may use the Admin interface",
               "(default: proctor-admin; root always may)", set: \.adminGroup),
-        .count("--max-connections", "N", "concurrent client connections (default: 4096)", set: \.maxConnections),
-        .count("--max-message-bytes", "N", minimum: 1024, "largest Varlink message accepted (default: 1048576)",
+        .count("--max-connections", "N", "concurrent client connections per socket (default: 4096)",
+               set: \.maxConnections),
+        .count("--max-connections-per-uid", "N", "connections one user may hold per socket; root and the",
+               "admin group are exempt (default: 64)", set: \.maxConnectionsPerUID),
+        .count("--reserved-connections", "N", minimum: 0, "connections per socket kept for root and the admin group",
+               "(default: 64)", set: \.reservedConnections),
+        .count("--register-timeout", "S", "seconds an Agent connection may stay open without",
+               "registering an app before it is closed (default: 10)", set: \.registerTimeoutSeconds),
+        .count("--output-budget", "BYTES", minimum: 1 << 20, "replies kept, in all, for clients that do not read them;",
+               "past it the client furthest behind is disconnected (default: 67108864)", set: \.outputBudgetBytes),
+        .count("--max-message-bytes", "N", minimum: 1024, "largest Varlink message accepted on the Agent socket",
+               "(default: 1048576); the Admin socket takes a policy", "document and its envelope: \(PolicyLimits.maxRequestBytes)",
                set: \.maxMessageBytes),
         .count("--message-timeout", "S", "seconds a client may leave a message half-sent before",
                "its connection is closed (default: 10)", set: \.idleMessageTimeoutSeconds),

@@ -21,6 +21,7 @@ enum DaemonEvent: CaseIterable {
     case stopping
     case storageFailure
     case stateDatabaseCorrupt
+    case notifyFailed
 
     var messageID: MessageID {
         switch self {
@@ -41,6 +42,7 @@ enum DaemonEvent: CaseIterable {
         case .stopping: MessageID("a57820dc9c044392a287fe9f65144e6f")
         case .storageFailure: MessageID("931641eee5d6428d9b294d4fb6b7c16d")
         case .stateDatabaseCorrupt: MessageID("a5a9416875de497a85b9dc282e4cd38e")
+        case .notifyFailed: MessageID("a450b17dadf2475c9dc0b474514a058e")
         }
     }
 
@@ -52,7 +54,7 @@ enum DaemonEvent: CaseIterable {
         case .reloadSucceeded, .policyApplied, .appRegistered, .wipeAcknowledged: .info
         case .wipeIssued: .notice
         case .registrationRefusedIdentity, .registrationRefusedUnknown, .decisionDenied,
-             .clientLimitHit, .logMessagesDropped: .warning
+             .clientLimitHit, .logMessagesDropped, .notifyFailed: .warning
         case .reloadFailed, .storageFailure: .error
         case .stateDatabaseCorrupt: .critical
         case .decisionAllowed: .debug

@@ -1,4 +1,5 @@
 import JSONCore
+import ProctorProtocol
 import Varlink
 
 /// `Admin.Events` subscribers and what they asked for. Nothing is built for an event
@@ -29,7 +30,7 @@ final class EventFeed {
     /// when someone will receive it.
     func emit(kind: String, appID: String?, data: @autoclosure () -> [String: JSONValue]) {
         guard !subscribers.isEmpty else { return }
-        var event: JSONValue?
+        var event: [String: JSONValue]?
         for (key, subscriber) in subscribers {
             if let wanted = subscriber.appID, wanted != appID { continue }
             if let kinds = subscriber.kinds, !kinds.contains(kind) { continue }
@@ -38,12 +39,10 @@ final class EventFeed {
                 continue
             }
             if event == nil {
-                var fields: [String: JSONValue] = ["at": .string(Clock.rfc3339(Clock.now())), "kind": .string(kind),
-                                                   "data": .object(data())]
-                if let appID { fields["appId"] = .string(appID) }
-                event = .object(fields)
+                event = Admin.Events.Reply(event: Admin.Event(at: Clock.rfc3339(Clock.now()), kind: kind, appId: appID,
+                                                              data: data())).fields
             }
-            subscriber.handle.send(["event": event!])
+            subscriber.handle.send(event!)
         }
     }
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import JSONCore
 import ProctorPolicy
+import ProctorProtocol
 import ProctorStore
 import Synchronization
 
@@ -42,9 +43,8 @@ struct ActivePolicy {
     }
 
     /// `PolicyInfo` of the Admin interface.
-    var info: JSONValue {
-        ["version": .string(version), "sha256": .string(sha256),
-         "sources": .array(sources.map(JSONValue.string)), "loadedAt": .string(Clock.rfc3339(loadedAt))]
+    var info: Admin.PolicyInfo {
+        Admin.PolicyInfo(version: version, sha256: sha256, sources: sources, loadedAt: Clock.rfc3339(loadedAt))
     }
 }
 
@@ -54,20 +54,8 @@ struct ReloadOutcome {
     let problems: [PolicyProblem]
     var ok: Bool { problems.isEmpty }
 
-    var json: JSONValue {
-        ["at": .string(Clock.rfc3339(at)), "ok": .bool(ok), "problems": .array(problems.map(\.adminJSON))]
-    }
-}
-
-extension PolicyProblem {
-    /// `Problem` of the Admin interface: the path plus a message that carries the file,
-    /// line and column when there are any.
-    var adminJSON: JSONValue {
-        var fields: [String: JSONValue] = ["path": .string(path.description), "message": .string(description)]
-        if let location {
-            fields["line"] = .number(location.line)
-            fields["column"] = .number(location.column)
-        }
-        return .object(fields)
+    /// `ReloadResult` of the Admin interface.
+    var result: Admin.ReloadResult {
+        Admin.ReloadResult(at: Clock.rfc3339(at), ok: ok, problems: problems.map(Admin.Problem.init))
     }
 }

@@ -43,8 +43,17 @@ public func runProctord(arguments: [String], environment: [String: String] = pro
     let target = LogTarget.Setting(rawValue: configuration.logTarget.rawValue)?.resolve() ?? .stderr
     let logger = Logger(sink: target.makeSink(syslogIdentifier: "proctord"),
                         minimumPriority: configuration.debugLogging ? .debug : .info,
-                        droppedMessagesID: DaemonEvent.logMessagesDropped.messageID)
-    defer { logger.flush() }
+                        droppedMessagesID: DaemonEvent.logMessagesDropped.messageID,
+                        onFirstSinkFailure: { error in
+                            // Said once: stderr is where an administrator looks when the journal
+                            // stays silent. (A failing stderr sink has nowhere else to say it.)
+                            guard target == .journal else { return }
+                            printError("proctord: cannot log to the journal: \(error); log messages are lost "
+                                       + "until it comes back (counted as logSinkFailures in proctorctl status)\n")
+                        })
+    // Bounded: a log sink that blocks (stderr a pipe nobody reads) must not keep proctord
+    // from exiting; what is still queued after this is lost.
+    defer { logger.flush(timeout: shutdownLogFlushTimeout) }
     logger.log(DaemonEvent.started.event("proctord \(Daemon.version) starting (pid \(getpid()))", [
         ("CONFIGURATION_DIRECTORY", configuration.configDirectory), ("STATE_DIRECTORY", configuration.stateDirectory),
         ("RUNTIME_DIRECTORY", configuration.runtimeDirectory),
@@ -56,7 +65,7 @@ public func runProctord(arguments: [String], environment: [String: String] = pro
         return 0
     } catch {
         logger.log(LogEvent(DaemonEvent.stopping.messageID, .error, "proctord failed to start: \(error)"))
-        logger.flush()
+        logger.flush(timeout: shutdownLogFlushTimeout)
         printError("proctord: \(error)\n")
         // STOPPING first: the status line systemd keeps is the last one, and it should say why.
         let status = "Failed to start: \(error)"
@@ -65,6 +74,9 @@ public func runProctord(arguments: [String], environment: [String: String] = pro
         return error.exitStatus
     }
 }
+
+/// How long proctord waits on its way out for queued log events to reach the sink.
+let shutdownLogFlushTimeout = Duration.seconds(2)
 
 /// The process environment as a dictionary, without Foundation.
 public func processEnvironment() -> [String: String] {

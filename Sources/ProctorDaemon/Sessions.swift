@@ -8,7 +8,16 @@ final class ConnectionContext {
     let peer: PeerIdentity
     /// Root or a member of the admin group; checked again on every Admin call.
     let mayAdminister: Bool
-    var sessions: [String: AgentSession] = [:]
+    var sessions: [String: AgentSession] = [:] {
+        didSet {
+            guard !sessions.isEmpty, let onFirstSession else { return }
+            self.onFirstSession = nil
+            onFirstSession()
+        }
+    }
+    /// Called when the connection gets its first session (the transport then stops the
+    /// clock that closes connections that never register).
+    var onFirstSession: (() -> Void)?
 
     init(peer: PeerIdentity, mayAdminister: Bool) {
         self.peer = peer
@@ -26,11 +35,12 @@ final class AgentSession {
     let semanticVersion: SemanticVersion?
     let registeredAt: Int64
     /// The open `Subscribe` call, if the app subscribed.
-    var subscription: VarlinkReplyHandle?
+    var subscription: (any SubscriptionHandle)?
     /// The app's view (state, config, rules) the subscriber last heard, so that a policy
     /// change that does not concern this app sends nothing.
     var lastView: AppView?
-    /// The `Daemon.managedAppsGeneration` whose set this session was last sent; -1: never.
+    /// The `AgentRegistry` generation of the set of managed apps this session was last
+    /// sent; -1: never.
     var managedAppsGeneration = -1
 
     init(id: String, appID: AppID, peer: PeerIdentity, appVersion: String?, registeredAt: Int64) {
@@ -47,19 +57,15 @@ final class AgentSession {
 struct AppView: Equatable {
     var state: AppState
     var config: [String: JSONValue]
-    var dlp: JSONValue
-    var compliance: JSONValue
+    var dlp: [String: JSONValue]
+    var compliance: [String: JSONValue]
 
     init?(of app: AppID, in policy: CompiledPolicy) {
         guard let entry = policy.appPolicy(app), let rules = policy.effectiveRules(for: app) else { return nil }
         state = entry.state
         config = entry.config
-        dlp = rules["dlp"] ?? [:]
-        compliance = rules["compliance"] ?? [:]
-    }
-
-    var fields: [String: JSONValue] {
-        ["state": .string(state.rawValue), "config": .object(config), "dlp": dlp, "compliance": compliance]
+        dlp = rules["dlp"]?.objectValue ?? [:]
+        compliance = rules["compliance"]?.objectValue ?? [:]
     }
 }
 

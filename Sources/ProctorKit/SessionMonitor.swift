@@ -49,19 +49,19 @@ final class SessionMonitor {
         guard found >= 0, let sessionPointer else {
             // ENODATA: the cgroup is not a session scope.
             return found == -ENODATA || found == -ENXIO
-                ? .outsideSession : .unavailable(SystemCallError(call: "sd_pid_get_session", errno: -found))
+                ? .outsideSession : .unavailable(SystemCallError(call: "sd_pid_get_session", negativeErrno: found))
         }
         let session = String(cString: sessionPointer)
         free(sessionPointer)
 
         let active = sd_session_is_active(session)
         guard active >= 0 else {
-            return .unavailable(SystemCallError(call: "sd_session_is_active(\(session))", errno: -active))
+            return .unavailable(SystemCallError(call: "sd_session_is_active(\(session))", negativeErrno: active))
         }
         var user: uid_t = 0
         let userResult = sd_session_get_uid(session, &user)
         guard userResult >= 0 else {
-            return .unavailable(SystemCallError(call: "sd_session_get_uid(\(session))", errno: -userResult))
+            return .unavailable(SystemCallError(call: "sd_session_get_uid(\(session))", negativeErrno: userResult))
         }
         var seatPointer: UnsafeMutablePointer<CChar>?
         var seat: String?
@@ -77,12 +77,12 @@ final class SessionMonitor {
         var monitor: OpaquePointer?
         let created = sd_login_monitor_new(nil, &monitor)
         guard created >= 0, let monitor else {
-            throw SystemCallError(call: "sd_login_monitor_new", errno: -created)
+            throw SystemCallError(call: "sd_login_monitor_new", negativeErrno: created)
         }
         let descriptor = sd_login_monitor_get_fd(monitor)
         guard descriptor >= 0 else {
             sd_login_monitor_unref(monitor)
-            throw SystemCallError(call: "sd_login_monitor_get_fd", errno: -descriptor)
+            throw SystemCallError(call: "sd_login_monitor_get_fd", negativeErrno: descriptor)
         }
         self.monitor = monitor
         let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: .main)

@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import LinuxIO
 
 /// The write end of the self-pipe; the only state the signal handler touches. Set once,
 /// before any handler is installed.
@@ -50,7 +51,7 @@ final class SignalWatcher {
         sigemptyset(&mask)
         for signal in signals { sigaddset(&mask, signal) }
         let unblocked = pthread_sigmask(SIG_UNBLOCK, &mask, nil)
-        guard unblocked == 0 else { throw SystemCallError(call: "pthread_sigmask", errno: unblocked) }
+        guard unblocked == 0 else { throw SystemCallError(call: "pthread_sigmask", errno: Errno(rawValue: unblocked)) }
         for signal in signals {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = recordSignal

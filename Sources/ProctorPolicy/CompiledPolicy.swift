@@ -8,7 +8,7 @@ import JSONCore
 /// other app, whatever the number of apps; it reads plain values from a dense record, builds
 /// no strings and allocates nothing (a `file.export` resolves its path on the stack).
 ///
-/// Semantics (DESIGN.md §4): an app is *managed* when the policy names it with state
+/// Semantics (docs/engine.md): an app is *managed* when the policy names it with state
 /// `authorized`; an unknown, blocked or retired app, or a missing target, is unmanaged. An
 /// app the policy does not name is denied everything (`builtin.unknownApp`); a blocked or
 /// retired app is denied everything, `launch` included, by its state (`apps["x"].state`);

@@ -69,7 +69,7 @@ extension CompiledPolicyStorage {
 
     /// `charLimit` is an allowance on top of the level: a copy the level refuses still goes
     /// to any app when its size is known and at most the limit — under every level,
-    /// `blocked` included, as DESIGN.md §4 says ("whatever the level").
+    /// `blocked` included, as docs/engine.md says (a charLimit applies "whatever the level").
     private func decideCopy(_ settings: UnsafePointer<ResolvedSettings>, to target: TargetStanding, size: Int?) -> Decision {
         if target == .sameApp { return Self.sameApp }
         let level = settings.pointee.clipboardLevel

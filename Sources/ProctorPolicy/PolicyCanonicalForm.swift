@@ -23,6 +23,15 @@ extension Policy {
         return writer.bytes
     }
 
+    /// Why this policy cannot be a bundle, or nil: its canonical form (`canonicalSize`
+    /// bytes), which proctord stores and sends, must fit `PolicyLimits.maxDocumentBytes`.
+    /// A file within the limit can exceed it here: `1e14` is written out in full.
+    public static func bundleSizeProblem(canonicalSize: Int, source: String?) -> PolicyProblem? {
+        guard canonicalSize > PolicyLimits.maxDocumentBytes else { return nil }
+        return PolicyProblem(source: source, message: "the policy is \(canonicalSize) bytes in canonical form, more than the "
+            + "\(PolicyLimits.describe(bytes: PolicyLimits.maxDocumentBytes)) a bundle may be (PolicyLimits.maxDocumentBytes)")
+    }
+
     /// The SHA-256 of `canonicalBytes` in lowercase hex: the policy's identity in status
     /// output, logs and history.
     public var sha256: String { SHA256.hexDigest(canonicalBytes) }

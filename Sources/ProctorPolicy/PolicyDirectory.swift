@@ -1,5 +1,6 @@
 import Glibc
 import JSONCore
+import LinuxIO
 
 /// A policy read from a directory of drop-in files, and the files it came from.
 public struct LoadedPolicy: Sendable, Hashable {
@@ -13,8 +14,8 @@ public struct LoadedPolicy: Sendable, Hashable {
     }
 }
 
-/// Reads a policy directory (`policy.d`): the only file access of the policy library, kept
-/// here so the daemon, the SDK's test kit and `proctorctl` read policy identically.
+/// Reads a policy directory (`policy.d`): the only file access of the policy library (through
+/// LinuxIO), kept here so the daemon, the SDK's test kit and `proctorctl` read policy identically.
 public enum PolicyDirectory {
     /// Reads every `*.json` file of `directoryPath` that is not a dotfile, in byte-wise
     /// lexical order of the names, parses each and merges them (`Policy.merge`). Other
@@ -43,20 +44,15 @@ public enum PolicyDirectory {
 
     /// The names of the policy files in `directoryPath`, sorted by their UTF-8 bytes.
     public static func policyFileNames(in directoryPath: String) throws(PolicyProblems) -> [String] {
-        guard let directory = opendir(directoryPath) else {
-            let reason = errno == ENOENT ? "does not exist" : "cannot be read: \(PolicyFile.describe(errno: errno))"
+        let entries: [String]
+        do {
+            entries = try Directory.entryNames(directoryPath)
+        } catch {
+            let reason = error == .noSuchFileOrDirectory ? "does not exist" : "cannot be read: \(error)"
             throw PolicyProblems([PolicyProblem(source: directoryPath, message: "policy directory \(directoryPath) \(reason)")])
         }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            guard !name.hasPrefix("."), name.hasSuffix(".json") else { continue }
-            var status = stat()
-            guard stat(directoryPath + "/" + name, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { continue }
-            names.append(name)
+        let names = entries.filter { name in
+            !name.hasPrefix(".") && name.hasSuffix(".json") && Directory.isRegularFile(directoryPath + "/" + name)
         }
         guard !names.isEmpty else {
             throw PolicyProblems([PolicyProblem(
@@ -79,32 +75,38 @@ public enum PolicyFile {
     /// - Throws: a problem naming `source` when the file cannot be opened or read, or is
     ///   larger than `limit`.
     public static func read(_ path: String, source: String?, limit: Int = PolicyLimits.maxDocumentBytes) throws(PolicyProblems) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
-        guard descriptor >= 0 else {
-            throw PolicyProblems([PolicyProblem(source: source, message: "cannot open \(path): \(describe(errno: errno))")])
+        let descriptor: FileDescriptor
+        do {
+            descriptor = try FileDescriptor.open(path, O_RDONLY | O_NOCTTY)
+        } catch {
+            throw PolicyProblems([PolicyProblem(source: source, message: "cannot open \(path): \(error)")])
         }
-        defer { close(descriptor) }
+        defer { try? descriptor.close() }
+        func tooLarge(_ size: String) -> PolicyProblems {
+            let maximum = PolicyLimits.describe(bytes: PolicyLimits.maxDocumentBytes)
+            let allowed = limit >= PolicyLimits.maxDocumentBytes ? "the \(maximum) a policy may be"
+                : "the \(limit) bytes left of the \(maximum) a policy directory may hold in all"
+            return PolicyProblems([PolicyProblem(source: source, location: SourceLocation(line: 1, column: 1),
+                                                 message: "\(path) is \(size), more than \(allowed) (PolicyLimits.maxDocumentBytes)")])
+        }
+        // A regular file says its size: refuse it before reading any of it.
+        if let status = try? descriptor.status(), (status.st_mode & S_IFMT) == S_IFREG, Int(status.st_size) > limit {
+            throw tooLarge("\(status.st_size) bytes")
+        }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw PolicyProblems([PolicyProblem(source: source, message: "cannot read \(path): \(describe(errno: errno))")])
+            let count: Int
+            do {
+                count = try chunk.withUnsafeMutableBytes { raw in
+                    Result { () throws(Errno) in try descriptor.read(into: raw) }
+                }.get()
+            } catch {
+                throw PolicyProblems([PolicyProblem(source: source, message: "cannot read \(path): \(error)")])
             }
             if count == 0 { return bytes }
             bytes += chunk[0..<count]
-            if bytes.count > limit {
-                throw PolicyProblems([PolicyProblem(
-                    source: source, location: SourceLocation(line: 1, column: 1),
-                    message: "found more than \(limit) bytes in \(path), expected at most \(PolicyLimits.maxDocumentBytes) "
-                        + "(64 MiB, PolicyLimits.maxDocumentBytes, for one file and for a whole policy directory)")])
-            }
+            if bytes.count > limit { throw tooLarge("more than \(limit) bytes") }
         }
-    }
-
-    static func describe(errno code: Int32) -> String {
-        guard let text = strerror(code) else { return "error \(code)" }
-        return String(cString: text)
     }
 }

@@ -29,8 +29,8 @@ public struct PolicyFragment: Sendable, Hashable {
         guard bytes.count <= PolicyLimits.maxDocumentBytes else {
             throw PolicyProblems([PolicyProblem(
                 source: source, location: SourceLocation(line: 1, column: 1),
-                message: "found a document of \(bytes.count) bytes, expected at most \(PolicyLimits.maxDocumentBytes) "
-                    + "(64 MiB, PolicyLimits.maxDocumentBytes)")])
+                message: "found a document of \(bytes.count) bytes, expected at most "
+                    + "\(PolicyLimits.describe(bytes: PolicyLimits.maxDocumentBytes)), PolicyLimits.maxDocumentBytes")])
         }
         let root: JSONValue
         do {
@@ -52,6 +52,13 @@ public struct PolicyFragment: Sendable, Hashable {
 
     /// The syntax error of a document that does not parse, with the path the parser had reached.
     private static func syntaxProblem(_ bytes: [UInt8], source: String?) -> PolicyProblem {
+        // Something else entirely, such as a binary or a secret a link in policy.d points
+        // at (read with proctord's privileges): say so without quoting any of it.
+        let start = bytes.drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+        guard start.first == UInt8(ascii: "{") else {
+            return PolicyProblem(source: source, location: SourceLocation(line: 1, column: 1),
+                                 message: "not a policy file: a policy is a JSON object, which starts with {")
+        }
         do {
             _ = try JSONParser.parseDocument(bytes, maxDepth: PolicyLimits.maxNestingDepth)
             preconditionFailure("a document that failed to parse parsed the second time")

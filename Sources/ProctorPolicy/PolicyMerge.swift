@@ -1,7 +1,7 @@
 import JSONCore
 
-/// How drop-in files combine (DESIGN.md §4). In the order given: each setting under
-/// `defaults` is taken from the last file that says it (settings merge key by key; a list
+/// How drop-in files combine (the policy language is in docs/engine.md). In the order given:
+/// each setting under `defaults` is taken from the last file that says it (settings merge key by key; a list
 /// such as `share.exempt` is one setting and is replaced whole); an app entry in a later file
 /// replaces that app's whole entry from earlier files; the version is the last one said.
 extension Policy {

@@ -1,6 +1,6 @@
 public import JSONCore
 
-/// A policy document of schema 1 (DESIGN.md §4), after parsing and validation.
+/// A policy document of schema 1 (docs/engine.md), after parsing and validation.
 ///
 /// Every setting is optional at this level: a missing setting falls back from the app to
 /// `defaults`, then to the built-in default (see `BuiltinDefaults`). Keeping "not said"

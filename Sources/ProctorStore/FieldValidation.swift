@@ -1,15 +1,21 @@
+import ProctorPolicy
+
 /// Limits on caller-supplied text, so a client cannot make the store keep unbounded data.
 enum FieldLimit {
     static let appID = 255
-    static let policyVersion = 100
+    /// A policy's `version`, as the policy language bounds it.
+    static let policyVersion = PolicyLimits.maxVersionBytes
     static let feedbackKey = 100
     static let feedbackMessage = 1000
     static let feedbackData = 16 * 1024
     static let eventName = 100
     static let appVersion = 100
     static let wipeID = 100
-    /// Canonical policy text; larger than any real policy, small enough for the history to stay small.
-    static let bundleBytes = 4 * 1024 * 1024
+    /// A path (PATH_MAX).
+    static let executable = 4096
+    /// Canonical policy text: what the policy language allows a bundle (so a valid bundle is
+    /// never refused here); the history keeps at most `historyLimit` of them.
+    static let bundleBytes = PolicyLimits.maxDocumentBytes
 
     /// Throws `.invalidField` naming `field` unless `value` has 1…`maxCharacters` characters
     /// (0…`maxCharacters` when `allowEmpty`).

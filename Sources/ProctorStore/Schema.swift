@@ -55,6 +55,20 @@ enum Schema {
             PRIMARY KEY (app_id, policy_version)
         );
         """,
+        // 3: the processes proctord verified, so each keeps its identity after its
+        // executable is replaced on disk (a package upgrade) and across restarts.
+        """
+        CREATE TABLE identity_pins (
+            boot_id     TEXT    NOT NULL,
+            pid         INTEGER NOT NULL,
+            start_time  INTEGER NOT NULL,
+            executable  TEXT    NOT NULL,
+            device      INTEGER NOT NULL,
+            inode       INTEGER NOT NULL,
+            pinned_at   INTEGER NOT NULL,
+            PRIMARY KEY (boot_id, pid, start_time, executable)
+        );
+        """,
     ]
 
     /// The `user_version` this build writes and understands.

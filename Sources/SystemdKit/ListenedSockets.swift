@@ -1,5 +1,6 @@
 import CSystemd
 import Glibc
+public import LinuxIO
 
 /// Sockets handed over by systemd socket activation (`sd_listen_fds_with_names(3)`),
 /// grouped by the socket unit's `FileDescriptorName=`.
@@ -7,20 +8,20 @@ public enum ListenedSockets {
     /// Why the handed-over sockets could not be taken.
     public enum Failure: Error, Equatable, CustomStringConvertible {
         /// `sd_listen_fds_with_names` rejected the `LISTEN_*` environment (malformed `LISTEN_FDS`, …).
-        case invalidEnvironment(errno: Int32)
+        case invalidEnvironment(Errno)
         /// systemd passed descriptors but no names for them.
         case missingNames(descriptorCount: Int32)
         /// `fcntl(2)` could not set `FD_CLOEXEC` on a handed-over descriptor.
-        case cannotSetCloseOnExec(descriptor: CInt, errno: Int32)
+        case cannotSetCloseOnExec(descriptor: CInt, Errno)
 
         public var description: String {
             switch self {
             case .invalidEnvironment(let errno):
-                "socket activation environment (LISTEN_PID/LISTEN_FDS/LISTEN_FDNAMES) is invalid: \(errorText(errno))"
+                "socket activation environment (LISTEN_PID/LISTEN_FDS/LISTEN_FDNAMES) is invalid: \(errno)"
             case .missingNames(let count):
                 "socket activation passed \(count) descriptors without names"
             case .cannotSetCloseOnExec(let descriptor, let errno):
-                "cannot set close-on-exec on activated descriptor \(descriptor): \(errorText(errno))"
+                "cannot set close-on-exec on activated descriptor \(descriptor): \(errno)"
             }
         }
     }
@@ -33,7 +34,7 @@ public enum ListenedSockets {
     public static func receive() throws(Failure) -> [String: [CInt]] {
         var names: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
         let count = sd_listen_fds_with_names(1, &names)
-        if count < 0 { throw .invalidEnvironment(errno: -count) }
+        if count < 0 { throw .invalidEnvironment(Errno(rawValue: -count)) }
         defer {
             if let names {
                 for index in 0 ..< Int(count) { free(names[index]) }
@@ -56,7 +57,7 @@ public enum ListenedSockets {
     private static func setCloseOnExec(_ descriptor: CInt) throws(Failure) {
         let flags = fcntl(descriptor, F_GETFD)
         guard flags >= 0, fcntl(descriptor, F_SETFD, flags | FD_CLOEXEC) == 0 else {
-            throw .cannotSetCloseOnExec(descriptor: descriptor, errno: errno)
+            throw .cannotSetCloseOnExec(descriptor: descriptor, .current)
         }
     }
 }

@@ -1,3 +1,5 @@
+public import LinuxIO
+
 /// A destination for log events. `Logger` calls `write` from its one background thread,
 /// so a sink may block without delaying anyone who logs.
 public protocol LogSink: Sendable {
@@ -7,14 +9,14 @@ public protocol LogSink: Sendable {
 /// Why a sink could not write an event.
 public enum LogSinkError: Error, Equatable, CustomStringConvertible {
     /// `sd_journal_sendv` failed (journald not listening, message too large, …).
-    case journal(errno: Int32)
+    case journal(Errno)
     /// `write(2)` to the stream failed.
-    case stream(descriptor: CInt, errno: Int32)
+    case stream(descriptor: CInt, Errno)
 
     public var description: String {
         switch self {
-        case .journal(let errno): "sending to the journal failed: \(errorText(errno))"
-        case .stream(let descriptor, let errno): "writing log line to descriptor \(descriptor) failed: \(errorText(errno))"
+        case .journal(let errno): "sending to the journal failed: \(errno)"
+        case .stream(let descriptor, let errno): "writing log line to descriptor \(descriptor) failed: \(errno)"
         }
     }
 }

@@ -7,6 +7,10 @@ import Synchronization
 /// dropped and counted; once the queue has drained, one event of kind `droppedMessagesID`
 /// ("N log messages dropped", field `DROPPED=N`) reports how many were lost since the last
 /// such report. Events below `minimumPriority` are discarded before they are queued.
+///
+/// A sink that fails (journald not running, stderr closed) loses the event; each failure
+/// is counted in `counters`, and the first one is handed to `onFirstSinkFailure` so the
+/// owner can say once, somewhere else, that its log is going nowhere.
 public final class Logger: Sendable {
     /// The sink's failures and the drops, counted since the logger was made.
     public struct Counters: Sendable, Equatable {
@@ -34,16 +38,21 @@ public final class Logger: Sendable {
     private let state = Mutex(State())
     private let wakeDrainer = DispatchSemaphore(value: 0)
     private let minimumPriorityValue: Atomic<Int32>
+    private let onFirstSinkFailure: @Sendable (LogSinkError) -> Void
 
     /// A logger writing to `sink` from its own thread.
     /// - Parameters:
     ///   - capacity: how many events may wait (at least 1).
     ///   - droppedMessagesID: the `MESSAGE_ID` of the drop report.
-    public init(sink: any LogSink, capacity: Int = 4096, minimumPriority: LogPriority = .info, droppedMessagesID: MessageID) {
+    ///   - onFirstSinkFailure: called once, on the logger's thread, with the sink's first
+    ///     failure (later ones are only counted).
+    public init(sink: any LogSink, capacity: Int = 4096, minimumPriority: LogPriority = .info, droppedMessagesID: MessageID,
+                onFirstSinkFailure: @escaping @Sendable (LogSinkError) -> Void = { _ in }) {
         precondition(capacity > 0, "a log queue needs room for at least one event")
         self.capacity = capacity
         self.sink = sink
         self.droppedMessagesID = droppedMessagesID
+        self.onFirstSinkFailure = onFirstSinkFailure
         minimumPriorityValue = Atomic(minimumPriority.rawValue)
         Drainer(logger: self).start()
     }
@@ -93,8 +102,20 @@ public final class Logger: Sendable {
     }
 
     /// Blocks until every event queued before the call has reached the sink (and any drop
-    /// report with it). For shutdown and tests; never call it where blocking matters.
+    /// report with it). For tests; never call it where blocking matters, and at shutdown
+    /// prefer `flush(timeout:)`: a sink that blocks (stderr a pipe nobody reads) blocks this.
     public func flush() {
+        _ = flush(waitingAtMost: nil)
+    }
+
+    /// `flush()` that gives up after `timeout`; returns whether everything was written.
+    /// Events still queued then stay queued (the process is usually about to exit).
+    @discardableResult
+    public func flush(timeout: Duration) -> Bool {
+        flush(waitingAtMost: timeout)
+    }
+
+    private func flush(waitingAtMost timeout: Duration?) -> Bool {
         let done = DispatchSemaphore(value: 0)
         let (mustWait, wake) = state.withLock { state -> (Bool, Bool) in
             guard !state.queue.isEmpty || state.drainerIsWriting || state.droppedSinceReport > 0 else { return (false, false) }
@@ -104,7 +125,14 @@ public final class Logger: Sendable {
             return (true, wake)
         }
         if wake { wakeDrainer.signal() }
-        if mustWait { done.wait() }
+        guard mustWait else { return true }
+        guard let timeout else {
+            done.wait()
+            return true
+        }
+        let (seconds, attoseconds) = timeout.components
+        let nanoseconds = max(0, seconds) * 1_000_000_000 + max(0, attoseconds) / 1_000_000_000
+        return done.wait(timeout: .now() + .nanoseconds(Int(clamping: nanoseconds))) == .success
     }
 
     /// The background side, holding the logger weakly so that dropping the last reference
@@ -190,10 +218,12 @@ public final class Logger: Sendable {
         do {
             try sink.write(event)
         } catch {
-            state.withLock {
+            let isFirst = state.withLock {
                 $0.counters.sinkFailures += 1
                 $0.counters.lastSinkFailure = error
+                return $0.counters.sinkFailures == 1
             }
+            if isFirst { onFirstSinkFailure(error) }
         }
     }
 }

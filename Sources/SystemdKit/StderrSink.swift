@@ -1,4 +1,5 @@
 import Glibc
+import LinuxIO
 
 /// Writes each event as one readable line to a stream (standard error by default):
 /// `warning Decision denied APP_ID=com.example.notes RULE="dlp.clipboard"`.
@@ -22,15 +23,10 @@ public struct StderrSink: LogSink {
     }
 
     public func write(_ event: LogEvent) throws(LogSinkError) {
-        let bytes = Array(Self.line(for: event).utf8)
-        var written = 0
-        while written < bytes.count {
-            let result = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + written, $0.count - written) }
-            if result < 0 {
-                if errno == EINTR { continue }
-                throw .stream(descriptor: descriptor, errno: errno)
-            }
-            written += result
+        do {
+            try FileDescriptor(rawValue: descriptor).writeAll(Self.line(for: event).utf8)
+        } catch {
+            throw .stream(descriptor: descriptor, error)
         }
     }
 

@@ -1,12 +1,15 @@
 import CSystemd
 import Glibc
+public import LinuxIO
 
 /// Tells the service manager about the process's state (`sd_notify(3)`).
 /// Outside systemd (`NOTIFY_SOCKET` unset) every call is a successful no-op that returns false.
 public struct SystemdNotifier: Sendable {
     public struct Failure: Error, Equatable, CustomStringConvertible {
-        public let errno: Int32
-        public var description: String { "sd_notify failed: \(errorText(errno))" }
+        /// What `sd_notify`/`sd_watchdog_enabled` reported.
+        public let errno: Errno
+        public init(errno: Errno) { self.errno = errno }
+        public var description: String { "sd_notify failed: \(errno)" }
     }
 
     public init() {}
@@ -19,7 +22,7 @@ public struct SystemdNotifier: Sendable {
     @discardableResult
     public func notify(_ assignments: [String]) throws(Failure) -> Bool {
         let result = sd_notify(0, assignments.joined(separator: "\n"))
-        if result < 0 { throw Failure(errno: -result) }
+        if result < 0 { throw Failure(errno: Errno(rawValue: -result)) }
         return result > 0
     }
 
@@ -39,7 +42,7 @@ public struct SystemdNotifier: Sendable {
     /// (older ones ignore it). Send `ready(status:)` when the reload is done, whatever its outcome.
     @discardableResult
     public func reloading(status: String) throws(Failure) -> Bool {
-        try notify(Self.reloadingAssignments(status: status, monotonicMicroseconds: Self.monotonicMicroseconds()))
+        try notify(Self.reloadingAssignments(status: status, monotonicMicroseconds: MonotonicClock.microseconds()))
     }
 
     /// Shutdown begins: `STOPPING=1`.
@@ -65,7 +68,7 @@ public struct SystemdNotifier: Sendable {
     public func watchdogPingInterval() throws(Failure) -> Duration? {
         var usec: UInt64 = 0
         let result = sd_watchdog_enabled(0, &usec)
-        if result < 0 { throw Failure(errno: -result) }
+        if result < 0 { throw Failure(errno: Errno(rawValue: -result)) }
         guard result > 0, usec > 0 else { return nil }
         return .microseconds(Int64(usec / 2))
     }
@@ -84,9 +87,4 @@ public struct SystemdNotifier: Sendable {
         "STATUS=" + text.split(whereSeparator: \.isNewline).joined(separator: " ")
     }
 
-    static func monotonicMicroseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000
-    }
 }

@@ -1,4 +1,5 @@
 public import JSONCore
+public import LinuxIO
 
 /// A Varlink method call: the JSON object a client sends, terminated by a NUL byte.
 public struct VarlinkCall: Sendable, Hashable {
@@ -11,6 +12,17 @@ public struct VarlinkCall: Sendable, Hashable {
     public var more: Bool
     /// The client asks to leave Varlink and speak another protocol on the connection after the reply.
     public var upgrade: Bool
+    /// Who sent this message, as the kernel stamped each of its bytes — set by a
+    /// `VarlinkServer` made with `receivesSenderCredentials`, nil otherwise.
+    ///
+    /// With sender credentials on, nil means the sender is unknown or *ambiguous*: the
+    /// message's bytes were written by more than one process (a connection shared after a
+    /// fork). Refuse identity-sensitive calls then. This names the process that sent the
+    /// call, which may differ from the one that connected (the connection's
+    /// `PeerCredentials`): a process can connect, then fork and exec, and let another
+    /// process send. Its `process` pidfd (kernel 6.5+) lets the handler read `/proc/PID/…`
+    /// and then confirm with `ProcessHandle.isAlive` that the pid still names that process.
+    public var sender: SenderCredentials?
 
     public init(method: String, parameters: [String: JSONValue] = [:], oneway: Bool = false, more: Bool = false,
                 upgrade: Bool = false) {

@@ -1,5 +1,5 @@
 public import JSONCore
-import Glibc
+public import LinuxIO
 
 /// Why a client call failed other than by an error reply (which throws `VarlinkError`).
 public enum VarlinkClientError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -8,7 +8,7 @@ public enum VarlinkClientError: Error, Sendable, Hashable, CustomStringConvertib
     /// The path does not fit in a `sockaddr_un`.
     case pathTooLong(path: String)
     /// A system call failed; `errno` says why.
-    case systemCallFailed(call: String, errno: Int32)
+    case systemCallFailed(call: String, errno: Errno)
     /// The service closed the connection before the reply was complete.
     case connectionClosed
     /// No reply within the read timeout.
@@ -20,7 +20,7 @@ public enum VarlinkClientError: Error, Sendable, Hashable, CustomStringConvertib
         switch self {
         case .notListening(let path): "nothing is listening at \(path)"
         case .pathTooLong(let path): "socket path too long: \(path)"
-        case .systemCallFailed(let call, let errno): "\(call) failed: \(String(cString: strerror(errno)))"
+        case .systemCallFailed(let call, let errno): "\(call) failed: \(errno)"
         case .connectionClosed: "the service closed the connection"
         case .timedOut: "no reply before the timeout"
         case .invalidReply(let error): "invalid reply: \(error)"
@@ -32,7 +32,7 @@ public enum VarlinkClientError: Error, Sendable, Hashable, CustomStringConvertib
 /// tests. One call at a time; not for use from several threads at once.
 public final class VarlinkClient {
     public let path: String
-    private let fd: Int32
+    private let socket: FileDescriptor
     private var decoder: VarlinkFrameDecoder
     private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
 
@@ -40,39 +40,28 @@ public final class VarlinkClient {
     public init(path: String, timeout: Duration? = nil, maxMessageBytes: Int = 1 << 20) throws(VarlinkClientError) {
         self.path = path
         self.decoder = VarlinkFrameDecoder(maxMessageBytes: maxMessageBytes)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let pathBytes = Array(path.utf8)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard !pathBytes.isEmpty, pathBytes.count < capacity else { throw .pathTooLong(path: path) }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in raw.copyBytes(from: pathBytes) }
-
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw .systemCallFailed(call: "socket", errno: errno) }
-        let connected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        guard !path.isEmpty else { throw .pathTooLong(path: path) }
+        do {
+            socket = try UnixSocket.connect(path: path)
+        } catch {
+            switch error {
+            case .notListening: throw .notListening(path: path)
+            case .pathTooLong: throw .pathTooLong(path: path)
+            case .system(_, _, let errno): throw .systemCallFailed(call: "connect", errno: errno)
+            case .alreadyListening, .notASocket: throw .systemCallFailed(call: "connect", errno: .invalidArgument)
             }
-        }
-        if connected != 0 {
-            let code = errno
-            close(fd)
-            if code == ENOENT || code == ECONNREFUSED { throw .notListening(path: path) }
-            throw .systemCallFailed(call: "connect", errno: code)
         }
         if let timeout {
-            let (seconds, attoseconds) = timeout.components
-            var value = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
-            if setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size)) != 0 {
-                let code = errno
-                close(fd)
-                throw .systemCallFailed(call: "setsockopt(SO_RCVTIMEO)", errno: code)
+            do {
+                try socket.setReceiveTimeout(timeout)
+            } catch {
+                try? socket.close()
+                throw .systemCallFailed(call: "setsockopt(SO_RCVTIMEO)", errno: error)
             }
         }
-        self.fd = fd
     }
 
-    deinit { close(fd) }
+    deinit { try? socket.close() }
 
     /// Calls `method` and returns the reply's parameters. Throws `VarlinkError` when the
     /// service answers with an error, `VarlinkClientError` when the exchange itself fails.
@@ -95,20 +84,20 @@ public final class VarlinkClient {
         try send(VarlinkCall(method: method, parameters: parameters, oneway: true))
     }
 
-    /// Writes a whole message, retrying short writes and EINTR.
+    /// Writes a whole message, retrying short writes (LinuxIO retries EINTR).
     func send(_ call: VarlinkCall) throws(VarlinkClientError) {
         let bytes = call.encoded()
         var written = 0
         while written < bytes.count {
-            let n = bytes.withUnsafeBytes { raw in
-                Glibc.send(fd, raw.baseAddress! + written, raw.count - written, Int32(MSG_NOSIGNAL))
+            do {
+                written += try bytes.withUnsafeBytes { raw in
+                    Result { () throws(Errno) in try socket.send(UnsafeRawBufferPointer(rebasing: raw[written...])) }
+                }.get()
+            } catch .brokenPipe, .connectionReset {
+                throw .connectionClosed
+            } catch {
+                throw .systemCallFailed(call: "send", errno: error)
             }
-            if n < 0 {
-                if errno == EINTR { continue }
-                if errno == EPIPE || errno == ECONNRESET { throw .connectionClosed }
-                throw .systemCallFailed(call: "send", errno: errno)
-            }
-            written += n
         }
     }
 
@@ -120,15 +109,20 @@ public final class VarlinkClient {
             } catch {
                 throw .invalidReply(error)
             }
-            let n = readBuffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n == 0 { throw .connectionClosed }
-            if n < 0 {
-                if errno == EINTR { continue }
-                if errno == EAGAIN || errno == EWOULDBLOCK { throw .timedOut }
-                if errno == ECONNRESET { throw .connectionClosed }
-                throw .systemCallFailed(call: "recv", errno: errno)
+            let count: Int
+            do {
+                count = try readBuffer.withUnsafeMutableBytes { raw in
+                    Result { () throws(Errno) in try socket.read(into: raw) }
+                }.get()
+            } catch .wouldBlock {
+                throw .timedOut
+            } catch .connectionReset {
+                throw .connectionClosed
+            } catch {
+                throw .systemCallFailed(call: "recv", errno: error)
             }
-            decoder.append(readBuffer[0..<n])
+            if count == 0 { throw .connectionClosed }
+            decoder.append(readBuffer[0..<count])
         }
     }
 }

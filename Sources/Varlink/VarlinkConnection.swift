@@ -1,3 +1,5 @@
+public import LinuxIO
+
 /// What the owner of a connection must do after feeding it bytes: write `bytes` (if any),
 /// then close the connection if `close` is set.
 public struct VarlinkConnectionOutput: Sendable, Hashable {
@@ -44,6 +46,11 @@ public final class VarlinkConnection<Context> {
     public var onLaterOutput: ((VarlinkConnectionOutput) -> Void)?
 
     private var decoder: VarlinkFrameDecoder
+    /// Who wrote the bytes given to the decoder and not yet returned as calls: each entry
+    /// covers the stream up to `end` (offsets as in `lastFrameStreamRange`).
+    private var senders: [(end: Int, sender: SenderCredentials?)] = []
+    private var receivedByteCount = 0
+    private static var maxSenderSegments: Int { 64 }
     private var pending = VarlinkConnectionOutput()
     private var openCall: VarlinkReplyHandle?
     /// While calls are being processed, output is collected; afterwards it is handed over at
@@ -58,9 +65,21 @@ public final class VarlinkConnection<Context> {
     }
 
     /// Takes bytes read from the client; returns the replies to write and whether to close.
-    public func receive(_ bytes: some Collection<UInt8>) -> VarlinkConnectionOutput {
+    /// `sender`, when known, is who wrote these bytes; each call decoded then carries the
+    /// sender of all its bytes, or nil if they came from more than one (`VarlinkCall.sender`).
+    public func receive(_ bytes: some Collection<UInt8>, from sender: SenderCredentials? = nil) -> VarlinkConnectionOutput {
         guard !isClosed else { return VarlinkConnectionOutput() }
         isProcessing = true
+        receivedByteCount += bytes.count
+        if let last = senders.last, Self.same(last.sender, sender) || (last.sender == nil && sender == nil) {
+            senders[senders.count - 1].end = receivedByteCount
+        } else if senders.count >= Self.maxSenderSegments {
+            // Calls queued behind an open call, from ever-changing senders: rather than keep a
+            // pidfd per read, forget who sent them (their calls are then of unknown sender).
+            senders = [(receivedByteCount, nil)]
+        } else {
+            senders.append((receivedByteCount, sender))
+        }
         decoder.append(bytes)
         processCalls()
         isProcessing = false
@@ -79,7 +98,7 @@ public final class VarlinkConnection<Context> {
 
     private func processCalls() {
         while openCall == nil, !isClosed, pending.close == nil {
-            let call: VarlinkCall
+            var call: VarlinkCall
             do {
                 guard let next = try decoder.nextCall() else { return }
                 call = next
@@ -87,6 +106,7 @@ public final class VarlinkConnection<Context> {
                 fail(error)
                 return
             }
+            call.sender = takeSender(of: decoder.lastFrameStreamRange)
             let handle = VarlinkReplyHandle(call: call, sink: self)
             if !call.oneway { openCall = handle }
             service.dispatch(call, context: context, reply: handle)
@@ -94,6 +114,32 @@ public final class VarlinkConnection<Context> {
         if openCall != nil, decoder.bufferedByteCount > decoder.maxMessageBytes {
             pending.close = .tooMuchPendingInput(limit: decoder.maxMessageBytes)
         }
+    }
+
+    /// The one sender of the stream's bytes in `range` (nil if unknown or several), and
+    /// forgets the senders of bytes up to its end.
+    private func takeSender(of range: Range<Int>) -> SenderCredentials? {
+        var owner: SenderCredentials?
+        var seenAny = false
+        var isSingle = true
+        var segmentStart = 0
+        for segment in senders {
+            defer { segmentStart = segment.end }
+            guard segment.end > range.lowerBound, segmentStart < range.upperBound else { continue }
+            if !seenAny {
+                owner = segment.sender
+                seenAny = true
+            } else if !Self.same(owner, segment.sender) {
+                isSingle = false
+            }
+        }
+        senders.removeAll { $0.end <= range.upperBound }
+        return isSingle ? owner : nil
+    }
+
+    private static func same(_ a: SenderCredentials?, _ b: SenderCredentials?) -> Bool {
+        guard let a, let b else { return false }
+        return a.isSameSender(as: b)
     }
 
     private func fail(_ error: VarlinkFrameError) {

@@ -15,6 +15,11 @@ public struct VarlinkFrameDecoder: Sendable {
     /// Where the search for the next NUL resumes (all bytes in `start..<scanned` are non-NUL).
     private var scanned = 0
     private var failure: VarlinkFrameError?
+    /// Bytes dropped from the front of `buffer` since the stream began.
+    private var dropped = 0
+    /// Where in the whole stream the last message returned lies, its NUL included (offsets
+    /// count every byte appended since the decoder was made).
+    public private(set) var lastFrameStreamRange: Range<Int> = 0..<0
     /// Buffer capacity kept while no message is pending.
     static let idleCapacity = 4096
 
@@ -41,6 +46,7 @@ public struct VarlinkFrameDecoder: Sendable {
         guard failure == nil else { return }
         if start >= 4096, start * 2 >= buffer.count {
             buffer.removeSubrange(0..<start)
+            dropped += start
             scanned -= start
             start = 0
         }
@@ -57,6 +63,7 @@ public struct VarlinkFrameDecoder: Sendable {
             if start == end {
                 // Everything consumed: an idle connection should not keep a large read's buffer.
                 if buffer.capacity > Self.idleCapacity { buffer = [] } else { buffer.removeAll(keepingCapacity: true) }
+                dropped += start
                 start = 0
                 scanned = 0
                 return nil
@@ -67,6 +74,7 @@ public struct VarlinkFrameDecoder: Sendable {
         }
         if index - start > maxMessageBytes { try fail(.messageTooLarge(limit: maxMessageBytes)) }
         let frame = buffer[start..<index]
+        lastFrameStreamRange = (dropped + start)..<(dropped + index + 1)
         start = index + 1
         scanned = start
         return frame

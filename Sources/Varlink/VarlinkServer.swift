@@ -5,21 +5,76 @@ public import LinuxIO
 ///
 /// Framing split between the two: the stream connection keeps the incomplete tail of the
 /// input (bounded, and closed when it stays incomplete too long); the protocol sees only
-/// complete NUL-terminated messages. Must be used on the loop's thread.
+/// complete NUL-terminated messages. Each read's new bytes are scanned once for the end of
+/// a message, so a message trickled in byte by byte costs linear time, not quadratic.
+/// Must be used on the loop's thread.
 public final class VarlinkServer<Context> {
+    /// One accepted connection, as `makeContext` sees it.
+    public final class Connection {
+        /// Who connected (SO_PEERCRED at accept). Calls carry who *sent* them in
+        /// `VarlinkCall.sender` when the server receives sender credentials.
+        public let peer: PeerCredentials
+        private weak var stream: StreamConnection?
+
+        init(peer: PeerCredentials, stream: StreamConnection) {
+            self.peer = peer
+            self.stream = stream
+        }
+
+        /// Marks the connection as established (its peer registered): it is no longer closed
+        /// by the server's `establishTimeout`.
+        public func markEstablished() { stream?.markEstablished() }
+
+        /// Whether `markEstablished()` was called.
+        public var isEstablished: Bool { stream?.isEstablished ?? false }
+
+        /// A pidfd for the process that connected (SO_PEERPIDFD, kernel 6.5+), made on
+        /// request; nil once the connection closed or where the kernel has none.
+        public func peerProcess() -> ProcessHandle? {
+            guard let stream, stream.isOpen else { return nil }
+            return (try? PeerCredentials.processHandle(of: stream.descriptor)) ?? nil
+        }
+    }
+
+    /// The bounds of a server beyond each message's size.
+    public struct Limits {
+        /// Most connections open at once.
+        public var maxConnections: Int
+        /// The per-uid limit and the reserve for privileged peers.
+        public var admission: UnixListener.Admission
+        /// Largest message accepted, NUL excluded.
+        public var maxMessageBytes: Int
+        /// How long a message may stay incomplete.
+        public var incompleteMessageTimeout: Duration
+        /// How long a connection may stay unestablished (`Connection.markEstablished()`);
+        /// nil: forever.
+        public var establishTimeout: Duration?
+
+        public init(maxConnections: Int, admission: UnixListener.Admission = .init(), maxMessageBytes: Int = 1 << 20,
+                    incompleteMessageTimeout: Duration = .seconds(10), establishTimeout: Duration? = nil) {
+            self.maxConnections = maxConnections
+            self.admission = admission
+            self.maxMessageBytes = maxMessageBytes
+            self.incompleteMessageTimeout = incompleteMessageTimeout
+            self.establishTimeout = establishTimeout
+        }
+    }
+
     public let service: VarlinkService<Context>
     public let maxMessageBytes: Int
     private let listener: UnixListener
     /// The open connections; a stream connection lives as long as its owner holds it.
     private var connections: [ObjectIdentifier: StreamConnection] = [:]
+    /// Bytes searched for a message's end, in all (the trickled-input regression test reads it).
+    private(set) var scannedByteCount = 0
 
-    /// Makes the per-connection context from the peer's kernel credentials; nil refuses
-    /// the connection (it is closed at once).
-    public var makeContext: (PeerCredentials) -> Context? = { _ in nil }
+    /// Makes the per-connection context for a new connection; nil refuses the connection
+    /// (it is closed at once). Keep the `Connection` to mark it established later.
+    public var makeContext: (Connection) -> Context? = { _ in nil }
     /// Called once per accepted connection when it closes.
     public var onConnectionClosed: (Context, StreamConnection.CloseReason) -> Void = { _, _ in }
-    /// Called when a connection is refused because `maxConnections` are open.
-    public var onConnectionRefused: (PeerCredentials?) -> Void {
+    /// Called when a connection is refused by the listener's limits.
+    public var onConnectionRefused: (PeerCredentials?, UnixListener.Refusal) -> Void {
         get { listener.onConnectionRefused }
         set { listener.onConnectionRefused = newValue }
     }
@@ -28,36 +83,63 @@ public final class VarlinkServer<Context> {
     public var connectionCount: Int { listener.connectionCount }
 
     /// Serves on `descriptor` (a listening socket, bound here or handed over by systemd).
+    /// - Parameters:
+    ///   - outputBudget: bounds the unread output of all connections (share one between
+    ///     servers to bound the process).
+    ///   - receivesSenderCredentials: stamp each call with its sender (`VarlinkCall.sender`).
     public init(listening descriptor: FileDescriptor, loop: EventLoop, service: VarlinkService<Context>,
-                maxConnections: Int, maxMessageBytes: Int = 1 << 20,
-                incompleteMessageTimeout: Duration = .seconds(10)) throws(Errno) {
+                limits: Limits, outputBudget: OutputBudget? = nil, receivesSenderCredentials: Bool = false) throws(Errno) {
         self.service = service
-        self.maxMessageBytes = maxMessageBytes
-        let limits = StreamConnection.Limits(maxInputBuffer: maxMessageBytes + 1,
-                                             maxOutputBuffer: max(8 << 20, 4 * maxMessageBytes),
-                                             incompleteMessageTimeout: incompleteMessageTimeout)
-        listener = try UnixListener(descriptor: descriptor, loop: loop, maxConnections: maxConnections,
-                                    connectionLimits: limits)
+        self.maxMessageBytes = limits.maxMessageBytes
+        let connectionLimits = StreamConnection.Limits(maxInputBuffer: limits.maxMessageBytes + 1,
+                                                       maxOutputBuffer: max(8 << 20, 4 * limits.maxMessageBytes),
+                                                       incompleteMessageTimeout: limits.incompleteMessageTimeout,
+                                                       establishTimeout: limits.establishTimeout)
+        listener = try UnixListener(descriptor: descriptor, loop: loop, maxConnections: limits.maxConnections,
+                                    admission: limits.admission, connectionLimits: connectionLimits,
+                                    outputBudget: outputBudget, receivesSenderCredentials: receivesSenderCredentials)
         listener.onConnection = { [unowned self] stream, peer in accept(stream, peer: peer) }
+    }
+
+    /// Serves with only a connection limit and the given message bounds.
+    public convenience init(listening descriptor: FileDescriptor, loop: EventLoop, service: VarlinkService<Context>,
+                            maxConnections: Int, maxMessageBytes: Int = 1 << 20,
+                            incompleteMessageTimeout: Duration = .seconds(10)) throws(Errno) {
+        try self.init(listening: descriptor, loop: loop, service: service,
+                      limits: Limits(maxConnections: maxConnections, maxMessageBytes: maxMessageBytes,
+                                     incompleteMessageTimeout: incompleteMessageTimeout))
     }
 
     /// Stops accepting; open connections stay until their peers leave.
     public func close() { listener.close() }
 
     private func accept(_ stream: StreamConnection, peer: PeerCredentials) {
-        guard let context = makeContext(peer) else { return stream.close() }
+        guard let context = makeContext(Connection(peer: peer, stream: stream)) else { return stream.close() }
         let key = ObjectIdentifier(stream)
         connections[key] = stream
         let connection = VarlinkConnection(service: service, context: context, maxMessageBytes: maxMessageBytes)
         connection.onLaterOutput = { [unowned stream] output in Self.write(output, to: stream) }
         let limit = maxMessageBytes
-        stream.onRead = { [unowned connection, unowned stream] input in
+        stream.onRead = { [unowned self, unowned connection, unowned stream] input in
             // Hand over complete messages only; an over-long tail goes to the protocol too,
             // which answers it with its framing error and asks to close.
-            let complete = Self.lengthOfCompleteMessages(in: input)
-            let handed = complete == 0 && input.count > limit ? input.count : complete
+            let complete = lengthOfCompleteMessages(in: input)
+            let handed = complete == 0 && input.bytes.count > limit ? input.bytes.count : complete
             guard handed > 0 else { return 0 }
-            Self.write(connection.receive(UnsafeRawBufferPointer(rebasing: input[..<handed])), to: stream)
+            // Bytes kept from earlier reads first, then this read's: each with its sender.
+            let earlier = min(input.newBytesStart, handed)
+            var output = VarlinkConnectionOutput()
+            if earlier > 0 {
+                output = connection.receive(UnsafeRawBufferPointer(rebasing: input.bytes[..<earlier]),
+                                            from: input.earlierSender)
+            }
+            if handed > earlier, output.close == nil {
+                let later = connection.receive(UnsafeRawBufferPointer(rebasing: input.bytes[earlier..<handed]),
+                                               from: input.sender)
+                output.bytes += later.bytes
+                output.close = later.close
+            }
+            Self.write(output, to: stream)
             return handed
         }
         stream.onClose = { [unowned self] reason in
@@ -67,10 +149,12 @@ public final class VarlinkServer<Context> {
         }
     }
 
-    /// Bytes up to and including the last NUL.
-    private static func lengthOfCompleteMessages(in input: UnsafeRawBufferPointer) -> Int {
-        guard let last = input.lastIndex(of: 0) else { return 0 }
-        return last + 1
+    /// Bytes up to and including the last NUL. Bytes before `newBytesStart` were scanned by
+    /// an earlier read and held no NUL (everything up to the last one was handed over).
+    private func lengthOfCompleteMessages(in input: StreamConnection.ReceivedInput) -> Int {
+        scannedByteCount += input.bytes.count - input.newBytesStart
+        guard let last = input.newBytes.lastIndex(of: 0) else { return 0 }
+        return input.newBytesStart + last + 1
     }
 
     private static func write(_ output: VarlinkConnectionOutput, to stream: StreamConnection) {

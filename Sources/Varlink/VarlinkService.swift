@@ -37,7 +37,8 @@ public enum VarlinkServiceError: Error, Sendable, Hashable, CustomStringConverti
 ///
 /// Answers `org.varlink.service.GetInfo` and `GetInterfaceDescription` itself. A call is
 /// checked before any handler sees it: unknown interface → `InterfaceNotFound`, unknown
-/// method → `MethodNotFound`, defined but without a handler → `MethodNotImplemented`,
+/// method → `MethodNotFound`, a caller the interface's admission refuses → its error,
+/// defined but without a handler → `MethodNotImplemented`,
 /// parameters not matching the method's input → `InvalidParameter` (naming the first bad
 /// one), a streaming method called without `more` → `ExpectedMore`.
 /// Use it from one thread (the event loop's).
@@ -47,10 +48,15 @@ public final class VarlinkService<Context> {
     public let version: String
     public let url: String
 
+    /// Decides whether a caller may use an interface at all: throws (`PermissionDenied`,
+    /// say) to refuse it.
+    public typealias Admission = (Context) throws(VarlinkError) -> Void
+
     private struct Entry {
         let interface: VarlinkInterfaceDescription
         let signature: VarlinkMethodSignature
         let implementation: VarlinkMethod<Context>?
+        let admission: Admission?
     }
 
     private var interfaces: [String: VarlinkInterfaceDescription] = [:]
@@ -87,9 +93,12 @@ public final class VarlinkService<Context> {
     public func interface(named name: String) -> VarlinkInterfaceDescription? { interfaces[name] }
 
     /// Adds an interface from its definition text and its handlers, keyed by method name.
-    /// Methods without a handler answer `MethodNotImplemented`.
+    /// Methods without a handler answer `MethodNotImplemented`. `admission`, when given,
+    /// runs for every call of the interface before anything else looks at it (its
+    /// parameters included), so a caller it refuses learns nothing more.
     @discardableResult
-    public func addInterface(_ text: String, methods: [String: VarlinkMethod<Context>]) throws(VarlinkServiceError)
+    public func addInterface(_ text: String, methods: [String: VarlinkMethod<Context>],
+                             admission: Admission? = nil) throws(VarlinkServiceError)
         -> VarlinkInterfaceDescription
     {
         let interface: VarlinkInterfaceDescription
@@ -102,16 +111,17 @@ public final class VarlinkService<Context> {
         if let undefined = methods.keys.sorted().first(where: { interface.methods[$0] == nil }) {
             throw .undefinedMethod(interface: interface.name, method: undefined)
         }
-        add(interface, methods: methods)
+        add(interface, methods: methods, admission: admission)
         return interface
     }
 
-    private func add(_ interface: VarlinkInterfaceDescription, methods: [String: VarlinkMethod<Context>]) {
+    private func add(_ interface: VarlinkInterfaceDescription, methods: [String: VarlinkMethod<Context>],
+                     admission: Admission? = nil) {
         interfaces[interface.name] = interface
         interfaceOrder.append(interface.name)
         for (name, signature) in interface.methods {
             entries["\(interface.name).\(name)"] = Entry(interface: interface, signature: signature,
-                                                         implementation: methods[name])
+                                                         implementation: methods[name], admission: admission)
         }
     }
 
@@ -129,6 +139,11 @@ public final class VarlinkService<Context> {
                 reply.fail(.interfaceNotFound(call.interfaceName ?? call.method))
             }
             return
+        }
+        do {
+            try entry.admission?(context)
+        } catch {
+            return reply.fail(error)
         }
         guard let implementation = entry.implementation else { return reply.fail(.methodNotImplemented(call.method)) }
         if let parameter = entry.interface.invalidParameter(in: call.parameters, of: entry.signature) {

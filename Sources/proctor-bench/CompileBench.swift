@@ -1,3 +1,4 @@
+import LinuxIO
 import ProctorPolicy
 
 /// Compile time of a 10 000-app policy that uses every rule kind.

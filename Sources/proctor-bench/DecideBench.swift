@@ -1,3 +1,4 @@
+import LinuxIO
 import ProctorPolicy
 
 /// In-process decision cost: batches of mixed requests, timed per batch and divided by the

@@ -1,3 +1,4 @@
+import LinuxIO
 import Glibc
 
 /// The datagram socket a service manager listens on for `sd_notify` messages: the bench

@@ -1,3 +1,4 @@
+import LinuxIO
 import Glibc
 
 /// One client's `Decide` round trip to a real proctord, beside the socket floor: a raw

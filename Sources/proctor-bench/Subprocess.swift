@@ -1,3 +1,4 @@
+import LinuxIO
 import Glibc
 
 /// A child process started with `posix_spawn` (no fork of a multi-threaded Swift process).

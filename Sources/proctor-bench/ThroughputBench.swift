@@ -1,3 +1,4 @@
+import LinuxIO
 import Glibc
 import Synchronization
 

@@ -11,25 +11,33 @@ final class EchoServer: Sendable {
     let closeReasons = Shared<[StreamConnection.CloseReason]>([])
     let refused = Shared<[PeerCredentials?]>([])
     let peers = Shared<[PeerCredentials]>([])
+    let refusals = Shared<[UnixListener.Refusal]>([])
 
     init(maxConnections: Int = 64, limits: StreamConnection.Limits = .init(),
+         admission: UnixListener.Admission = .init(), outputBudget: OutputBudget? = nil,
          onMessage: @escaping @Sendable ([UInt8], StreamConnection) -> Void = { message, connection in
              connection.send(message + [0])
          }) throws {
         path = directory.path + "/echo.sock"
         let path = self.path, closeReasons = self.closeReasons, refused = self.refused, peers = self.peers
+        let refusals = self.refusals
+        // Reachable by other users: the admission tests connect as them.
+        chmod(directory.path, 0o755)
         running = try LoopThread { loop in
-            let socket = try UnixSocket.listen(path: path, mode: 0o600)
+            let socket = try UnixSocket.listen(path: path, mode: 0o666)
             let listener = try UnixListener(descriptor: socket, loop: loop, maxConnections: maxConnections,
-                                            connectionLimits: limits)
+                                            admission: admission, connectionLimits: limits, outputBudget: outputBudget)
             listener.onConnection = { connection, credentials in
                 peers.update { $0.append(credentials) }
-                connection.onRead = { buffer in
-                    consumeMessages(buffer) { onMessage(Array($0), connection) }
+                connection.onRead = { input in
+                    consumeMessages(input.bytes) { onMessage(Array($0), connection) }
                 }
                 connection.onClose = { reason in closeReasons.update { $0.append(reason) } }
             }
-            listener.onConnectionRefused = { credentials in refused.update { $0.append(credentials) } }
+            listener.onConnectionRefused = { credentials, refusal in
+                refused.update { $0.append(credentials) }
+                refusals.update { $0.append(refusal) }
+            }
             // The loop's handlers keep the listener alive for the length of the test.
             loop.schedule(after: .seconds(3600)) { _ = listener }
         }

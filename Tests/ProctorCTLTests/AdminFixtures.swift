@@ -22,7 +22,7 @@ enum AdminFixtures {
              ["path": "apps[\"com.example.mail\"].dlp.print", "message": "found \"maybe\", expected \"allow\" or \"block\""],
          ]],
          "counts": ["appsKnown": 5, "appsConnected": 1, "sessions": 3, "decisionsAllowed": 120, "decisionsDenied": 7,
-                    "logMessagesDropped": 2]]
+                    "logMessagesDropped": 2, "logSinkFailures": 3]]
     }
 
     static let apps: [String: JSONValue] = ["apps": [

@@ -59,8 +59,8 @@ import Testing
         let result = try proctorctl(["status", "--address", server.path])
         #expect(result.status == 3)
         #expect(result.output == "")
-        #expect(result.error == "proctorctl: cannot talk to proctord at \(server.path): unexpected reply: Status.policy is "
-            + "missing, expected an object\n")
+        #expect(result.error == "proctorctl: cannot talk to proctord at \(server.path): unexpected reply: Status.version is "
+            + "a number, expected a string\n")
         let wrongType = try FakeAdminServer(replies: ["ListApps": { _ in ["apps": [["appId": 7]]] }], checkingReplies: false)
         defer { wrongType.stop() }
         let apps = try proctorctl(["apps", "--address", wrongType.path])

@@ -130,7 +130,7 @@ final class FakeAdminServer: @unchecked Sendable {
 /// every method's output becomes its input, every error becomes a method `Error<Name>` —
 /// so the checker the service applies to calls applies to replies.
 struct AdminSchema {
-    static let interfaceFile = repositoryRoot.appendingPathComponent("Sources/ProctorDaemon/Interfaces/io.proctor.Admin.varlink")
+    static let interfaceFile = repositoryRoot.appendingPathComponent("Sources/ProctorProtocol/Interfaces/io.proctor.Admin.varlink")
 
     private let mirror: VarlinkInterfaceDescription
 

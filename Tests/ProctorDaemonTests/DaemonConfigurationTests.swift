@@ -48,7 +48,9 @@ import Testing
         let configuration = try parsed(
             ["--state-dir", "/tmp/state", "--config-dir", "/tmp/config", "--runtime-dir", "/tmp/run",
              "--log-target", "stderr", "--debug", "--admin-group", "wheel", "--max-connections", "8",
-             "--max-message-bytes", "4096", "--message-timeout", "2", "--history-limit", "3"],
+             "--max-message-bytes", "4096", "--message-timeout", "2", "--history-limit", "3",
+             "--max-connections-per-uid", "4", "--reserved-connections", "0", "--register-timeout", "5",
+             "--output-budget", "2097152"],
             environment: ["STATE_DIRECTORY": "/var/lib/proctor-a", "RUNTIME_DIRECTORY": "/run/proctor-a"])
         var expected = DaemonConfiguration()
         expected.stateDirectory = "/tmp/state"
@@ -61,6 +63,10 @@ import Testing
         expected.maxMessageBytes = 4096
         expected.idleMessageTimeoutSeconds = 2
         expected.historyLimit = 3
+        expected.maxConnectionsPerUID = 4
+        expected.reservedConnections = 0
+        expected.registerTimeoutSeconds = 5
+        expected.outputBudgetBytes = 2 << 20
         #expect(configuration == expected)
     }
 
@@ -77,13 +83,14 @@ import Testing
         #expect(usageError(["--history-limit", "0"]) == "--history-limit expects a whole number ≥ 1, got \"0\"")
         #expect(usageError(["--max-connections", "many"]) == "--max-connections expects a whole number ≥ 1, got \"many\"")
         #expect(usageError(["--max-message-bytes", "100"]) == "--max-message-bytes expects a whole number ≥ 1024, got \"100\"")
+        #expect(usageError(["--output-budget", "1000"]) == "--output-budget expects a whole number ≥ 1048576, got \"1000\"")
         #expect(usageError(["--message-timeout", "-1"]) == "--message-timeout expects a whole number ≥ 1, got \"-1\"")
         #expect(usageError(["--statedir", "/x"]) == "unknown option \"--statedir\" (see proctord --help)")
         #expect(usageError(["/var/lib/proctor"]) == "unknown option \"/var/lib/proctor\" (see proctord --help)")
     }
 
     @Test func usageNamesEveryOptionTheParserAccepts() throws {
-        #expect(DaemonConfiguration.options.count == 10)
+        #expect(DaemonConfiguration.options.count == 14)
         for option in DaemonConfiguration.options {
             #expect(DaemonConfiguration.usage.contains("\n  " + option.name + (option.valueName.map { " " + $0 } ?? "") + " "),
                      "usage lacks \(option.name)")

@@ -1,53 +1,76 @@
+import LinuxIO
 import ProctorPolicy
 @testable import ProctorDaemon
 import Testing
 
 @Suite struct IdentityCheckTests {
+    private static let notesFile = FileIdentity(device: 2049, inode: 100)
+    private static let otherFile = FileIdentity(device: 2049, inode: 200)
     private let notes = PeerIdentity(pid: 4242, uid: 1000, gid: 1000, executable: "/usr/bin/example-notes",
-                                     userName: "alice", groups: [1000, 27])
+                                     executableFile: notesFile, startTime: 77, userName: "alice", groups: [1000, 27])
 
-    @Test func aMatchingExecutableAndUserIsAccepted() {
-        let rule = MatchRule(executable: "/usr/bin/example-notes", users: ["bob", "alice"])
-        #expect(IdentityCheck.verify(notes, against: rule, appID: "com.example.notes") == .accepted)
-        #expect(IdentityCheck.verify(notes, against: MatchRule(executable: "/usr/bin/example-notes", users: ["*"]),
-                                     appID: "com.example.notes") == .accepted)
-        #expect(IdentityCheck.verify(notes, against: MatchRule(executable: "/usr/bin/example-notes"),
-                                     appID: "com.example.notes") == .accepted)
+    /// The file at every path is `notesFile`; nothing is pinned.
+    private func verify(_ peer: PeerIdentity, _ match: MatchRule?, onDisk: Result<FileIdentity, Errno> = .success(notesFile),
+                        pinned: FileIdentity? = nil) -> IdentityCheck.Verdict {
+        IdentityCheck.verify(peer, against: match, appID: "com.example.notes") { _ in
+            IdentityCheck.ExecutableEvidence(onDisk: onDisk, pinned: pinned)
+        }
+    }
+
+    @Test func aMatchingExecutableAndUserIsAcceptedAndPinned() {
+        let pinned = IdentityCheck.Verdict.acceptedByFile(executable: "/usr/bin/example-notes", file: Self.notesFile)
+        #expect(verify(notes, MatchRule(executable: "/usr/bin/example-notes", users: ["bob", "alice"])) == pinned)
+        #expect(verify(notes, MatchRule(executable: "/usr/bin/example-notes", users: ["*"])) == pinned)
+        #expect(verify(notes, MatchRule(executable: "/usr/bin/example-notes")) == pinned)
+        // Pinned already: nothing more to remember.
+        #expect(verify(notes, MatchRule(executable: "/usr/bin/example-notes"), pinned: Self.notesFile) == .accepted)
     }
 
     @Test func withoutAMatchBlockNobodyMayClaimTheApp() {
-        #expect(IdentityCheck.verify(notes, against: nil, appID: "com.example.notes")
-            == .mismatch("policy for com.example.notes has no match block, so no process may register as it"))
+        #expect(verify(notes, nil) == .mismatch("policy for com.example.notes has no match block, so no process may register as it"))
     }
 
-    @Test func anotherExecutableIsRefusedByName() {
-        var peer = notes
-        peer.executable = "/tmp/impostor"
-        #expect(IdentityCheck.verify(peer, against: MatchRule(executable: "/usr/bin/example-notes"), appID: "a")
-            == .mismatch("executable /tmp/impostor is not /usr/bin/example-notes"))
-        // A longer name with the same prefix is another executable.
-        peer.executable = "/usr/bin/example-notes-helper"
-        #expect(IdentityCheck.verify(peer, against: MatchRule(executable: "/usr/bin/example-notes"), appID: "a") != .accepted)
+    @Test func anotherFileIsRefusedWhateverItsPathSays() {
+        // What a bind mount in another mount namespace does: the trusted path, another file.
+        #expect(verify(notes, MatchRule(executable: "/usr/bin/example-notes"), onDisk: .success(Self.otherFile))
+            == .mismatch("pid 4242 runs /usr/bin/example-notes (dev 2049 inode 100), "
+                + "not the file at /usr/bin/example-notes (dev 2049 inode 200)"))
+        #expect(verify(notes, MatchRule(executable: "/usr/bin/example-notes"), onDisk: .failure(.noSuchFileOrDirectory))
+            == .mismatch("/usr/bin/example-notes cannot be examined: \(Errno.noSuchFileOrDirectory)"))
+    }
+
+    @Test func aPinnedProcessKeepsItsIdentityOnlyWhileItRunsThePinnedFile() {
+        // The file was replaced (an upgrade): the process still runs the old one it was verified with.
+        #expect(verify(notes, MatchRule(executable: "/usr/bin/example-notes"), onDisk: .success(Self.otherFile),
+                       pinned: Self.notesFile) == .accepted)
+        #expect(verify(notes, MatchRule(executable: "/usr/bin/example-notes"), onDisk: .failure(.noSuchFileOrDirectory),
+                       pinned: Self.notesFile) == .accepted)
+        // It exec'd something else since: the pin is for another file.
+        var execd = notes
+        execd.executableFile = FileIdentity(device: 2049, inode: 300)
+        #expect(!verify(execd, MatchRule(executable: "/usr/bin/example-notes"), onDisk: .success(Self.otherFile),
+                        pinned: Self.notesFile).isAccepted)
+        // The pin does not lift the user rule.
+        #expect(verify(notes, MatchRule(executable: "/usr/bin/example-notes", users: ["root"]), onDisk: .success(Self.otherFile),
+                       pinned: Self.notesFile) == .mismatch("user alice is not one of root"))
     }
 
     @Test func anUnreadableExecutableIsRefused() {
         var peer = notes
-        peer.executable = nil
-        #expect(IdentityCheck.verify(peer, against: MatchRule(executable: "/usr/bin/example-notes"), appID: "a")
+        peer.executableFile = nil
+        #expect(verify(peer, MatchRule(executable: "/usr/bin/example-notes"))
             == .mismatch("the executable of pid 4242 could not be read"))
         // Without an executable rule the executable does not matter.
-        #expect(IdentityCheck.verify(peer, against: MatchRule(users: ["alice"]), appID: "a") == .accepted)
+        #expect(verify(peer, MatchRule(users: ["alice"])) == .accepted)
     }
 
     @Test func usersAreMatchedByNameElseByUID() {
-        #expect(IdentityCheck.verify(notes, against: MatchRule(users: ["root"]), appID: "a")
-            == .mismatch("user alice is not one of root"))
-        #expect(IdentityCheck.verify(notes, against: MatchRule(users: []), appID: "a") != .accepted)
+        #expect(verify(notes, MatchRule(users: ["root"])) == .mismatch("user alice is not one of root"))
+        #expect(!verify(notes, MatchRule(users: [])).isAccepted)
         var nameless = notes
         nameless.userName = nil
-        #expect(IdentityCheck.verify(nameless, against: MatchRule(users: ["1000"]), appID: "a") == .accepted)
-        #expect(IdentityCheck.verify(nameless, against: MatchRule(users: ["alice"]), appID: "a")
-            == .mismatch("user 1000 is not one of alice"))
+        #expect(verify(nameless, MatchRule(users: ["1000"])) == .accepted)
+        #expect(verify(nameless, MatchRule(users: ["alice"])) == .mismatch("user 1000 is not one of alice"))
     }
 
     @Test func rootAndTheAdminGroupMayAdminister() {

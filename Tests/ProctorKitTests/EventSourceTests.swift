@@ -17,7 +17,7 @@ import Testing
     }
 
     @Test func missingPressureFileIsAnErrorNamingTheFile() {
-        #expect(throws: SystemCallError(call: "open /nonexistent/pressure", errno: ENOENT)) {
+        #expect(throws: SystemCallError(call: "open /nonexistent/pressure", errno: .noSuchFileOrDirectory)) {
             try MemoryPressureMonitor.start(path: "/nonexistent/pressure") {}
         }
     }

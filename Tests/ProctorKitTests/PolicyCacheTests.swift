@@ -1,6 +1,7 @@
 import Foundation
 import JSONCore
 import ProctorPolicy
+import ProctorProtocol
 import Testing
 import TestSupport
 @testable import ProctorKit
@@ -9,7 +10,7 @@ import TestSupport
 /// what a wipe may remove, and how it backs off.
 @Suite struct AgentUpdateTests {
     static let reply: [String: JSONValue] = [
-        "state": "authorized", "policyVersion": "7", "config": ["syncDays": 3],
+        "session": "s1", "state": "authorized", "policyVersion": "7", "config": ["syncDays": 3],
         "dlp": ["clipboard": ["level": "managed", "charLimit": 0], "print": "block"],
         "compliance": ["offlineGraceSeconds": 60],
         "directives": [["id": "w1", "issuedAt": "2026-11-29T10:00:00Z"]],
@@ -17,20 +18,20 @@ import TestSupport
     ]
 
     @Test func readsACompleteReply() throws {
-        let update = try AgentUpdate(reply: Self.reply)
+        let update = AgentUpdate(try Agent.Register.Reply(Self.reply))
         #expect(update.reason == .current)
         #expect(update.state == .authorized)
         #expect(update.directives == [WipeDirective(id: "w1", issuedAt: "2026-11-29T10:00:00Z", cause: .administrator)])
         #expect(update.offlineGraceSeconds == 60)
     }
 
-    @Test(arguments: ["state", "policyVersion", "config", "dlp", "compliance", "directives", "managedApps"])
+    @Test(arguments: ["session", "state", "policyVersion", "config", "dlp", "compliance", "directives", "managedApps"])
     func aMissingFieldIsNamed(_ field: String) {
         var reply = Self.reply
         reply[field] = nil
-        #expect(throws: AgentUpdate.Malformed.self) { try AgentUpdate(reply: reply) }
+        #expect(throws: MalformedMessage.self) { try Agent.Register.Reply(reply) }
         do {
-            _ = try AgentUpdate(reply: reply)
+            _ = try Agent.Register.Reply(reply)
         } catch {
             #expect(error.field == field)
         }
@@ -39,7 +40,7 @@ import TestSupport
     @Test func anUnknownStateIsRefused() {
         var reply = Self.reply
         reply["state"] = "paused"
-        #expect(throws: AgentUpdate.Malformed.self) { try AgentUpdate(reply: reply) }
+        #expect(throws: MalformedMessage.self) { try Agent.Register.Reply(reply) }
     }
 
     @Test func compiledCacheDecidesLikeTheWholePolicy() throws {
@@ -51,9 +52,9 @@ import TestSupport
             """.utf8), source: nil)
         let engine = CompiledPolicy(whole)
         let rules = try #require(engine.effectiveRules(for: "com.example.notes"))
-        let update = try AgentUpdate(reply: ["state": "authorized", "policyVersion": "7", "config": [:],
+        let update = AgentUpdate(try Agent.Register.Reply(["session": "s1", "state": "authorized", "policyVersion": "7", "config": [:],
                                              "dlp": rules["dlp"]!, "compliance": rules["compliance"]!, "directives": [],
-                                             "managedApps": .array(engine.managedAppIDs.map(JSONValue.string))])
+                                             "managedApps": .array(engine.managedAppIDs.map(JSONValue.string))]))
         let cache = try update.compile(for: "com.example.notes")
         for action in Action.allCases where action != .launch {
             for target in ["com.example.mail", "com.example.old", "com.example.notes", "org.other", "/home/a/x", "org", "plain", nil] as [String?] {
@@ -75,7 +76,7 @@ import TestSupport
 
     @Test func offlinePastTheGracePeriodDenies() throws {
         let guardian = DataGuard()
-        let update = try AgentUpdate(reply: AgentUpdateTests.reply)
+        let update = AgentUpdate(try Agent.Register.Reply(AgentUpdateTests.reply))
         guardian.install(try update.compile(for: "com.example.notes"), for: "com.example.notes", offlineGraceSeconds: 60)
         #expect(guardian.canCopy(to: "com.example.mail", length: 10).allowed)
         guardian.connectionLost(at: .now - .seconds(30))
@@ -119,6 +120,50 @@ import TestSupport
         #expect(FileManager.default.fileExists(atPath: "\(home)/kept"))
         #expect(FileManager.default.fileExists(atPath: outside))
         #expect(!outcome.succeeded)
+    }
+
+    @Test func aSymbolicallyLinkedDataDirectoryIsEmptiedNotJustUnlinked() throws {
+        let root = try TemporaryDirectory()
+        let home = root.appending("home").path
+        let real = "\(home)/.var/notes-data"
+        try FileManager.default.createDirectory(atPath: "\(real)/nested/deeper", withIntermediateDirectories: true)
+        for file in ["\(real)/secret.txt", "\(real)/nested/deeper/secret.db"] {
+            #expect(FileManager.default.createFile(atPath: file, contents: Data("org data".utf8)))
+        }
+        try FileManager.default.createSymbolicLink(atPath: "\(home)/data", withDestinationPath: real)
+        let outcome = DataWiper(home: home, stateDirectories: []).wipe(["~/data"])
+        #expect(outcome.removed == ["~/data"] && outcome.succeeded)
+        // The data is gone; the directory and the link stay, so the app finds its folder empty.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: real) == [])
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: "\(home)/data") == real)
+    }
+
+    @Test func aLinkInsideTheTreeIsRemovedAsALinkAndItsTargetKept() throws {
+        let root = try TemporaryDirectory()
+        let home = root.appending("home").path
+        let outside = root.appending("outside").path
+        try FileManager.default.createDirectory(atPath: "\(home)/data/sub", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: "\(outside)/precious.txt", contents: Data("keep".utf8)))
+        #expect(FileManager.default.createFile(atPath: "\(home)/data/sub/file.txt", contents: Data("org".utf8)))
+        try FileManager.default.createSymbolicLink(atPath: "\(home)/data/sub/to-outside", withDestinationPath: outside)
+        try FileManager.default.createSymbolicLink(atPath: "\(home)/data/to-file",
+                                                   withDestinationPath: "\(outside)/precious.txt")
+        let outcome = DataWiper(home: home, stateDirectories: []).wipe(["~/data"])
+        #expect(outcome.removed == ["~/data"] && outcome.succeeded)
+        #expect(!FileManager.default.fileExists(atPath: "\(home)/data"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside) == ["precious.txt"])
+        #expect(FileManager.default.contents(atPath: "\(outside)/precious.txt") == Data("keep".utf8))
+    }
+
+    @Test func aDeclaredFileIsRemovedAsAFile() throws {
+        let root = try TemporaryDirectory()
+        let home = root.appending("home").path
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: "\(home)/notes.sqlite", contents: Data("org".utf8)))
+        let outcome = DataWiper(home: home, stateDirectories: []).wipe(["~/notes.sqlite"])
+        #expect(outcome.removed == ["~/notes.sqlite"] && outcome.succeeded)
+        #expect(!FileManager.default.fileExists(atPath: "\(home)/notes.sqlite"))
     }
 
     @Test func withoutAHomeTildeIsRefused() {

@@ -66,7 +66,7 @@ final class RecordingDelegate: ApplicationDelegate {
         try agent.apply(policy: Self.policy(version: "2", syncDays: 30))
         try await eventually("the pushed change") { delegate.calls.count == 3 }
         #expect(delegate.calls.last == "managedConfigurationDidChange syncDays=30")
-        agent.notify(appID: "com.example.notes", payload: ["command": "sync"])
+        try agent.notify(appID: "com.example.notes", payload: ["command": "sync"])
         try await eventually("the notification") { delegate.calls.count == 4 }
         #expect(delegate.calls.last == #"didReceiveRemoteNotification {"command":"sync"}"#)
 
@@ -102,7 +102,7 @@ final class RecordingDelegate: ApplicationDelegate {
         defer { if let savedHome { setenv("HOME", savedHome, 1) } }
         #expect(await harness.launch() == .proceed)
         try await eventually("the subscription") { agent.subscribedSessionCount == 1 }
-        let directive = agent.wipe(appID: "com.example.notes")
+        let directive = try agent.wipe(appID: "com.example.notes")
         try await eventually("the wipe") { delegate.calls.contains("shouldWipeData \(directive)") }
         try await eventually("the acknowledgement") { agent.acknowledgedWipes == [directive] }
         #expect(!FileManager.default.fileExists(atPath: data.path))
@@ -116,7 +116,7 @@ final class RecordingDelegate: ApplicationDelegate {
         try await eventually("the subscription") { agent.subscribedSessionCount == 1 }
         agent.stop()
         #expect(DataGuard.shared.canCopy(to: "com.example.mail", length: 10).allowed)
-        agent.start()
+        try agent.start()
         try await eventually("the resubscription") { agent.subscribedSessionCount == 1 }
         try agent.apply(policy: Self.policy(version: "3", syncDays: 1))
         try await eventually("the pushed change") { delegate.calls.last == "managedConfigurationDidChange syncDays=1" }

@@ -148,3 +148,20 @@ extension String {
         return copy
     }
 }
+
+@Suite struct BundleSizeTests {
+    @Test func aBundleIsBoundedInCanonicalFormWhateverItsFileSize() throws {
+        #expect(Policy.bundleSizeProblem(canonicalSize: PolicyLimits.maxDocumentBytes, source: "b.json") == nil)
+        let problem = try #require(Policy.bundleSizeProblem(canonicalSize: PolicyLimits.maxDocumentBytes + 1, source: "b.json"))
+        #expect(problem.description == "b.json: the policy is 16777217 bytes in canonical form, more than the "
+            + "16777216 bytes (16 MiB) a bundle may be (PolicyLimits.maxDocumentBytes)")
+        // Why the file's size is not enough: numbers are written out in full.
+        let short = try Policy.parse(Array(#"{"schema":1,"version":"1","apps":{"a.b":{"config":{"n":[1e14,1e14]}}}}"#.utf8), source: nil)
+        #expect(String(decoding: short.canonicalBytes, as: UTF8.self).contains("[100000000000000,100000000000000]"))
+    }
+
+    @Test func theMessageLimitsHoldAWholeDocument() {
+        #expect(PolicyLimits.maxRequestBytes > PolicyLimits.maxDocumentBytes)
+        #expect(PolicyLimits.maxReplyBytes >= 2 * PolicyLimits.maxRequestBytes)
+    }
+}

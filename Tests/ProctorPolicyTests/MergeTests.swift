@@ -149,6 +149,21 @@ private func load(_ path: String) -> Result<LoadedPolicy, PolicyProblems> {
         #expect(failure.problems.last?.message == "invalid JSON: unexpected end of input: expected a key or '}'")
     }
 
+    @Test func aLinkToSomethingElseIsNotAPolicyFileAndNothingOfItIsQuoted() throws {
+        let directory = try TemporaryDirectory(files: [
+            "00-defaults.json": "{\"schema\": 1, \"version\": \"1\"}",
+            "secret": "  s3cr3t-token",
+        ])
+        defer { directory.remove() }
+        #expect(symlink("/usr/bin/sh", directory.path + "/50-binary.json") == 0)
+        #expect(symlink(directory.path + "/secret", directory.path + "/60-secret.json") == 0)
+        guard case .failure(let failure) = load(directory.path) else { Issue.record("links to other files loaded"); return }
+        #expect(failure.problems.map(\.description) == [
+            "50-binary.json:1:1: (document): not a policy file: a policy is a JSON object, which starts with {",
+            "60-secret.json:1:1: (document): not a policy file: a policy is a JSON object, which starts with {",
+        ])
+    }
+
     @Test func missingEmptyOrUnreadableDirectory() throws {
         let empty = try TemporaryDirectory(files: ["README": "policy goes here"])
         defer { empty.remove() }
@@ -167,7 +182,8 @@ private func load(_ path: String) -> Result<LoadedPolicy, PolicyProblems> {
             _ = try PolicyFile.read(directory.path + "/big.json", source: "big.json", limit: 64)
             Issue.record("a file past the limit was read")
         } catch {
-            #expect(error.problems.first?.message.hasPrefix("found more than 64 bytes in \(directory.path)/big.json") == true)
+            #expect(error.problems.first?.message == "\(directory.path)/big.json is 102 bytes, more than the 64 bytes left of "
+                + "the 16777216 bytes (16 MiB) a policy directory may hold in all (PolicyLimits.maxDocumentBytes)")
         }
         #expect(try PolicyFile.read(directory.path + "/big.json", source: nil, limit: 102).count == 102)
         // An endless file is cut off at the limit rather than read forever.

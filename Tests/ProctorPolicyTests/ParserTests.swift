@@ -307,7 +307,7 @@ private func app(_ body: String) -> String {
             Issue.record("a document past the limit was accepted")
         } catch {
             #expect(error.problems.map(\.description) == [
-                "huge.json:1:1: (document): found a document of 67108865 bytes, expected at most 67108864 (64 MiB, PolicyLimits.maxDocumentBytes)",
+                "huge.json:1:1: (document): found a document of 16777217 bytes, expected at most 16777216 bytes (16 MiB), PolicyLimits.maxDocumentBytes",
             ])
         }
     }

@@ -1,4 +1,5 @@
 import JSONCore
+import ProctorPolicy
 import Testing
 @testable import ProctorStore
 
@@ -105,10 +106,17 @@ import Testing
         #expect(throws: StoreError.invalidField(field: "policy", reason: "must not be empty")) {
             try store.apply(version: "1", canonicalJSON: "", expectedVersion: nil, at: 1, byUID: 0)
         }
-        #expect(throws: StoreError.invalidField(field: "version", reason: "must be at most 100 characters, got 101")) {
-            try store.apply(version: String(repeating: "v", count: 101), canonicalJSON: "{}", expectedVersion: nil, at: 1, byUID: 0)
+        #expect(throws: StoreError.invalidField(field: "version", reason: "must be at most 128 characters, got 129")) {
+            try store.apply(version: String(repeating: "v", count: 129), canonicalJSON: "{}", expectedVersion: nil, at: 1, byUID: 0)
         }
         #expect(try store.currentBundle() == nil)
+        // The store takes what the policy language allows: the longest version, the largest bundle.
+        let largest = "\"" + String(repeating: "x", count: PolicyLimits.maxDocumentBytes - 2) + "\""
+        #expect(try store.apply(version: String(repeating: "v", count: 128), canonicalJSON: largest, expectedVersion: nil,
+                                at: 2, byUID: 0).canonicalJSON.utf8.count == PolicyLimits.maxDocumentBytes)
+        #expect(throws: StoreError.invalidField(field: "policy", reason: "must be at most 16777216 bytes of canonical JSON")) {
+            try store.apply(version: "1", canonicalJSON: largest + " ", expectedVersion: nil, at: 3, byUID: 0)
+        }
     }
 
     @Test func textWithEmbeddedNulAndNonASCIIRoundTrips() throws {

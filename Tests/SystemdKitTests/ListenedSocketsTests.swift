@@ -1,4 +1,5 @@
 import Glibc
+import LinuxIO
 import Testing
 @testable import SystemdKit
 
@@ -26,17 +27,17 @@ import Testing
 
     @Test func malformedCountIsATypedError() throws {
         try withEnvironment(["LISTEN_PID": String(getpid()), "LISTEN_FDS": "two"]) {
-            #expect(throws: ListenedSockets.Failure.invalidEnvironment(errno: EINVAL)) { try ListenedSockets.receive() }
+            #expect(throws: ListenedSockets.Failure.invalidEnvironment(Errno(rawValue: EINVAL))) { try ListenedSockets.receive() }
         }
     }
 
     @Test func namesThatDoNotMatchTheCountAreATypedError() throws {
         try withEnvironment(["LISTEN_PID": String(getpid()), "LISTEN_FDS": "2", "LISTEN_FDNAMES": "agent"]) {
-            #expect(throws: ListenedSockets.Failure.invalidEnvironment(errno: EINVAL)) { try ListenedSockets.receive() }
+            #expect(throws: ListenedSockets.Failure.invalidEnvironment(Errno(rawValue: EINVAL))) { try ListenedSockets.receive() }
         }
     }
 
     @Test func failureTextNamesTheVariables() {
-        #expect(ListenedSockets.Failure.invalidEnvironment(errno: EINVAL).description.contains("LISTEN_FDS"))
+        #expect(ListenedSockets.Failure.invalidEnvironment(Errno(rawValue: EINVAL)).description.contains("LISTEN_FDS"))
     }
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import LinuxIO
 import Testing
 @testable import SystemdKit
 
@@ -28,7 +29,7 @@ private final class RecordingSink: LogSink {
             firstWriteStarted.signal()
             release.wait()
         }
-        if failing { throw .journal(errno: 111) }
+        if failing { throw .journal(Errno(rawValue: 111)) }
     }
 }
 
@@ -94,7 +95,33 @@ private final class RecordingSink: LogSink {
         logger.log(event(1))
         logger.log(event(2))
         logger.flush()
-        #expect(logger.counters == Logger.Counters(dropped: 0, sinkFailures: 2, lastSinkFailure: .journal(errno: 111)))
+        #expect(logger.counters == Logger.Counters(dropped: 0, sinkFailures: 2, lastSinkFailure: .journal(Errno(rawValue: 111))))
+    }
+
+    @Test func reportsOnlyTheFirstSinkFailure() {
+        let reported = Mutex<[LogSinkError]>([])
+        let logger = Logger(sink: RecordingSink(failing: true), droppedMessagesID: dropsID,
+                            onFirstSinkFailure: { error in reported.withLock { $0.append(error) } })
+        for number in 0 ..< 5 { logger.log(event(number)) }
+        logger.flush()
+        #expect(reported.withLock { $0 } == [.journal(Errno(rawValue: 111))])
+        #expect(logger.counters.sinkFailures == 5)
+    }
+
+    /// Regression: proctord never ended on SIGTERM when its stderr was a pipe nobody read,
+    /// because the shutdown flush waited for a write that could not finish.
+    @Test func flushWithATimeoutReturnsWhileTheSinkIsBlocked() throws {
+        let pipe = try Pipe()
+        let logger = Logger(sink: StderrSink(descriptor: pipe.write), droppedMessagesID: dropsID)
+        // 64 KiB of pipe buffer, then the writer blocks: nobody reads the pipe.
+        let line = LogEvent(eventID, .info, String(repeating: "x", count: 1000))
+        for _ in 0 ..< 200 { logger.log(line) }
+        #expect(!logger.flush(timeout: .milliseconds(200)))
+        // Read until everything is through, so the logger's thread is not left blocked.
+        var drained = 0
+        while !logger.flush(timeout: .milliseconds(20)) { drained += pipe.readAvailable().utf8.count }
+        drained += pipe.readAvailable().utf8.count
+        #expect(drained == 200 * "info \(line.message)\n".utf8.count)
     }
 
     @Test func manyThreadsLogConcurrently() async {
@@ -132,8 +159,15 @@ private final class RecordingSink: LogSink {
         #expect(pipe.readAvailable() == "warning event 1 NUMBER=1\nnotice event 2 NUMBER=2\n")
     }
 
+    /// Regression: libsystemd reports success when journald's socket is missing, so with no
+    /// journald every line was lost and nothing counted it.
+    @Test func journalSinkReportsAMissingJournald() {
+        let sink = JournalSink(syslogIdentifier: "proctor-test", socketPath: "/nonexistent/journal/socket")
+        #expect(throws: LogSinkError.journal(.noSuchFileOrDirectory)) { try sink.write(event(1)) }
+    }
+
     @Test func stderrSinkReportsAClosedDescriptor() {
-        #expect(throws: LogSinkError.stream(descriptor: -1, errno: 9)) {
+        #expect(throws: LogSinkError.stream(descriptor: -1, .badFileDescriptor)) {
             try StderrSink(descriptor: -1).write(event(1))
         }
     }

@@ -1,4 +1,5 @@
 import Glibc
+import LinuxIO
 import Testing
 @testable import SystemdKit
 
@@ -54,12 +55,12 @@ private final class NotificationSocket {
         #expect(socket.receive() == ["STATUS=cannot bind", "ERRNO=\(EADDRINUSE)"])
         #expect(try notifier.watchdogPing())
         #expect(socket.receive() == ["WATCHDOG=1"])
-        let before = SystemdNotifier.monotonicMicroseconds()
+        let before = MonotonicClock.microseconds()
         #expect(try notifier.reloading(status: "reloading"))
         let reloading = socket.receive()
         #expect(reloading.first == "RELOADING=1")
         let stamp = reloading.dropFirst().first.flatMap { UInt64($0.dropFirst("MONOTONIC_USEC=".count)) } ?? 0
-        #expect(stamp >= before && stamp <= SystemdNotifier.monotonicMicroseconds())
+        #expect(stamp >= before && stamp <= MonotonicClock.microseconds())
     }
 
     @Test func isANoOpOutsideSystemd() throws {
@@ -71,7 +72,7 @@ private final class NotificationSocket {
     @Test func aMissingSocketIsAnError() {
         setenv("NOTIFY_SOCKET", "/nonexistent/notify.socket", 1)
         defer { unsetenv("NOTIFY_SOCKET") }
-        #expect(throws: SystemdNotifier.Failure(errno: ENOENT)) { try SystemdNotifier().status("x") }
+        #expect(throws: SystemdNotifier.Failure(errno: .noSuchFileOrDirectory)) { try SystemdNotifier().status("x") }
     }
 
     @Test func watchdogIntervalIsHalfOfWatchdogUsec() throws {
@@ -83,7 +84,7 @@ private final class NotificationSocket {
         #expect(try SystemdNotifier().watchdogPingInterval() == nil, "a watchdog armed for another process")
         setenv("WATCHDOG_PID", String(getpid()), 1)
         setenv("WATCHDOG_USEC", "soon", 1)
-        #expect(throws: SystemdNotifier.Failure(errno: EINVAL)) { try SystemdNotifier().watchdogPingInterval() }
+        #expect(throws: SystemdNotifier.Failure(errno: .invalidArgument)) { try SystemdNotifier().watchdogPingInterval() }
     }
 
     @Test func noWatchdogWithoutTheVariables() throws {

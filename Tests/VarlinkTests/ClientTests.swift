@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import JSONCore
+import LinuxIO
 import Testing
 @testable import Varlink
 
@@ -126,7 +127,7 @@ final class BlockingTestServer: @unchecked Sendable {
 
         let long = "/tmp/" + String(repeating: "x", count: 200)
         #expect(throws: VarlinkClientError.pathTooLong(path: long)) { try VarlinkClient(path: long) }
-        #expect(throws: VarlinkClientError.systemCallFailed(call: "connect", errno: ENOTDIR)) {
+        #expect(throws: VarlinkClientError.systemCallFailed(call: "connect", errno: Errno(rawValue: ENOTDIR))) {
             try VarlinkClient(path: "/etc/hostname/socket")
         }
     }

@@ -6,7 +6,7 @@ import Varlink
 /// (Tests/python/test_interfaces.py checks them with the independent Python parser too.)
 @Suite struct ProctorInterfaceFileTests {
     static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Sources/ProctorDaemon/Interfaces").path + "/"
+        .deletingLastPathComponent().appendingPathComponent("Sources/ProctorProtocol/Interfaces").path + "/"
 
     @Test(arguments: [
         ("io.proctor.Agent", ["AcknowledgeWipe", "Decide", "Register", "ReportEvent", "ReportFeedback", "Subscribe"],

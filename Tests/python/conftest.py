@@ -16,6 +16,8 @@ import time
 
 import pytest
 
+from varlink_raw import exchange
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -122,13 +124,14 @@ class Daemon:
         # and a full datagram queue would block the daemon's sd_notify.
         self.notify = notify
         notify.settimeout(None)
-        threading.Thread(target=self._drain_notifications, daemon=True).start()
+        threading.Thread(target=self._drain_notifications, args=(notify,), daemon=True).start()
         return self
 
-    def _drain_notifications(self):
+    def _drain_notifications(self, notify):
+        # Reads the socket it was given: stop() clears self.notify, and a restart makes another.
         while True:
             try:
-                message = self.notify.recv(4096)
+                message = notify.recv(4096)
             except OSError:
                 return
             if not message:
@@ -193,23 +196,7 @@ def proctorctl(daemon, *args, check=None):
 
 def raw_call(path, method, parameters=None, more=False, oneway=False, timeout=10):
     """A Varlink call with nothing but the standard library: independent of every client."""
-    message = {"method": method}
-    if parameters is not None:
-        message["parameters"] = parameters
-    if more:
-        message["more"] = True
-    if oneway:
-        message["oneway"] = True
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
         s.settimeout(timeout)
         s.connect(path)
-        s.sendall(json.dumps(message).encode() + b"\0")
-        if oneway:
-            return None
-        data = b""
-        while not data.endswith(b"\0"):
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-        return json.loads(data.rstrip(b"\0").split(b"\0")[0])
+        return exchange(s, method, parameters, more=more, oneway=oneway)

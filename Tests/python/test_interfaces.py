@@ -6,7 +6,7 @@ import pathlib
 import pytest
 import varlink
 
-INTERFACES = pathlib.Path(__file__).resolve().parents[2] / "Sources" / "ProctorDaemon" / "Interfaces"
+INTERFACES = pathlib.Path(__file__).resolve().parents[2] / "Sources" / "ProctorProtocol" / "Interfaces"
 
 
 @pytest.mark.parametrize(

@@ -101,7 +101,7 @@ check "journalctl -x shows the catalog text" \
 box_run systemctl stop systemd-journald.socket systemd-journald-dev-log.socket systemd-journald.service 2>/dev/null
 check "with journald stopped, the journal sink reports the failure (errno from sd_journal_sendv)" \
     sh -c "nsenter -t $BOX_PID -m -p $probe log journal $message_id err 'Nobody listens' 2>&1 >/dev/null |
-        grep -E '^systemdkit-probe: sending to the journal failed: .* \(errno [0-9]+\)$'"
+        grep -E '^systemdkit-probe: sending to the journal failed: .* \((E[A-Z0-9]+|errno [0-9]+)\)$'"
 check "… and the probe exits non-zero" sh -c "! nsenter -t $BOX_PID -m -p $probe log journal $message_id err x >/dev/null 2>&1"
 
 box_pid=$BOX_PID

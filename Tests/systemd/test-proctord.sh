@@ -213,6 +213,11 @@ check "the state database in StateDirectory took the registration (GetApp shows 
 check "… as a file in /var/lib/private/proctor, owned by the dynamic user" \
     sh -c "nsenter -t $BOX_PID -m -p find /var/lib/private/proctor -type f ! -user root | grep -q ."
 check_output "no storage failure was logged" 0 count_records "$id_storage_failure"
+# ProcSubset=pid hides /proc/sys/kernel/random/boot_id from proctord; the unit hands it the
+# boot id (%b), without which a verified process could not keep its identity (README, Security).
+check_output "the verified client is pinned under this boot's id, which the unit hands proctord" \
+    "$(tr -d '-' < /proc/sys/kernel/random/boot_id)" \
+    box_run "$python" -c 'import sqlite3; print(*{row[0] for row in sqlite3.connect("/var/lib/private/proctor/state.db").execute("SELECT boot_id FROM identity_pins")})'
 
 # --- Reload -----------------------------------------------------------------------------
 policy_file 50-test.json systemd-test.2

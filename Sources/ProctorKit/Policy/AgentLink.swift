@@ -1,5 +1,6 @@
 import Foundation
 import JSONCore
+import ProctorProtocol
 import Varlink
 
 /// The conversation with proctord's Agent interface that keeps an app's view current:
@@ -9,8 +10,6 @@ import Varlink
 /// Blocking: every method runs on the caller's thread; `maintainSubscription` runs for the
 /// life of the process on a thread of its own.
 final class AgentLink: Sendable {
-    static let interface = "io.proctor.Agent"
-
     /// A registered session and the connection it belongs to.
     struct Registration: Sendable {
         let connection: any AgentConnection
@@ -42,13 +41,8 @@ final class AgentLink: Sendable {
     func register() throws(Failure) -> Registration {
         do {
             let connection = try transport.connect()
-            var parameters: [String: JSONValue] = ["appId": .string(appID)]
-            if let version { parameters["version"] = .string(version) }
-            let reply = try connection.call("\(Self.interface).Register", parameters)
-            guard let session = reply["session"]?.stringValue else { throw Failure(description: "proctord's reply has no session") }
-            return Registration(connection: connection, session: session, update: try AgentUpdate(reply: reply))
-        } catch let failure as Failure {
-            throw failure
+            let reply = try connection.call(Agent.Register.self, Agent.Register.Request(appId: appID, version: version))
+            return Registration(connection: connection, session: reply.session, update: AgentUpdate(reply))
         } catch let error as VarlinkError {
             throw Failure(description: Self.explain(error))
         } catch {
@@ -59,12 +53,9 @@ final class AgentLink: Sendable {
     /// proctord's `launch` decision for the registered version: (allowed, reason).
     func decideLaunch(_ registration: Registration) throws(Failure) -> (allowed: Bool, reason: String) {
         do {
-            let reply = try registration.connection.call("\(Self.interface).Decide",
-                                                         ["session": .string(registration.session), "action": "launch"])
-            guard let allowed = reply["allowed"]?.boolValue else { throw Failure(description: "proctord's launch decision has no allowed") }
-            return (allowed, reply["reason"]?.stringValue ?? "")
-        } catch let failure as Failure {
-            throw failure
+            let reply = try registration.connection.call(Agent.Decide.self,
+                                                         Agent.Decide.Request(session: registration.session, action: .launch))
+            return (reply.allowed, reply.reason)
         } catch let error as VarlinkError {
             throw Failure(description: Self.explain(error))
         } catch {
@@ -103,17 +94,18 @@ final class AgentLink: Sendable {
     /// Reads the `Subscribe` stream until it fails; returns why it ended.
     private func subscribe(_ registration: Registration, onUpdate: @Sendable (AgentUpdate) -> Void) -> String {
         do {
-            let stream = try registration.connection.callMore("\(Self.interface).Subscribe",
-                                                               ["session": .string(registration.session)])
+            let stream = try registration.connection.callMore(Agent.Subscribe.qualifiedName,
+                                                               Agent.Subscribe.Request(session: registration.session).fields)
             var managedApps = registration.update.managedApps
-            while let reply = try stream.next() {
+            while let parameters = try stream.next() {
+                let update: AgentUpdate
                 do {
-                    let update = try AgentUpdate(reply: reply, defaultReason: .policy, knownManagedApps: managedApps)
-                    managedApps = update.managedApps
-                    onUpdate(update)
+                    update = AgentUpdate(try Agent.Subscribe.Reply(parameters), knownManagedApps: managedApps)
                 } catch {
-                    return "\(error)"
+                    return "proctord's reply is malformed: \(error)"
                 }
+                managedApps = update.managedApps
+                onUpdate(update)
             }
             return "proctord ended the subscription"
         } catch let error as VarlinkError {
@@ -125,10 +117,24 @@ final class AgentLink: Sendable {
 
     static func explain(_ error: VarlinkError) -> String {
         switch error.name {
-        case "\(interface).UnknownApp": "the app id is not in proctord's policy"
-        case "\(interface).IdentityMismatch":
+        case "\(Agent.interface).UnknownApp": "the app id is not in proctord's policy"
+        case "\(Agent.interface).IdentityMismatch":
             "proctord does not recognise this process as the app (\(error.parameters["reason"]?.stringValue ?? "identity mismatch"))"
         default: "\(error)"
+        }
+    }
+}
+
+extension AgentConnection {
+    /// Calls `method` with a typed request and reads its typed reply. Throws `VarlinkError`
+    /// for an error reply, `MalformedMessage` for a reply not of the contract's shape and
+    /// any other error when the connection failed.
+    func call<Method: ProtocolMethod>(_ method: Method.Type, _ request: Method.Request) throws -> Method.Reply {
+        let parameters = try call(Method.qualifiedName, request.fields)
+        do {
+            return try Method.Reply(parameters)
+        } catch {
+            throw AgentLink.Failure(description: "proctord's \(Method.name) reply is malformed: \(error)")
         }
     }
 }

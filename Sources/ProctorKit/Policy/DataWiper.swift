@@ -1,11 +1,19 @@
-import Foundation
 import Glibc
+import LinuxIO
 
 /// Removes the data directories an app declared (`ProctorDataDirectories` in its Info.plist),
-/// and only what is safe to remove: each path, `~`-expanded and with symbolic links resolved,
-/// must lie strictly inside the user's home or one of the app's systemd state directories
-/// (`$STATE_DIRECTORY`, `$CACHE_DIRECTORY`, `$LOGS_DIRECTORY`, `$RUNTIME_DIRECTORY`).
+/// and only what is safe to remove: each path, `~`-expanded and with symbolic links resolved
+/// (once), must lie strictly inside the user's home or one of the app's systemd state
+/// directories (`$STATE_DIRECTORY`, `$CACHE_DIRECTORY`, `$LOGS_DIRECTORY`, `$RUNTIME_DIRECTORY`).
 /// Anything else is refused and named in the outcome, never removed.
+///
+/// The resolved directory is reached from its root one component at a time through held
+/// directory descriptors, and its contents removed through them (`openat` with
+/// `O_NOFOLLOW`, `unlinkat`): no symbolic link is followed after the check, so a link
+/// inside the tree is removed as a link, its target left alone, and a path swapped for a
+/// link meanwhile cannot redirect the removal. A declared directory is removed; one that
+/// is a symbolic link is emptied and kept, with the link, so the app finds its data
+/// directory where it declared it, empty.
 struct DataWiper {
     /// What a wipe did, path by path.
     struct Outcome: Equatable {
@@ -55,22 +63,54 @@ struct DataWiper {
                 outcome.refused.append((entry, reason))
             case .absent:
                 outcome.removed.append(entry)
-            case .remove(let path):
+            case .remove(let target):
                 do {
-                    try FileManager.default.removeItem(atPath: path)
+                    try remove(target)
                     outcome.removed.append(entry)
                 } catch {
-                    outcome.failed.append((entry, "\(error.localizedDescription)"))
+                    outcome.failed.append((entry, "\(error)"))
                 }
             }
         }
         return outcome
     }
 
+    /// A resolved directory to remove, and the resolved root it lies in.
+    struct Target: Equatable {
+        var root: String
+        /// The components from `root` to the directory, none empty, `.` or `..`.
+        var components: [Substring]
+        /// The declared path is a symbolic link: empty the directory it resolves to, keep it.
+        var keepDirectory: Bool
+    }
+
     enum Verdict: Equatable {
-        case remove(String)
+        case remove(Target)
         case absent
         case refuse(String)
+    }
+
+    /// Walks from the root to the target through held descriptors, never following a
+    /// link, then removes what the target holds (and the target, unless it is kept). A
+    /// target that turned out to be a file is removed as one.
+    private func remove(_ target: Target) throws(Errno) {
+        var parent = try FileDescriptor.openDirectory(atPath: target.root)
+        defer { try? parent.close() }
+        for component in target.components.dropLast() {
+            let next = try parent.openDirectory(String(component))
+            try? parent.close()
+            parent = next
+        }
+        let name = String(target.components.last!)
+        let directory: FileDescriptor
+        do {
+            directory = try parent.openDirectory(name)
+        } catch .init(rawValue: ENOTDIR), .init(rawValue: ELOOP) {
+            return try parent.removeEntry(name)  // a file, or a link put there since: removed as such
+        }
+        defer { try? directory.close() }
+        try directory.removeContents()
+        if !target.keepDirectory { try parent.removeEntry(name, directory: true) }
     }
 
     func check(_ entry: String, roots: [String]) -> Verdict {
@@ -83,14 +123,18 @@ struct DataWiper {
         }
         guard path.hasPrefix("/") else { return .refuse("not an absolute path (nor ~/…)") }
         let lexical = Self.lexicallyNormalised(path)
+        // Resolved once: what is removed is reached from this answer, never from the path again.
         // A path that does not exist has nothing to remove, but must still have been allowed.
-        let exists = access(lexical, F_OK) == 0
-        let actual = exists ? (Self.resolved(lexical) ?? lexical) : lexical
-        guard roots.contains(where: { actual.hasPrefix($0 + "/") }) else {
+        let resolved = Self.resolved(lexical)
+        let actual = resolved ?? lexical
+        guard let root = roots.first(where: { actual.hasPrefix($0 + "/") }) else {
             return .refuse("outside the user's home and the app's state directories" + (actual != lexical ? " (resolves to \(actual))" : ""))
         }
-        // Removing the declared path unlinks a symbolic link rather than emptying its target.
-        return exists ? .remove(lexical) : .absent
+        guard resolved != nil else { return .absent }
+        var status = stat()
+        let isLink = lstat(lexical, &status) == 0 && (status.st_mode & S_IFMT) == S_IFLNK
+        return .remove(Target(root: root, components: actual.dropFirst(root.count + 1).split(separator: "/"),
+                              keepDirectory: isLink))
     }
 
     static func resolved(_ path: String) -> String? {

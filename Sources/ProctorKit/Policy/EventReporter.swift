@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import JSONCore
+public import ProctorProtocol
 import Synchronization
 import Varlink
 
@@ -13,12 +14,23 @@ import Varlink
 final class EventReporter: Sendable {
     static let capacity = 1024
 
-    /// One Agent call, without its session; or a marker that signals `reached` when every
-    /// report queued before it has been sent.
+    /// One Agent call, made once there is a session; or a marker that signals `reached` when
+    /// every report queued before it has been sent.
     struct Report: Sendable {
         let method: String
-        let parameters: [String: JSONValue]
+        let parameters: @Sendable (_ session: String) -> [String: JSONValue]
         var reached: DispatchSemaphore?
+
+        init<Method: ProtocolMethod>(_ method: Method.Type, _ request: @escaping @Sendable (_ session: String) -> Method.Request) {
+            self.method = Method.qualifiedName
+            parameters = { request($0).fields }
+        }
+
+        init(reached: DispatchSemaphore) {
+            method = ""
+            parameters = { _ in [:] }
+            self.reached = reached
+        }
     }
 
     private struct Queue {
@@ -43,24 +55,22 @@ final class EventReporter: Sendable {
 
     /// Queues `ReportEvent(event, detail)`.
     func event(_ event: String, detail: [String: JSONValue]? = nil) {
-        var parameters: [String: JSONValue] = ["event": .string(event)]
-        if let detail { parameters["detail"] = .object(detail) }
-        enqueue(Report(method: "ReportEvent", parameters: parameters))
+        enqueue(Report(Agent.ReportEvent.self) { Agent.ReportEvent.Request(session: $0, event: event, detail: detail) })
     }
 
     /// Queues `ReportFeedback`.
     func feedback(key: String, severity: FeedbackSeverity, message: String, data: [String: JSONValue]? = nil) {
-        var parameters: [String: JSONValue] = ["key": .string(key), "severity": .string(severity.rawValue),
-                                               "message": .string(message)]
-        if let data { parameters["data"] = .object(data) }
-        enqueue(Report(method: "ReportFeedback", parameters: parameters))
+        enqueue(Report(Agent.ReportFeedback.self) {
+            Agent.ReportFeedback.Request(session: $0, key: key, severity: severity, message: message, data: data)
+        })
     }
 
     /// Queues `AcknowledgeWipe`.
     func acknowledgeWipe(_ directiveID: String, completed: Bool, message: String) {
-        enqueue(Report(method: "AcknowledgeWipe",
-                       parameters: ["directiveId": .string(directiveID), "outcome": completed ? "completed" : "failed",
-                                    "message": .string(message)]))
+        enqueue(Report(Agent.AcknowledgeWipe.self) {
+            Agent.AcknowledgeWipe.Request(session: $0, directiveId: directiveID, outcome: completed ? .completed : .failed,
+                                          message: message)
+        })
     }
 
     /// Waits until every report queued so far has been sent, for at most `timeout`; true when
@@ -68,7 +78,7 @@ final class EventReporter: Sendable {
     @discardableResult
     func flush(timeout: Duration) -> Bool {
         let reached = DispatchSemaphore(value: 0)
-        enqueue(Report(method: "", parameters: [:], reached: reached))
+        enqueue(Report(reached: reached))
         return reached.wait(timeout: .now() + timeout.seconds) == .success
     }
 
@@ -109,14 +119,12 @@ final class EventReporter: Sendable {
                     }
                 }
                 guard let session = registration else { continue }
-                var parameters = report.parameters
-                parameters["session"] = .string(session.session)
                 do {
-                    _ = try session.connection.call("\(AgentLink.interface).\(report.method)", parameters)
+                    _ = try session.connection.call(report.method, report.parameters(session.session))
                 } catch {
                     // A refused report (a bad value) is dropped: retrying cannot help. When the
                     // connection or the session is gone, the report stays and we reconnect.
-                    let refused = (error as? VarlinkError).map { $0.name != "\(AgentLink.interface).InvalidSession" } ?? false
+                    let refused = (error as? VarlinkError).map { $0.name != "\(Agent.interface).InvalidSession" } ?? false
                     if !refused {
                         registration = nil
                         continue
@@ -130,8 +138,5 @@ final class EventReporter: Sendable {
     }
 }
 
-/// How serious a feedback entry is (`ReportFeedback`'s `severity`).
-public enum FeedbackSeverity: String, Sendable {
-    case info
-    case error
-}
+/// How serious a feedback entry is (`ReportFeedback`'s `severity`: `info` or `error`).
+public typealias FeedbackSeverity = Agent.FeedbackSeverity

@@ -1,14 +1,3 @@
-import Glibc
-
-/// Nanoseconds of `CLOCK_MONOTONIC`.
-enum MonotonicClock {
-    static func nanoseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-    }
-}
-
 /// A fixed-seed SplitMix64 generator, so every run measures the same workload.
 struct SeededGenerator: RandomNumberGenerator {
     private var state: UInt64

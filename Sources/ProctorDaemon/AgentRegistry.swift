@@ -1,0 +1,186 @@
+import JSONCore
+import ProctorPolicy
+import ProctorProtocol
+import ProctorStore
+import Varlink
+
+/// Where a subscriber's `Subscribe` replies go: the open call's reply handle in proctord.
+protocol SubscriptionHandle: AnyObject {
+    /// Whether replies still reach the client.
+    var isConnected: Bool { get }
+    func send(_ update: Agent.Subscribe.Reply)
+}
+
+extension VarlinkReplyHandle: SubscriptionHandle {
+    func send(_ update: Agent.Subscribe.Reply) { send(update.fields) }
+}
+
+/// The daemon's state about apps, apart from its I/O: the policy in force, the open
+/// sessions by app, the apps that may have pending wipes and the generation of the set of
+/// managed apps. It takes events — a registration, a subscription, closed sessions, a new
+/// policy, a wipe, a notification — and returns what must follow (`Effect`s: pushes to
+/// subscribers, `Events` entries, log lines, a status refresh), which `Daemon` carries out.
+/// Its only I/O is the state store (pending wipes are read and marked delivered as they go
+/// out), so it runs in process against a temporary store.
+final class AgentRegistry {
+    enum Effect {
+        /// Send `update` to the session's subscription.
+        case push(AgentSession, Agent.Subscribe.Reply)
+        /// An `Admin.Events` entry.
+        case event(kind: String, appID: AppID?, data: [String: JSONValue])
+        /// The state store failed while doing `what`; nothing else was affected.
+        case storageFailure(what: String, StoreError)
+        /// The number of sessions or the policy changed (systemd's STATUS= line).
+        case statusChanged
+    }
+
+    let store: StateStore
+    private(set) var active: ActivePolicy
+    private(set) var sessionsByApp: [AppID: [String: AgentSession]] = [:]
+    private(set) var sessionCount = 0
+    /// Apps that may have wipe directives pending (a superset: an entry is dropped when a
+    /// look-up finds none), so answering the others costs no query — a push reaches
+    /// every subscriber.
+    private var appsWithPendingWipes: Set<AppID>
+    /// Counts changes of the set of managed apps, so each session is sent the set only anew.
+    private var managedAppsGeneration = 0
+
+    init(active: ActivePolicy, store: StateStore, appsWithPendingWipes: Set<AppID>) {
+        self.active = active
+        self.store = store
+        self.appsWithPendingWipes = appsWithPendingWipes
+    }
+
+    /// Subscribers of `appID` whose replies still reach them.
+    func connectedSubscribers(of appID: AppID) -> [AgentSession] {
+        sessionsByApp[appID]?.values.filter { $0.subscription?.isConnected == true } ?? []
+    }
+
+    // MARK: Events
+
+    /// A session was registered: what `Register` answers (the set of managed apps always).
+    func register(_ session: AgentSession) -> (Agent.Register.Reply, [Effect]) {
+        sessionsByApp[session.appID, default: [:]][session.id] = session
+        sessionCount += 1
+        let view = AppView(of: session.appID, in: active.compiled)
+        session.lastView = view
+        var effects: [Effect] = [.statusChanged]
+        let snapshot = deliverSnapshot(to: session, view: view, effects: &effects)
+        let managedApps = takeManagedAppsIfChanged(for: session) ?? active.compiled.managedAppIDs
+        return (Agent.Register.Reply(session: session.id, snapshot: snapshot, managedApps: managedApps), effects)
+    }
+
+    /// The session subscribed through `handle`: its first reply is the current state.
+    func subscribe(_ session: AgentSession, through handle: any SubscriptionHandle) -> [Effect] {
+        session.subscription = handle
+        var effects: [Effect] = []
+        update(session, reason: .current, view: AppView(of: session.appID, in: active.compiled), effects: &effects)
+        return effects
+    }
+
+    /// A connection closed and its sessions with it.
+    func close(_ sessions: some Collection<AgentSession>) -> [Effect] {
+        guard !sessions.isEmpty else { return [] }
+        for session in sessions {
+            sessionsByApp[session.appID]?[session.id] = nil
+            if sessionsByApp[session.appID]?.isEmpty == true { sessionsByApp[session.appID] = nil }
+            sessionCount -= 1
+        }
+        return [.statusChanged]
+    }
+
+    /// Makes `policy` the one in force: every subscriber whose app's view changed is told. A
+    /// change of the set of managed apps concerns every app: its copies and shares towards
+    /// the others are decided against that set (the SDK decides them locally).
+    func activate(_ policy: ActivePolicy) -> [Effect] {
+        let managedAppsChanged = active.compiled.managedAppIDs != policy.compiled.managedAppIDs
+        if managedAppsChanged { managedAppsGeneration += 1 }
+        active = policy
+        var effects: [Effect] = []
+        for (appID, sessions) in sessionsByApp {
+            let view = AppView(of: appID, in: policy.compiled)
+            for session in sessions.values where session.subscription != nil && (managedAppsChanged || session.lastView != view) {
+                update(session, reason: .policy, view: view, effects: &effects)
+            }
+        }
+        effects.append(.event(kind: "policy", appID: nil, data: ["version": .string(policy.version), "sha256": .string(policy.sha256)]))
+        effects.append(.statusChanged)
+        return effects
+    }
+
+    /// A wipe of `appID` was recorded in the store: its subscribers get it now.
+    func wipeIssued(for appID: AppID) -> (deliveredTo: Int, effects: [Effect]) {
+        appsWithPendingWipes.insert(appID)
+        return push(to: appID, reason: .wipe, notification: nil)
+    }
+
+    /// The administrator's `payload` for `appID`'s subscribers.
+    func notify(_ appID: AppID, payload: [String: JSONValue]) -> (delivered: Int, effects: [Effect]) {
+        push(to: appID, reason: .notification, notification: payload)
+    }
+
+    // MARK: Updates
+
+    private func push(to appID: AppID, reason: Agent.UpdateReason, notification: [String: JSONValue]?)
+        -> (Int, [Effect])
+    {
+        var effects: [Effect] = []
+        let view = AppView(of: appID, in: active.compiled)
+        let subscribers = connectedSubscribers(of: appID)
+        for session in subscribers {
+            update(session, reason: reason, view: view, notification: notification, effects: &effects)
+        }
+        return (subscribers.count, effects)
+    }
+
+    /// A `Subscribe` reply carrying the app's complete current state; a subscription whose
+    /// client is gone is dropped instead.
+    private func update(_ session: AgentSession, reason: Agent.UpdateReason, view: AppView?,
+                        notification: [String: JSONValue]? = nil, effects: inout [Effect]) {
+        guard let subscription = session.subscription else { return }
+        guard subscription.isConnected else {
+            session.subscription = nil
+            return
+        }
+        let update = Agent.Subscribe.Reply(reason: reason, snapshot: deliverSnapshot(to: session, view: view, effects: &effects),
+                                           managedApps: takeManagedAppsIfChanged(for: session), notification: notification)
+        session.lastView = view
+        effects.append(.push(session, update))
+    }
+
+    /// What `Register` and `Subscribe` tell an app about itself; an app that left the
+    /// policy is told it is retired. Handing over the pending wipe directives marks them
+    /// delivered in the store.
+    private func deliverSnapshot(to session: AgentSession, view: AppView?, effects: inout [Effect]) -> Agent.AppSnapshot {
+        Agent.AppSnapshot(state: view?.state ?? .retired, policyVersion: active.version, config: view?.config ?? [:],
+                          dlp: view?.dlp ?? [:], compliance: view?.compliance ?? [:],
+                          directives: deliverPendingWipes(to: session.appID, effects: &effects))
+    }
+
+    /// The set of managed apps if `session` has not been sent it since it last changed, and
+    /// then counts it as sent. The set lets the SDK decide copies and shares towards other
+    /// apps from its cache; it grows with the policy, so a session gets it only anew (a push
+    /// to many sessions stays small).
+    private func takeManagedAppsIfChanged(for session: AgentSession) -> [AppID]? {
+        guard session.managedAppsGeneration != managedAppsGeneration else { return nil }
+        session.managedAppsGeneration = managedAppsGeneration
+        return active.compiled.managedAppIDs
+    }
+
+    /// The app's pending wipe directives, marked delivered.
+    private func deliverPendingWipes(to appID: AppID, effects: inout [Effect]) -> [Agent.WipeDirective] {
+        guard appsWithPendingWipes.contains(appID) else { return [] }
+        do {
+            let now = Clock.now()
+            let pending = try store.pendingWipes(appID: appID)
+            if pending.isEmpty { appsWithPendingWipes.remove(appID) }
+            return pending.map { directive in
+                if directive.deliveredAt == nil { _ = try? store.markDelivered(id: directive.id, at: now) }
+                return Agent.WipeDirective(id: directive.id, issuedAt: Clock.rfc3339(directive.issuedAt))
+            }
+        } catch {
+            effects.append(.storageFailure(what: "reading pending wipes of \(appID)", error))
+            return []
+        }
+    }
+}

@@ -1,0 +1,167 @@
+import Dispatch
+import Glibc
+package import JSONCore
+import LinuxIO
+package import ProctorPolicy
+package import ProctorProtocol
+import SystemdKit
+import Synchronization
+package import Varlink
+
+/// proctord's own code — the same `Daemon`, Varlink services, method handlers and SQLite
+/// state store — serving inside the calling process on a thread of its own, on sockets and
+/// a state directory under a directory of the caller's. ProctorKitTesting's `FakeAgent` is
+/// one, so an app's tests run against the real contract without a daemon process.
+///
+/// Differences from `proctord`, all of them about the process around the daemon: callers'
+/// identities are not checked against `match` (every caller is the test's own process), the
+/// log goes nowhere, and systemd is not told anything. The administrator's actions are
+/// methods here rather than Admin calls, so a test needs no privileges.
+package final class InProcessDaemon: @unchecked Sendable {
+    /// Why the daemon could not start.
+    package struct StartFailure: Error, CustomStringConvertible {
+        package let description: String
+    }
+
+    package let configuration: DaemonConfiguration
+    /// Told, on the daemon's thread, of every report an app made and the daemon accepted.
+    private let onReport: @Sendable (AppID, any ProtocolMessage) -> Void
+    /// Only ever touched on the daemon's thread (`perform`), or while it is not running.
+    private var daemon: Daemon?
+    private var loop: EventLoop?
+    private var finished: DispatchSemaphore?
+
+    /// A daemon on `directory`: `directory/config/policy.d` must hold the policy; state and
+    /// sockets go to `directory/state` and `directory/run`. Not started yet.
+    package init(directory: String, onReport: @escaping @Sendable (AppID, any ProtocolMessage) -> Void) {
+        var configuration = DaemonConfiguration()
+        configuration.configDirectory = directory + "/config"
+        configuration.stateDirectory = directory + "/state"
+        configuration.runtimeDirectory = directory + "/run"
+        configuration.logTarget = .stderr
+        self.configuration = configuration
+        self.onReport = onReport
+    }
+
+    package var agentSocketPath: String { configuration.agentSocketPath }
+
+    /// Starts serving; returns once both sockets listen. The state directory survives a
+    /// `stop()`, as proctord's does a restart.
+    package func start() throws(StartFailure) {
+        precondition(daemon == nil, "the in-process daemon is already running")
+        let loop: EventLoop
+        let daemon: Daemon
+        do {
+            loop = try EventLoop()
+        } catch {
+            throw StartFailure(description: "cannot set up an event loop: \(error)")
+        }
+        do {
+            daemon = try Daemon(configuration: configuration, loop: loop,
+                                logger: Logger(sink: DiscardingSink(), droppedMessagesID: DaemonEvent.logMessagesDropped.messageID))
+        } catch {
+            throw StartFailure(description: "\(error)")
+        }
+        daemon.verifiesCallers = false
+        daemon.onReport = onReport
+        let outcome = Mutex<Result<Void, StartupError>?>(nil)
+        let ready = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        loop.execute {
+            outcome.withLock { $0 = .success(()) }
+            ready.signal()
+        }
+        // The loop runs for the daemon's whole life: a queue of its own, not a shared worker.
+        let confined = LoopConfined(daemon)
+        DispatchQueue(label: "ProctorDaemon.InProcessDaemon").async {
+            do throws(StartupError) {
+                try confined.daemon.serve()
+            } catch {
+                outcome.withLock { if $0 == nil { $0 = .failure(error) } }
+                ready.signal()
+            }
+            finished.signal()
+        }
+        ready.wait()
+        if case .failure(let error)? = outcome.withLock({ $0 }) {
+            finished.wait()
+            throw StartFailure(description: error.message)
+        }
+        self.daemon = daemon
+        self.loop = loop
+        self.finished = finished
+    }
+
+    /// Stops serving as proctord does on SIGTERM: every connection closes, the sessions end,
+    /// the state store is closed. Returns once the daemon's thread has ended.
+    package func stop() {
+        guard let daemon, let finished else { return }
+        let confined = LoopConfined(daemon)
+        daemon.loop.execute { confined.daemon.stop(signal: SIGTERM) }
+        finished.wait()
+        self.daemon = nil
+        loop = nil
+        self.finished = nil
+    }
+
+    package var isRunning: Bool { daemon != nil }
+
+    /// Runs `work` on the daemon's thread and returns its result; the daemon must be running.
+    private func perform<Result: Sendable>(_ work: @escaping @Sendable (Daemon) throws(VarlinkError) -> Result)
+        throws(VarlinkError) -> Result
+    {
+        guard let daemon else { throw AdminError.storageFailure("the in-process daemon is stopped") }
+        let outcome = Mutex<Swift.Result<Result, VarlinkError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let confined = LoopConfined(daemon)
+        daemon.loop.execute {
+            let result: Swift.Result<Result, VarlinkError>
+            do throws(VarlinkError) { result = .success(try work(confined.daemon)) } catch { result = .failure(error) }
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        return try outcome.withLock { $0! }.get()
+    }
+
+    /// Re-reads `policy.d`, as SIGHUP does; the problems when it is invalid (the policy in
+    /// force then stays).
+    package func reload() -> [PolicyProblem] {
+        (try? perform { daemon in daemon.reload().problems }) ?? []
+    }
+
+    /// `Admin.Wipe` by the test: the directive's id.
+    package func wipe(appID: AppID) throws(VarlinkError) -> String {
+        try perform { daemon throws(VarlinkError) in
+            try daemon.wipe(appID, daemon.testContext).directiveId
+        }
+    }
+
+    /// `Admin.Notify` by the test: how many sessions received it.
+    package func notify(appID: AppID, payload: [String: JSONValue]) throws(VarlinkError) -> Int {
+        try perform { daemon throws(VarlinkError) in
+            try daemon.notify(Admin.Notify.Request(appId: appID, payload: payload)).delivered
+        }
+    }
+
+    /// Sessions with an open `Subscribe` call.
+    package var subscribedSessionCount: Int {
+        (try? perform { daemon in
+            daemon.registry.sessionsByApp.keys.reduce(0) { $0 + daemon.registry.connectedSubscribers(of: $1).count }
+        }) ?? 0
+    }
+
+    deinit { stop() }
+}
+
+/// The daemon, handed to its own thread: it is only ever used there (`EventLoop.execute`
+/// runs the closures on the loop's thread), hence unchecked.
+private struct LoopConfined: @unchecked Sendable {
+    let daemon: Daemon
+    init(_ daemon: Daemon) { self.daemon = daemon }
+}
+
+/// The in-process daemon's log: nowhere (a test's output is the test's).
+private struct DiscardingSink: LogSink {
+    func write(_ event: LogEvent) throws(LogSinkError) {}
+}

@@ -1,0 +1,420 @@
+public import JSONCore
+public import ProctorPolicy
+
+extension Admin {
+    public enum Status: ProtocolMethod {
+        public static let interface = Admin.interface
+        public static let name = "Status"
+        public typealias Request = NoFields
+
+        public struct Reply: ProtocolMessage {
+            public var version: String
+            public var startedAt: String
+            public var uptimeSeconds: Double
+            public var policy: PolicyInfo
+            public var lastReload: ReloadResult?
+            public var counts: Counts
+
+            public init(version: String, startedAt: String, uptimeSeconds: Double, policy: PolicyInfo,
+                        lastReload: ReloadResult?, counts: Counts) {
+                self.version = version
+                self.startedAt = startedAt
+                self.uptimeSeconds = uptimeSeconds
+                self.policy = policy
+                self.lastReload = lastReload
+                self.counts = counts
+            }
+
+            public init(reading message: MessageReader) throws(MalformedMessage) {
+                version = try message.string("version")
+                startedAt = try message.string("startedAt")
+                uptimeSeconds = try message.double("uptimeSeconds")
+                policy = try message.message("policy")
+                lastReload = try message.optionalMessage("lastReload")
+                counts = try message.message("counts")
+            }
+
+            public var fields: [String: JSONValue] {
+                var fields: [String: JSONValue] = ["version": .string(version), "startedAt": .string(startedAt),
+                                                   "uptimeSeconds": .number(uptimeSeconds), "policy": policy.json,
+                                                   "counts": counts.json]
+                if let lastReload { fields["lastReload"] = lastReload.json }
+                return fields
+            }
+        }
+    }
+
+    public enum ListApps: ProtocolMethod {
+        public static let interface = Admin.interface
+        public static let name = "ListApps"
+        public typealias Request = NoFields
+
+        public struct Reply: ProtocolMessage {
+            public var apps: [AppSummary]
+
+            public init(apps: [AppSummary]) { self.apps = apps }
+
+            public init(reading message: MessageReader) throws(MalformedMessage) {
+                apps = try message.messages("apps")
+            }
+
+            public var fields: [String: JSONValue] { ["apps": .messages(apps)] }
+        }
+    }
+
+    public enum GetApp: ProtocolMethod {
+        public static let interface = Admin.interface
+        public static let name = "GetApp"
+        public typealias Request = AppRequest
+
+        public struct Reply: ProtocolMessage {
+            public var app: AppDetail
+
+            public init(app: AppDetail) { self.app = app }
+
+            public init(reading message: MessageReader) throws(MalformedMessage) {
+                app = try message.message("app")
+            }
+
+            public var fields: [String: JSONValue] { ["app": app.json] }
+        }
+    }
+
+    /// The parameters of a method that names only an app (`GetApp`, `Wipe`).
+    public struct AppRequest: ProtocolMessage {
+        public var appId: String
+
+        public init(appId: String) { self.appId = appId }
+
+        public init(reading message: MessageReader) throws(MalformedMessage) {
+            appId = try message.string("appId")
+        }
+
+        public var fields: [String: JSONValue] { ["appId": .string(appId)] }
+    }
+
+    public enum GetPolicy: ProtocolMethod {
+        public static let interface = Admin.interface
+        public static let name = "GetPolicy"
+        public typealias Request = NoFields
+
+        public struct Reply: ProtocolMessage {
+            /// The effective policy document, canonical.
+            public var policy: [String: JSONValue]
+            public var info: PolicyInfo
+
+            public init(policy: [String: JSONValue], info: PolicyInfo) {
+                self.policy = policy
+                self.info = info
+            }
+
+            public init(reading message: MessageReader) throws(MalformedMessage) {
+                policy = try message.object("policy")
+                info = try message.message("info")
+            }
+
+            public var fields: [String: JSONValue] { ["policy": .object(policy), "info": info.json] }
+        }
+    }
+
+    /// The parameters of `ValidatePolicy`, and of `ApplyPolicy` with `expectedVersion`.
+    public struct PolicyRequest: ProtocolMessage {
+        public var policy: [String: JSONValue]
+        /// `ApplyPolicy` only: apply only if this is the version in force.
+        public var expectedVersion: String?
+
+        public init(policy: [String: JSONValue], expectedVersion: String? = nil) {
+            self.policy = policy
+            self.expectedVersion = expectedVersion
+        }
+
+        public init(reading message: MessageReader) throws(MalformedMessage) {
+            policy = try message.object("policy")
+            expectedVersion = try message.optionalString("expectedVersion")
+        }
+
+        public var fields: [String: JSONValue] {
+            var fields: [String: JSONValue] = ["policy": .object(policy)]
+            if let expectedVersion { fields["expectedVersion"] = .string(expectedVersion) }
+            return fields
+        }
+    }
+
+    public enum ValidatePolicy: ProtocolMethod {
+        public static let interface = Admin.interface
+        public static let name = "ValidatePolicy"
+        public typealias Request = PolicyRequest
+
+        public struct Reply: ProtocolMessage {
+            public var valid: Bool
+            public var problems: [Problem]
+
+            public init(valid: Bool, problems: [Problem]) {
+                self.valid = valid
+                self.problems = problems
+            }
+
+            public init(reading message: MessageReader) throws(MalformedMessage) {
+                valid = try message.bool("valid")
+                problems = try message.messages("problems")
+            }
+
+            public var fields: [String: JSONValue] { ["valid": .bool(valid), "problems": .messages(problems)] }
+        }
+    }
+
+    /// The reply of `ApplyPolicy` and `RollbackPolicy`: the policy now in force.
+    public struct AppliedPolicy: ProtocolMessage {
+        public var version: String
+        public var sha256: String
+
+        public init(version: String, sha256: String) {
+            self.version = version
+            self.sha256 = sha256
+        }
+
+        public init(reading message: MessageReader) throws(MalformedMessage) {
+            version = try message.string("version")
+            sha256 = try message.string("sha256")
+        }
+
+        public var fields: [String: JSONValue] { ["version": .string(version), "sha256": .string(sha256)] }
+    }
+
+    public enum ApplyPolicy: ProtocolMethod {
+        public static let interface = Admin.interface
+        public static let name = "ApplyPolicy"
+        public typealias Request = PolicyRequest
+        public typealias Reply = AppliedPolicy
+    }
+
+    public enum Reload: ProtocolMethod {
+        public static let interface = Admin.interface
+        public static let name = "Reload"
+        public typealias Request = NoFields
+
+        public struct Reply: ProtocolMessage {
+            public var result: ReloadResult
+            public var policy: PolicyInfo
+
+            public init(result: ReloadResult, policy: PolicyInfo) {
+                self.result = result
+                self.policy = policy
+            }
+
+            public init(reading message: MessageReader) throws(MalformedMessage) {
+                result = try message.message("result")
+                policy = try message.message("policy")
+            }
+
+            public var fields: [String: JSONValue] { ["result": result.json, "policy": policy.json] }
+        }
+    }
+
+    public enum Decide: ProtocolMethod {
+        public static let interface = Admin.interface
+        public static let name = "Decide"
+
+        public struct Request: ProtocolMessage {
+            public var appId: String
+            public var action: Action
+            public var target: String?
+            public var size: Int?
+            /// Decide as if the app ran this version.
+            public var appVersion: SemanticVersion?
+
+            public init(appId: String, action: Action, target: String? = nil, size: Int? = nil,
+                        appVersion: SemanticVersion? = nil) {
+                self.appId = appId
+                self.action = action
+                self.target = target
+                self.size = size
+                self.appVersion = appVersion
+            }
+
+            public init(reading message: MessageReader) throws(MalformedMessage) {
+                appId = try message.string("appId")
+                action = try message.action()
+                target = try message.optionalString("target")
+                size = try message.optionalInt("size")
+                if let text = try message.optionalString("appVersion") {
+                    guard let version = SemanticVersion(text) else {
+                        throw MalformedMessage(field: message.path(of: "appVersion"),
+                                               reason: "\"\(text.prefix(64))\" is not a semantic version such as 2.3.0")
+                    }
+                    appVersion = version
+                }
+            }
+
+            public var fields: [String: JSONValue] {
+                var fields: [String: JSONValue] = ["appId": .string(appId), "action": .string(action.rawValue)]
+                if let target { fields["target"] = .string(target) }
+                if let size { fields["size"] = .number(size) }
+                if let appVersion { fields["appVersion"] = .string(appVersion.description) }
+                return fields
+            }
+        }
+
+        public struct Reply: ProtocolMessage {
+            public var allowed: Bool
+            public var rule: String
+            public var reason: String
+            /// The reasoning, step by step.
+            public var explanation: [String]
+
+            public init(allowed: Bool, rule: String, reason: String, explanation: [String]) {
+                self.allowed = allowed
+                self.rule = rule
+                self.reason = reason
+                self.explanation = explanation
+            }
+
+            public init(reading message: MessageReader) throws(MalformedMessage) {
+                allowed = try message.bool("allowed")
+                rule = try message.string("rule")
+                reason = try message.string("reason")
+                explanation = try message.strings("explanation")
+            }
+
+            public var fields: [String: JSONValue] {
+                ["allowed": .bool(allowed), "rule": .string(rule), "reason": .string(reason),
+                 "explanation": .strings(explanation)]
+            }
+        }
+    }
+
+    public enum Wipe: ProtocolMethod {
+        public static let interface = Admin.interface
+        public static let name = "Wipe"
+        public typealias Request = AppRequest
+
+        public struct Reply: ProtocolMessage {
+            public var directiveId: String
+            /// The connected sessions it was delivered to now.
+            public var deliveredTo: Int
+
+            public init(directiveId: String, deliveredTo: Int) {
+                self.directiveId = directiveId
+                self.deliveredTo = deliveredTo
+            }
+
+            public init(reading message: MessageReader) throws(MalformedMessage) {
+                directiveId = try message.string("directiveId")
+                deliveredTo = try message.int("deliveredTo")
+            }
+
+            public var fields: [String: JSONValue] { ["directiveId": .string(directiveId), "deliveredTo": .number(deliveredTo)] }
+        }
+    }
+
+    public enum Notify: ProtocolMethod {
+        public static let interface = Admin.interface
+        public static let name = "Notify"
+
+        public struct Request: ProtocolMessage {
+            public var appId: String
+            public var payload: [String: JSONValue]
+
+            public init(appId: String, payload: [String: JSONValue]) {
+                self.appId = appId
+                self.payload = payload
+            }
+
+            public init(reading message: MessageReader) throws(MalformedMessage) {
+                appId = try message.string("appId")
+                payload = try message.object("payload")
+            }
+
+            public var fields: [String: JSONValue] { ["appId": .string(appId), "payload": .object(payload)] }
+        }
+
+        public struct Reply: ProtocolMessage {
+            /// How many subscribed sessions received it.
+            public var delivered: Int
+
+            public init(delivered: Int) { self.delivered = delivered }
+
+            public init(reading message: MessageReader) throws(MalformedMessage) {
+                delivered = try message.int("delivered")
+            }
+
+            public var fields: [String: JSONValue] { ["delivered": .number(delivered)] }
+        }
+    }
+
+    public enum PolicyHistory: ProtocolMethod {
+        public static let interface = Admin.interface
+        public static let name = "PolicyHistory"
+        public typealias Request = NoFields
+
+        public struct Reply: ProtocolMessage {
+            /// Newest first.
+            public var entries: [HistoryEntry]
+
+            public init(entries: [HistoryEntry]) { self.entries = entries }
+
+            public init(reading message: MessageReader) throws(MalformedMessage) {
+                entries = try message.messages("entries")
+            }
+
+            public var fields: [String: JSONValue] { ["entries": .messages(entries)] }
+        }
+    }
+
+    public enum RollbackPolicy: ProtocolMethod {
+        public static let interface = Admin.interface
+        public static let name = "RollbackPolicy"
+
+        public struct Request: ProtocolMessage {
+            public var version: String
+
+            public init(version: String) { self.version = version }
+
+            public init(reading message: MessageReader) throws(MalformedMessage) {
+                version = try message.string("version")
+            }
+
+            public var fields: [String: JSONValue] { ["version": .string(version)] }
+        }
+
+        public typealias Reply = AppliedPolicy
+    }
+
+    public enum Events: ProtocolMethod {
+        public static let interface = Admin.interface
+        public static let name = "Events"
+
+        public struct Request: ProtocolMessage {
+            public var filter: EventFilter?
+
+            public init(filter: EventFilter?) { self.filter = filter }
+
+            public init(reading message: MessageReader) throws(MalformedMessage) {
+                filter = try message.optionalMessage("filter")
+            }
+
+            public var fields: [String: JSONValue] {
+                guard let filter else { return [:] }
+                return ["filter": filter.json]
+            }
+        }
+
+        public struct Reply: ProtocolMessage {
+            public var event: Event
+
+            public init(event: Event) { self.event = event }
+
+            public init(reading message: MessageReader) throws(MalformedMessage) {
+                event = try message.message("event")
+            }
+
+            public var fields: [String: JSONValue] { ["event": event.json] }
+        }
+    }
+
+    /// Every method of the interface, for checks against the interface file.
+    public static let methods: [any ProtocolMethod.Type] = [
+        Status.self, ListApps.self, GetApp.self, GetPolicy.self, ValidatePolicy.self, ApplyPolicy.self, Reload.self,
+        Decide.self, Wipe.self, Notify.self, PolicyHistory.self, RollbackPolicy.self, Events.self,
+    ]
+}
