@@ -63,7 +63,8 @@ let package = Package(
         .target(name: "ProctorProtocol", dependencies: ["JSONCore", "ProctorPolicy", "Varlink"],
                 exclude: ["Interfaces"], plugins: ["EmbedInterfaces"]),
         .target(name: "ProctorDaemon",
-                dependencies: ["ProctorProtocol", "ProctorPolicy", "Varlink", "LinuxIO", "SystemdKit", "ProctorStore", "JSONCore"]),
+                dependencies: ["ProctorProtocol", "ProctorPolicy", "Varlink", "LinuxIO", "SystemdKit", "ProctorStore", "JSONCore",
+                               "ProctorBundle", "ProctorFleet", "ProctorCrypto"]),
         // Build-time only: the Varlink interface files become a Swift string table.
         .executableTarget(name: "embed-text"),
         .plugin(name: "EmbedInterfaces", capability: .buildTool(), dependencies: ["embed-text"]),

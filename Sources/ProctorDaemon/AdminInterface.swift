@@ -35,6 +35,9 @@ extension Daemon {
         table.answer(Admin.ApplyPolicy.self) { [unowned self] request, context throws(VarlinkError) in
             try applyPolicy(request, context)
         }
+        table.answer(Admin.ApplyBundle.self) { [unowned self] request, context throws(VarlinkError) in
+            try applyBundle(request, context)
+        }
         table.answer(Admin.Reload.self) { [unowned self] _, _ in
             Admin.Reload.Reply(result: reload().result, policy: active.info)
         }
@@ -53,6 +56,7 @@ extension Daemon {
             })
         }
         table.answer(Admin.RollbackPolicy.self) { [unowned self] request, context throws(VarlinkError) in
+            try refuseUnsignedIfRequired(context, rollback: true)
             let record: BundleRecord
             do throws(StoreError) {
                 record = try store.rollback(to: request.version, at: Clock.now(), byUID: context.peer.uid)

@@ -33,7 +33,8 @@ extension Daemon {
             lastReload: lastReload?.result,
             counts: Admin.Counts(appsKnown: appsKnown, appsConnected: registry.sessionsByApp.count, sessions: registry.sessionCount,
                                  decisionsAllowed: decisionsAllowed, decisionsDenied: decisionsDenied,
-                                 logMessagesDropped: logger.droppedCount, logSinkFailures: logger.counters.sinkFailures))
+                                 logMessagesDropped: logger.droppedCount, logSinkFailures: logger.counters.sinkFailures),
+            fleet: fleetStatus)
     }
 
     /// Apps named in policy or ever seen registering, sorted.
@@ -74,6 +75,7 @@ extension Daemon {
     /// Validate, persist (one transaction, fsynced), then swap and broadcast: an apply that
     /// was acknowledged survives any crash, and a failed one changes nothing.
     func applyPolicy(_ request: Admin.PolicyRequest, _ context: ConnectionContext) throws(VarlinkError) -> Admin.AppliedPolicy {
+        try refuseUnsignedIfRequired(context)
         if let expected = request.expectedVersion, expected != active.version {
             throw AdminError.versionConflict(expected: expected, current: active.version)
         }

@@ -33,6 +33,9 @@ final class Daemon {
     var decisionsAllowed = 0
     var decisionsDenied = 0
     let events = EventFeed()
+    /// Signed bundles and the MDM poll (Daemon+Fleet.swift).
+    var fleet = FleetState()
+    let fleetShared = FleetShared()
     /// Checks every registration against the app's `match` block (`IdentityCheck`). Only
     /// `InProcessDaemon`, the test kit's agent, turns it off: its callers are the test's own
     /// process.
@@ -73,6 +76,16 @@ final class Daemon {
             throw StartupError(message: "cannot open the state database in \(configuration.stateDirectory): \(error)",
                                errno: EIO)
         }
+
+        do {
+            (fleet.configuration, fleet.trustedKeys) = try Self.loadFleetSettings(configuration)
+            fleet.lastAppliedSerial = try store.lastAppliedSerial().map { Int($0.serial) }
+        } catch let error as FleetSetupError {
+            throw StartupError(message: error.description, errno: EINVAL, isConfigurationError: true)
+        } catch {
+            throw StartupError(message: "the last applied bundle serial cannot be read: \(error)", errno: EIO)
+        }
+        fleetShared.lastAppliedSerial.store(fleet.lastAppliedSerial ?? 0, ordering: .relaxed)
 
         let now = Clock.now()
         var reloadProblems: [PolicyProblem] = []
@@ -155,6 +168,9 @@ final class Daemon {
 
         log(.ready, "proctord is ready with policy \(active.version)", policyFields())
         notify { try $0.ready(status: statusLine()) }
+        fleetShared.daemon = self
+        startPolling()
+        defer { fleet.poller?.stop() }
         do {
             try loop.run()
         } catch {
@@ -168,6 +184,7 @@ final class Daemon {
         log(.stopping, "proctord is stopping on signal \(signal)", [])
         agentServer?.close()
         adminServer?.close()
+        fleet.poller?.stop()
         loop.stop()
     }
 
@@ -280,6 +297,7 @@ final class Daemon {
     @discardableResult
     func reload() -> ReloadOutcome {
         notify { try $0.reloading(status: "Reloading policy.d") }
+        reloadFleetSettings()
         let now = Clock.now()
         let outcome: ReloadOutcome
         do {
