@@ -49,14 +49,15 @@ extension Daemon {
         catch { throw FleetSetupError(description: "trusted keys: \(error)") }
     }
 
-    /// Re-reads proctord.conf and keys.d (reload). Invalid files keep the settings in force.
+    /// Re-reads proctord.conf and keys.d (reload), and polls at once: a reload is the way to
+    /// say "the MDM has something new". Invalid files keep the settings in force.
     func reloadFleetSettings() {
         do {
             let (settings, keys) = try Self.loadFleetSettings(configuration)
             let changed = settings != fleet.configuration || keys.keys != fleet.trustedKeys.keys
             fleet.configuration = settings
             fleet.trustedKeys = keys
-            if changed { startPolling() }
+            if changed { startPolling() } else { fleet.poller?.pollNow() }
         } catch {
             log(.fleetConfigurationInvalid, "Fleet settings not reloaded, the previous ones stay in force: \(error)",
                 [(DaemonEventField.errors, error.description)])
@@ -96,8 +97,9 @@ extension Daemon {
     /// A poll's outcome, back on the loop.
     func pulled(_ outcome: BundlePoller.Outcome, _ verdict: Result<VerifiedBundle, BundleRefusal>?, generation: Int) {
         guard generation == fleet.generation, let url = fleet.configuration.source.bundleURL else { return }
-        fleet.lastFetchAt = UnixMilliseconds(outcome.finishedAt) * 1000
-        fleet.nextFetchAt = UnixMilliseconds(outcome.nextPollAt) * 1000
+        let now = Clock.now()  // milliseconds: two polls within a second stay apart in Status
+        fleet.lastFetchAt = now
+        fleet.nextFetchAt = now + UnixMilliseconds(outcome.nextPollAt - outcome.finishedAt) * 1000
         switch (outcome.result, verdict) {
         case (.failure(let failure), _):
             fleet.lastFetchResult = "failed"
