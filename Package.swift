@@ -55,7 +55,7 @@ let package = Package(
         .target(name: "KernelKeyring", dependencies: ["CKeyutils", "LinuxIO"]),
         .target(name: "ProctorCrypto", dependencies: ["CSodium", "LinuxIO"]),
         .target(name: "ProctorBundle", dependencies: ["ProctorPolicy", "ProctorCrypto", "JSONCore"]),
-        .target(name: "ProctorFleet", dependencies: ["CCurl"]),
+        .target(name: "ProctorFleet", dependencies: ["CCurl", "LinuxIO"]),
         .target(name: "Varlink", dependencies: ["JSONCore", "LinuxIO"]),
         .target(name: "SystemdKit", dependencies: ["CSystemd", "LinuxIO"]),
         // ProctorPolicy for its limits only: a bundle the language accepts must fit the store.

@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import LinuxIO
 import Synchronization
 
 /// A thread of its own that fetches the bundle every poll interval (`PollSchedule`) and hands
@@ -43,18 +44,7 @@ public final class BundlePoller: Sendable {
             return !state.started
         }
         guard first else { return }
-        let context = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        let status = pthread_create(&thread, nil, { raw in
-            Unmanaged<BundlePoller>.fromOpaque(raw!).takeRetainedValue().run()
-            return nil
-        }, context)
-        guard status == 0 else {
-            Unmanaged<BundlePoller>.fromOpaque(context).release()
-            DispatchQueue.global(qos: .utility).async { self.run() }
-            return
-        }
-        pthread_detach(thread)
+        DetachedThread.start { self.run() }
     }
 
     /// Polls now rather than at the next scheduled time.
