@@ -1,4 +1,6 @@
 import Glibc
+import JSONCore
+import LinuxIO
 import ProctorBundle
 import ProctorCrypto
 import ProctorFleet
@@ -15,6 +17,10 @@ struct FleetState {
     var configuration = FleetConfiguration()
     var trustedKeys = TrustedKeys([])
     var poller: BundlePoller?
+    /// POSTs status documents to `StatusURL=`, and the timer that sends one at least every
+    /// `StatusIntervalSec=`.
+    var reporter: StatusReporter?
+    var statusTimer: TimerHandle?
     /// Bumped whenever the poller is replaced, so a late outcome of an old one is ignored.
     var generation = 0
     var lastAppliedSerial: Int?
@@ -57,7 +63,7 @@ extension Daemon {
             let changed = settings != fleet.configuration || keys.keys != fleet.trustedKeys.keys
             fleet.configuration = settings
             fleet.trustedKeys = keys
-            if changed { startPolling() } else { fleet.poller?.pollNow() }
+            if changed { startFleetThreads() } else { fleet.poller?.pollNow() }
         } catch {
             log(.fleetConfigurationInvalid, "Fleet settings not reloaded, the previous ones stay in force: \(error)",
                 [(DaemonEventField.errors, error.description)])
@@ -65,12 +71,13 @@ extension Daemon {
         }
     }
 
-    /// (Re)starts the poll thread for `BundleURL=`, or stops it when there is none.
-    func startPolling() {
-        fleet.poller?.stop()
-        fleet.poller = nil
+    /// (Re)starts the poll thread for `BundleURL=` and the status reporter for `StatusURL=`,
+    /// or stops them when not configured.
+    func startFleetThreads() {
+        stopFleetThreads()
         fleet.generation += 1
         fleet.nextFetchAt = nil
+        startReporting()
         guard let url = fleet.configuration.source.bundleURL else { return }
         let source = fleet.configuration.source
         let request = FetchRequest(url: url, caCertificate: source.caCertificate, clientCertificate: source.clientCertificate,
@@ -92,6 +99,51 @@ extension Daemon {
         }
         fleet.poller = poller
         poller.start()
+    }
+
+    func stopFleetThreads() {
+        fleet.poller?.stop()
+        fleet.poller = nil
+        fleet.reporter?.stop()
+        fleet.reporter = nil
+        if let timer = fleet.statusTimer { loop.cancel(timer) }
+        fleet.statusTimer = nil
+    }
+
+    private func startReporting() {
+        let source = fleet.configuration.source
+        guard let url = source.statusURL else { return }
+        let request = FetchRequest(url: url, caCertificate: source.caCertificate, clientCertificate: source.clientCertificate,
+                                   clientKey: source.clientKey, maximumBytes: 64 * 1024)
+        let shared = fleetShared
+        let loop = self.loop
+        let generation = fleet.generation
+        let reporter = StatusReporter(request: request, retryIntervalSeconds: source.statusIntervalSeconds) { outcome in
+            guard case .failure(let failure) = outcome.result else { return }
+            loop.execute { shared.daemon?.statusReportFailed(failure, url: url, generation: generation) }
+        }
+        fleet.reporter = reporter
+        reporter.start()
+        fleet.statusTimer = loop.schedule(every: .seconds(source.statusIntervalSeconds)) { [unowned self] in reportStatus() }
+        reportStatus()
+    }
+
+    /// Hands the reporter a fresh status document (after each apply or refusal, and on the
+    /// timer): what `proctorctl status --json` and `apps --json` show, with the machine's id.
+    func reportStatus() {
+        guard let reporter = fleet.reporter else { return }
+        let apps = ((try? knownAppIDs()) ?? []).compactMap { try? appDetail($0).json }
+        let document = JSONValue.object([
+            "machineId": .string(machineID), "sentAt": .string(Clock.rfc3339(Clock.now())),
+            "status": status().json, "apps": .array(apps),
+        ])
+        reporter.submit(document.serialized())
+    }
+
+    private func statusReportFailed(_ failure: FetchFailure, url: String, generation: Int) {
+        guard generation == fleet.generation else { return }
+        log(.statusReportFailed, "Sending the status document to \(url) failed, retrying later: \(failure)",
+            [(DaemonEventField.bundleSource, url), (DaemonEventField.reason, failure.name)])
     }
 
     /// A poll's outcome, back on the loop.
@@ -127,12 +179,14 @@ extension Daemon {
         case (.success(.fetched), nil):
             preconditionFailure("a fetched bundle is always verified")
         }
+        if case .success(.fetched) = outcome.result { reportStatus() }
     }
 
     /// `ApplyBundle`: a signed bundle from an administrator, verified exactly as a pulled one.
     func applyBundle(_ request: Admin.ApplyBundle.Request, _ context: ConnectionContext) throws(VarlinkError)
         -> Admin.ApplyBundle.Reply {
         let source = "admin uid \(context.peer.uid)"
+        defer { reportStatus() }  // applied or refused: the MDM hears of it either way
         let verifier = BundleVerifier(trustedKeys: fleet.trustedKeys, lastAppliedSerial: fleet.lastAppliedSerial ?? 0)
         let verified: VerifiedBundle
         do { verified = try verifier.verify(Array(request.bundle.utf8), now: Int(Clock.now() / 1000)) }
@@ -145,6 +199,7 @@ extension Daemon {
     func refuseUnsignedIfRequired(_ context: ConnectionContext, rollback: Bool = false) throws(VarlinkError) {
         guard fleet.configuration.requireSignedBundles else { return }
         let source = "admin uid \(context.peer.uid)"
+        defer { reportStatus() }
         guard rollback else { throw refuse(.unsigned, source: source) }
         let message = "RequireSignedBundles=yes: a rollback is refused; only a newer signed bundle may change the policy"
         logRefusal(reason: "unsigned", message: message, source: source, fields: [])
@@ -200,5 +255,17 @@ extension Daemon {
                           trustedKeys: fleet.trustedKeys.keys.keys.sorted(), lastAppliedSerial: fleet.lastAppliedSerial,
                           lastFetchAt: fleet.lastFetchAt.map(Clock.rfc3339), lastFetchResult: fleet.lastFetchResult,
                           nextFetchAt: fleet.nextFetchAt.map(Clock.rfc3339), lastError: fleet.lastError)
+    }
+}
+
+extension Daemon {
+    /// The machine's id from `/etc/machine-id` (32 hex digits), or "" if it cannot be read.
+    static func readMachineID() -> String {
+        guard let file = fopen("/etc/machine-id", "r") else { return "" }
+        defer { fclose(file) }
+        var buffer = [CChar](repeating: 0, count: 64)
+        guard fgets(&buffer, Int32(buffer.count), file) != nil else { return "" }
+        let text = String(cString: buffer).filter { $0.isHexDigit }
+        return text.count == 32 ? text : ""
     }
 }

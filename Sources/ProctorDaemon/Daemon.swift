@@ -36,6 +36,8 @@ final class Daemon {
     /// Signed bundles and the MDM poll (Daemon+Fleet.swift).
     var fleet = FleetState()
     let fleetShared = FleetShared()
+    /// `/etc/machine-id`, which status documents carry ("" if it cannot be read).
+    let machineID = Daemon.readMachineID()
     /// Checks every registration against the app's `match` block (`IdentityCheck`). Only
     /// `InProcessDaemon`, the test kit's agent, turns it off: its callers are the test's own
     /// process.
@@ -169,8 +171,8 @@ final class Daemon {
         log(.ready, "proctord is ready with policy \(active.version)", policyFields())
         notify { try $0.ready(status: statusLine()) }
         fleetShared.daemon = self
-        startPolling()
-        defer { fleet.poller?.stop() }
+        startFleetThreads()
+        defer { stopFleetThreads() }
         do {
             try loop.run()
         } catch {
@@ -184,7 +186,7 @@ final class Daemon {
         log(.stopping, "proctord is stopping on signal \(signal)", [])
         agentServer?.close()
         adminServer?.close()
-        fleet.poller?.stop()
+        stopFleetThreads()
         loop.stop()
     }
 

@@ -26,6 +26,7 @@ enum DaemonEvent: CaseIterable {
     case bundleRefused
     case bundleFetchFailed
     case fleetConfigurationInvalid
+    case statusReportFailed
 
     var messageID: MessageID {
         switch self {
@@ -51,6 +52,7 @@ enum DaemonEvent: CaseIterable {
         case .bundleRefused: MessageID("0931caa75bc24621b966c4771a171f03")
         case .bundleFetchFailed: MessageID("d3c51b27058c4cd6836ac7de3b81da61")
         case .fleetConfigurationInvalid: MessageID("e96634bfb1264591b49523a2c38fb11a")
+        case .statusReportFailed: MessageID("8ab1911d379e4fbd812e3bf007297631")
         }
     }
 
@@ -62,7 +64,7 @@ enum DaemonEvent: CaseIterable {
         case .reloadSucceeded, .policyApplied, .appRegistered, .wipeAcknowledged, .bundleApplied: .info
         case .wipeIssued: .notice
         case .registrationRefusedIdentity, .registrationRefusedUnknown, .decisionDenied,
-             .clientLimitHit, .logMessagesDropped, .notifyFailed, .bundleFetchFailed: .warning
+             .clientLimitHit, .logMessagesDropped, .notifyFailed, .bundleFetchFailed, .statusReportFailed: .warning
         case .reloadFailed, .storageFailure, .bundleRefused, .fleetConfigurationInvalid: .error
         case .stateDatabaseCorrupt: .critical
         case .decisionAllowed: .debug

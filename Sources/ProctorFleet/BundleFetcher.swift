@@ -12,6 +12,9 @@ public struct FetchRequest: Sendable, Hashable {
     public var etag: String?
     /// The largest body accepted (the policy size limit, as a bundle).
     public var maximumBytes: Int
+    /// When set, the request is a POST of this JSON document (status reports) and any 2xx
+    /// answer is success.
+    public var jsonBody: [UInt8]?
     /// Seconds to establish the connection, TLS included.
     public var connectTimeoutSeconds = 15
     /// Seconds for the whole exchange.
@@ -122,7 +125,8 @@ public final class BundleFetcher: @unchecked Sendable {
         let transfer = Transfer(maximumBytes: request.maximumBytes, cancellation: cancellation)
         let context = Unmanaged.passUnretained(transfer).toOpaque()
         var headers: UnsafeMutablePointer<curl_slist>? = nil
-        if let etag = request.etag { headers = curl_slist_append(nil, "If-None-Match: \(etag)") }
+        if let etag = request.etag { headers = curl_slist_append(headers, "If-None-Match: \(etag)") }
+        if request.jsonBody != nil { headers = curl_slist_append(headers, "Content-Type: application/json") }
         defer { curl_slist_free_all(headers) }
         var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         curl_easy_reset(handle)  // keeps the connection cache, forgets the last request's options
@@ -143,6 +147,11 @@ public final class BundleFetcher: @unchecked Sendable {
             if let path = request.clientCertificate { _ = ccurl_setopt_string(handle, CURLOPT_SSLCERT, path) }
             if let path = request.clientKey { _ = ccurl_setopt_string(handle, CURLOPT_SSLKEY, path) }
             _ = ccurl_setopt_list(handle, CURLOPT_HTTPHEADER, headers)
+            if let body = request.jsonBody {
+                // COPYPOSTFIELDS: libcurl keeps its own copy, so no Swift buffer must outlive this call.
+                _ = ccurl_setopt_offset(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
+                _ = body.withUnsafeBytes { ccurl_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress)) }
+            }
             _ = ccurl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, buffer.baseAddress)
             _ = ccurl_setopt_data_callback(handle, CURLOPT_WRITEFUNCTION, { data, size, count, context in
                 Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue().receiveBody(data!, size * count)
@@ -164,6 +173,7 @@ public final class BundleFetcher: @unchecked Sendable {
         var status = 0
         _ = ccurl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
         switch status {
+        case 200...299 where request.jsonBody != nil: return .fetched(body: transfer.body, etag: nil)
         case 0, 200: return .fetched(body: transfer.body, etag: transfer.etag)  // 0: file://
         case 304 where request.etag != nil: return .notModified
         default: throw .httpStatus(status)

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ProctorFleet
+import Synchronization
 import TestSupport
 import Testing
 
@@ -146,5 +147,38 @@ import Testing
         started.wait()
         #expect(throws: FetchFailure.cancelled) { try fetcher.fetch(request("slow-start")) }
         #expect(throws: FetchFailure.cancelled) { try fetcher.fetch(request("bundle")) }
+    }
+}
+
+@Suite struct StatusReporterTests {
+    @Test func postsTheNewestDocumentAndRetriesAfterAFailure() throws {
+        let server = try MDMServer()
+        let failed = Mutex(0)
+        let reporter = StatusReporter(request: FetchRequest(url: server.url("report"), caCertificate: server.file("ca.pem"),
+                                                            maximumBytes: 1024),
+                                      retryIntervalSeconds: 1) { outcome in
+            if case .failure = outcome.result { failed.withLock { $0 += 1 } }
+        }
+        reporter.start()
+        defer { reporter.stop() }
+        reporter.submit(Array(#"{"n": 1}"#.utf8))
+        try waitUntil { (try server.log()["posts"] as? [[String: Int]])?.count == 1 }
+        FileManager.default.createFile(atPath: server.file("report-fails"), contents: nil)
+        reporter.submit(Array(#"{"n": 2}"#.utf8))
+        try waitUntil { failed.withLock { $0 } >= 1 }
+        try FileManager.default.removeItem(atPath: server.file("report-fails"))
+        // The failed document is sent again on retry (within the 1 s backoff ceiling).
+        try waitUntil { (try server.log()["posts"] as? [[String: Int]])?.count == 2 }
+        #expect(try server.log()["posts"] as? [[String: Int]] == [["n": 1], ["n": 2]])
+        let posts = (try server.log()["requests"] as? [[String: Any]] ?? []).filter { $0["method"] as? String == "POST" }
+        #expect(posts.allSatisfy { $0["contentType"] as? String == "application/json" })
+    }
+
+    func waitUntil(_ condition: () throws -> Bool) throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while try !condition() {
+            guard ContinuousClock.now < deadline else { throw CancellationError() }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
     }
 }

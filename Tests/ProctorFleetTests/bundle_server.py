@@ -9,12 +9,13 @@ DNS:localhost, so https://127.0.0.1:PORT/ is a name mismatch.
 Paths: /bundle (DIR/bundle, with an ETag, 304 on If-None-Match), /slow-start (answers after
 30 s), /trickle (one byte a second), /truncated (announces 1000 bytes, sends 10), /unbounded
 (2 MB with no Content-Length), /mtls (200 only with a client certificate the CA signed),
-/status/N (HTTP N), /log (JSON: the requests so far and the proxy's CONNECTs).
+/status/N (HTTP N), /log (JSON: the requests so far, the proxy's CONNECTs and the bodies POSTed
+to /report, which answers 204 — or 500 while DIR/report-fails exists).
 """
 import hashlib, http.server, json, os, select, socket, ssl, subprocess, sys, threading, time
 
 directory = sys.argv[1]
-log = {"requests": [], "connects": []}
+log = {"requests": [], "connects": [], "posts": []}
 
 
 def openssl(*arguments):
@@ -49,6 +50,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        log["requests"].append({"path": self.path, "method": "POST", "contentType": self.headers.get("Content-Type")})
+        if self.path != "/report":
+            return self.reply(404, b"not found")
+        if os.path.exists(os.path.join(directory, "report-fails")):
+            return self.reply(500, b"failing")
+        log["posts"].append(json.loads(body))
+        self.send_response(204)
+        self.end_headers()
 
     def do_GET(self):
         log["requests"].append({"path": self.path, "ifNoneMatch": self.headers.get("If-None-Match"),

@@ -80,10 +80,26 @@ def fleet(workdir):
     mdm.stop()
 
 
-def configure(daemon, mdm, url=None, require_signed=False, interval=1):
+def configure(daemon, mdm, url=None, require_signed=False, interval=1, status=""):
     with open(os.path.join(daemon.config_dir, "proctord.conf"), "w") as f:
         f.write(f"[Source]\nBundleURL={url or mdm.url()}\nPollIntervalSec={interval}\n"
-                f"CACertificate={mdm.dir}/ca.pem\n[Policy]\nRequireSignedBundles={'yes' if require_signed else 'no'}\n")
+                f"CACertificate={mdm.dir}/ca.pem\n{status}[Policy]\nRequireSignedBundles={'yes' if require_signed else 'no'}\n")
+
+
+def posts(mdm):
+    """The status documents the MDM received, fetched from its /log with curl."""
+    out = subprocess.run(["curl", "-sf", "--cacert", f"{mdm.dir}/ca.pem", mdm.url("log")], capture_output=True, timeout=10)
+    return json.loads(out.stdout)["posts"] if out.returncode == 0 else []
+
+
+def wait_for_post(mdm, predicate, timeout=20):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for document in posts(mdm):
+            if predicate(document):
+                return document
+        time.sleep(0.1)
+    raise AssertionError(f"no such status POST: {posts(mdm)}")
 
 
 def next_fetch(daemon, reply):
@@ -230,3 +246,23 @@ def test_a_broken_proctord_conf_stops_start_up_and_a_broken_reload_keeps_the_set
     assert reply["fleet"]["bundleUrl"] == mdm.url()
     assert reply["fleet"]["lastError"]["reason"] == "configuration"
     assert "unknown key in [Policy]" in daemon.wait_for_log("Fleet settings not reloaded")
+
+
+def test_status_documents_are_posted_after_apply_and_refusal(fleet, workdir):
+    mdm, key, daemon = fleet
+    mdm.publish(sign(key, base_policy("fleet.1"), workdir, serial=100))
+    configure(daemon, mdm, interval=3600, status=f"StatusURL={mdm.url('report')}\nStatusIntervalSec=600\n")
+    daemon.start()
+    applied = wait_for_post(mdm, lambda d: d["status"]["fleet"].get("lastAppliedSerial") == 100)
+    with open("/etc/machine-id") as f:
+        assert applied["machineId"] == f.read().strip()
+    assert applied["status"]["policy"]["version"] == "fleet.1"
+    assert applied["status"]["fleet"]["lastFetchResult"] == "applied"
+    apps = {app["appId"]: app for app in applied["apps"]}
+    assert apps["io.proctor.test.notes"]["state"] == "authorized"
+    assert apps["io.proctor.test.blocked"]["state"] == "blocked"
+    assert {"feedback", "acknowledgements", "wipes", "sessions"} <= set(apps["io.proctor.test.notes"])
+    mdm.publish(sign(key, base_policy("fleet.0"), workdir, serial=99))
+    proctorctl(daemon, "reload", check=0)
+    refused = wait_for_post(mdm, lambda d: (d["status"]["fleet"].get("lastError") or {}).get("reason") == "rollback")
+    assert refused["status"]["policy"]["version"] == "fleet.1"
