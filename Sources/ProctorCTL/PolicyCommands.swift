@@ -159,8 +159,14 @@ enum PolicyCommands {
         } else {
             // Read once (standard input cannot be read twice), then sent as a bundle or a policy.
             let file: (bytes: [UInt8], source: String)
-            do { file = try PolicyInput.readFile(path, limit: SignedBundle.maximumBytes) }
-            catch { throw .invalidInput(error.problems.map(\.description)) }
+            do {
+                file = try PolicyInput.readFile(path)
+            } catch {
+                // Larger than a policy may be, but perhaps a signed bundle (Base64 adds a third).
+                guard path != "-", let bundle = try? PolicyInput.readFile(path, limit: SignedBundle.maximumBytes),
+                      SignedBundle.looksSigned(bundle.bytes) else { throw .invalidInput(error.problems.map(\.description)) }
+                return try applySigned(bundle.bytes, arguments, context: context)
+            }
             if SignedBundle.looksSigned(file.bytes) { return try applySigned(file.bytes, arguments, context: context) }
             do { loaded = LoadedPolicy(policy: try Policy.parse(file.bytes, source: file.source), sources: [file.source]) }
             catch { throw .invalidInput(error.problems.map(\.description)) }

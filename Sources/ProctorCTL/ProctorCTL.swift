@@ -10,7 +10,7 @@ public enum ProctorCTL {
         PolicyCommands.showVerb, PolicyValidateCommand.verb, PolicyCommands.diffVerb, PolicyCommands.applyVerb,
         PolicyCommands.historyVerb, PolicyCommands.rollbackVerb, PolicySigningCommands.keygenVerb,
         PolicySigningCommands.signVerb, ReloadCommand.verb, CheckCommand.verb,
-        WipeCommand.verb, NotifyCommand.verb, EventsCommand.verb,
+        WipeCommand.verb, NotifyCommand.verb, EventsCommand.verb, MetricsCommand.verb,
     ]
 
     /// Runs the command line `arguments` (without the program name) in `environment`,

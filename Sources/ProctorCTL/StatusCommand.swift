@@ -20,12 +20,7 @@ enum StatusCommand {
                 + "last fetch and its result (fetched, unchanged, applied, refused or failed), the next fetch, and the "
                 + "last error: a refused bundle's or failed fetch's reason and message.",
         ],
-        exitStatuses: [
-            (.success, "proctord answered."),
-            (.invalidInput, "The command line is wrong."),
-            (.daemonUnreachable, "proctord is not running at the address, or the exchange failed."),
-            (.daemonRefused, "proctord refused, such as permission denied."),
-        ],
+        exitStatuses: AdminClient.questionExitStatuses,
         examples: [
             ("proctorctl status", "Show the daemon's state."),
             ("proctorctl status --json | jq -r .policy.version", "Print the version of the policy in force."),

@@ -29,6 +29,9 @@ struct FleetState {
     var lastFetchResult: String?
     var nextFetchAt: UnixMilliseconds?
     var lastError: Admin.FleetError?
+    /// Since start, for Status and metrics.
+    var fetchFailures = 0
+    var bundlesRefused = 0
 }
 
 /// What the fetch thread needs from the daemon: the highest serial applied (it verifies a
@@ -155,6 +158,7 @@ extension Daemon {
         switch (outcome.result, verdict) {
         case (.failure(let failure), _):
             fleet.lastFetchResult = "failed"
+            fleet.fetchFailures += 1
             fleet.lastError = Admin.FleetError(at: Clock.rfc3339(Clock.now()), reason: failure.name, message: failure.description)
             log(.bundleFetchFailed, "Fetching the policy bundle from \(url) failed (\(outcome.consecutiveFailures) in a row), "
                 + "retrying at \(Clock.rfc3339(fleet.nextFetchAt!)): \(failure)",
@@ -244,6 +248,7 @@ extension Daemon {
 
     private func logRefusal(reason: String, message: String, source: String, fields: [(String, String)]) {
         fleet.lastError = Admin.FleetError(at: Clock.rfc3339(Clock.now()), reason: reason, message: message)
+        fleet.bundlesRefused += 1
         log(.bundleRefused, "Refused a policy bundle from \(source), policy \(active.version) stays in force: \(message)",
             policyFields() + [(DaemonEventField.reason, reason), (DaemonEventField.bundleSource, source)] + fields)
     }
@@ -254,7 +259,8 @@ extension Daemon {
                           requireSignedBundles: fleet.configuration.requireSignedBundles,
                           trustedKeys: fleet.trustedKeys.keys.keys.sorted(), lastAppliedSerial: fleet.lastAppliedSerial,
                           lastFetchAt: fleet.lastFetchAt.map(Clock.rfc3339), lastFetchResult: fleet.lastFetchResult,
-                          nextFetchAt: fleet.nextFetchAt.map(Clock.rfc3339), lastError: fleet.lastError)
+                          nextFetchAt: fleet.nextFetchAt.map(Clock.rfc3339), lastError: fleet.lastError,
+                          fetchFailures: fleet.fetchFailures, bundlesRefused: fleet.bundlesRefused)
     }
 }
 

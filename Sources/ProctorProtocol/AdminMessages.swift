@@ -101,9 +101,13 @@ public enum Admin {
         public var lastFetchResult: String?
         public var nextFetchAt: String?
         public var lastError: FleetError?
+        /// Since proctord started.
+        public var fetchFailures: Int
+        public var bundlesRefused: Int
 
         public init(bundleUrl: String?, requireSignedBundles: Bool, trustedKeys: [String], lastAppliedSerial: Int?,
-                    lastFetchAt: String?, lastFetchResult: String?, nextFetchAt: String?, lastError: FleetError?) {
+                    lastFetchAt: String?, lastFetchResult: String?, nextFetchAt: String?, lastError: FleetError?,
+                    fetchFailures: Int, bundlesRefused: Int) {
             self.bundleUrl = bundleUrl
             self.requireSignedBundles = requireSignedBundles
             self.trustedKeys = trustedKeys
@@ -112,6 +116,8 @@ public enum Admin {
             self.lastFetchResult = lastFetchResult
             self.nextFetchAt = nextFetchAt
             self.lastError = lastError
+            self.fetchFailures = fetchFailures
+            self.bundlesRefused = bundlesRefused
         }
 
         public init(reading message: MessageReader) throws(MalformedMessage) {
@@ -123,11 +129,14 @@ public enum Admin {
             lastFetchResult = try message.optionalString("lastFetchResult")
             nextFetchAt = try message.optionalString("nextFetchAt")
             lastError = try message.optionalMessage("lastError")
+            fetchFailures = try message.int("fetchFailures")
+            bundlesRefused = try message.int("bundlesRefused")
         }
 
         public var fields: [String: JSONValue] {
             var fields: [String: JSONValue] = ["requireSignedBundles": .bool(requireSignedBundles),
-                                               "trustedKeys": .array(trustedKeys.map(JSONValue.string))]
+                                               "trustedKeys": .array(trustedKeys.map(JSONValue.string)),
+                                               "fetchFailures": .number(fetchFailures), "bundlesRefused": .number(bundlesRefused)]
             if let bundleUrl { fields["bundleUrl"] = .string(bundleUrl) }
             if let lastAppliedSerial { fields["lastAppliedSerial"] = .number(lastAppliedSerial) }
             if let lastFetchAt { fields["lastFetchAt"] = .string(lastFetchAt) }

@@ -266,3 +266,27 @@ def test_status_documents_are_posted_after_apply_and_refusal(fleet, workdir):
     proctorctl(daemon, "reload", check=0)
     refused = wait_for_post(mdm, lambda d: (d["status"]["fleet"].get("lastError") or {}).get("reason") == "rollback")
     assert refused["status"]["policy"]["version"] == "fleet.1"
+
+
+def test_metrics_parse_as_prometheus_text_and_count_fleet_events(fleet, workdir):
+    from prometheus_client.parser import text_string_to_metric_families
+    mdm, key, daemon = fleet
+    mdm.publish(sign(key, base_policy("fleet.1"), workdir, serial=100))
+    configure(daemon, mdm, interval=3600)
+    daemon.start()
+    reply = wait_for_fetch(daemon, None)
+    mdm.publish(sign(key, base_policy("fleet.0"), workdir, serial=99))
+    proctorctl(daemon, "reload", check=0)
+    next_fetch(daemon, reply)
+    proctorctl(daemon, "check", "io.proctor.test.notes", "print", check=1)
+    text = proctorctl(daemon, "metrics", check=0).stdout
+    assert text.endswith("# EOF\n")
+    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
+               for family in text_string_to_metric_families(text) for s in family.samples}
+    assert samples[("proctor_bundle_serial", ())] == 100
+    assert samples[("proctor_bundles_refused_total", ())] == 1
+    assert samples[("proctor_bundle_fetch_failures_total", ())] == 0
+    assert samples[("proctor_apps_known", ())] == 4
+    assert ("proctor_decisions_total", (("result", "denied"),)) in samples
+    assert samples[("proctor_bundle_last_fetch_timestamp_seconds", ())] > time.time() - 60
+    assert samples[("proctor_policy_loaded_timestamp_seconds", (("version", "fleet.1"),))] > time.time() - 60
