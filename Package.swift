@@ -71,7 +71,7 @@ let package = Package(
         .target(name: "ProctorCTL", dependencies: ["ProctorProtocol", "ProctorPolicy", "Varlink", "JSONCore", "ProctorBundle",
                                                   "ProctorCrypto"]),
         .target(name: "ProctorKit", dependencies: ["ProctorProtocol", "ProctorPolicy", "Varlink", "SystemdKit", "JSONCore", "CSystemd",
-                                                  "LinuxIO", "ProctorCrypto", "KernelKeyring"]),
+                                                  "LinuxIO", "ProctorCrypto"]),
         // The SDK's test kit runs proctord's own code (ProctorDaemon) inside the test process.
         .target(name: "ProctorKitTesting", dependencies: ["ProctorKit", "ProctorDaemon", "ProctorProtocol", "ProctorPolicy", "JSONCore",
                                                          "Varlink", "ProctorCrypto"]),
@@ -82,8 +82,8 @@ let package = Package(
         .executableTarget(name: "proctor-demo", dependencies: ["ProctorKit", "ProctorPolicy", "JSONCore"], exclude: ["Info.plist"]),
         .executableTarget(name: "proctor-kit-testapp", dependencies: ["ProctorKit", "ProctorPolicy", "JSONCore"]),
         .executableTarget(name: "proctor-bench",
-                          dependencies: ["ProctorPolicy", "Varlink", "LinuxIO", "JSONCore", "ProctorKit", "ProctorCrypto",
-                                         "ProctorKitTesting"]),
+                          dependencies: ["ProctorPolicy", "LinuxIO", "JSONCore", "ProctorKit", "ProctorCrypto",
+                                         "ProctorKitTesting", "ProctorBundle"]),
         // Used only by the real-systemd tests in Tests/systemd.
         .executableTarget(name: "systemdkit-probe", dependencies: ["SystemdKit", "CLinux"], path: "Tests/systemd/probe"),
 
@@ -100,7 +100,7 @@ let package = Package(
         .testTarget(name: "SystemdKitTests", dependencies: ["SystemdKit", "LinuxIO"]),
         .testTarget(name: "ProctorStoreTests", dependencies: ["ProctorStore", "JSONCore", "ProctorPolicy", "CSQLite"]),
         .testTarget(name: "ProctorProtocolTests", dependencies: ["ProctorProtocol", "ProctorPolicy", "JSONCore", "Varlink"]),
-        .testTarget(name: "ProctorCTLTests", dependencies: ["ProctorCTL", "ProctorPolicy", "JSONCore", "Varlink", "LinuxIO", "TestSupport",
+        .testTarget(name: "ProctorCTLTests", dependencies: ["ProctorCTL", "ProctorPolicy", "JSONCore", "Varlink", "LinuxIO",
                                                           "ProctorBundle", "ProctorCrypto"],
                     exclude: ["golden"]),
         .testTarget(name: "ProctorDaemonTests",
@@ -108,7 +108,7 @@ let package = Package(
                                    "LinuxIO"]),
         .testTarget(name: "ProctorKitTests",
                     dependencies: ["ProctorKit", "ProctorKitTesting", "ProctorProtocol", "TestSupport", "ProctorPolicy", "JSONCore",
-                                   "Varlink", "ProctorCrypto"]),
+                                   "Varlink", "ProctorCrypto", "LinuxIO"]),
     ]
 )
 

@@ -271,7 +271,8 @@ extension Daemon {
         defer { fclose(file) }
         var buffer = [CChar](repeating: 0, count: 64)
         guard fgets(&buffer, Int32(buffer.count), file) != nil else { return "" }
-        let text = String(cString: buffer).filter { $0.isHexDigit }
+        let line = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        let text = String(decoding: line, as: UTF8.self).filter { $0.isHexDigit }
         return text.count == 32 ? text : ""
     }
 }
