@@ -172,30 +172,44 @@ extension Daemon {
             fleet.lastFetchResult = "refused"
             _ = refuse(refusal, source: url)
         case (.success(.fetched), .success(let verified)):
-            do {
-                _ = try applySigned(verified, source: url, uid: getuid())
-                fleet.lastFetchResult = "applied"
-            } catch {
-                fleet.lastFetchResult = error.name.hasSuffix(".BundleRefused") ? "refused" : "failed"
-                // Perhaps passing (a full disk): fetch the same bundle again next time.
-                fleet.poller?.forgetETag()
-            }
+            // In turn with reloads and other applies (the policy update queue).
+            submit(.change { [unowned self] finished in
+                defer { finished() }
+                do throws(VarlinkError) {
+                    _ = try applySigned(verified, source: url, uid: getuid())
+                    fleet.lastFetchResult = "applied"
+                } catch {
+                    fleet.lastFetchResult = error.name.hasSuffix(".BundleRefused") ? "refused" : "failed"
+                    // Perhaps passing (a full disk): fetch the same bundle again next time.
+                    fleet.poller?.forgetETag()
+                }
+                reportStatus()
+            })
+            return
         case (.success(.fetched), nil):
             preconditionFailure("a fetched bundle is always verified")
         }
         if case .success(.fetched) = outcome.result { reportStatus() }
     }
 
-    /// `ApplyBundle`: a signed bundle from an administrator, verified exactly as a pulled one.
-    func applyBundle(_ request: Admin.ApplyBundle.Request, _ context: ConnectionContext) throws(VarlinkError)
-        -> Admin.ApplyBundle.Reply {
-        let source = "admin uid \(context.peer.uid)"
-        defer { reportStatus() }  // applied or refused: the MDM hears of it either way
-        let verifier = BundleVerifier(trustedKeys: fleet.trustedKeys, lastAppliedSerial: fleet.lastAppliedSerial ?? 0)
-        let verified: VerifiedBundle
-        do { verified = try verifier.verify(Array(request.bundle.utf8), now: Int(Clock.now() / 1000)) }
-        catch { throw refuse(error, source: source) }
-        return try applySigned(verified, source: source, uid: context.peer.uid)
+    /// `ApplyBundle`: a signed bundle from an administrator, verified exactly as a pulled one,
+    /// applied in turn with reloads and other applies.
+    func applyBundle(_ request: Admin.ApplyBundle.Request, _ context: ConnectionContext,
+                     reply: @escaping (Result<Admin.ApplyBundle.Reply, VarlinkError>) -> Void) {
+        submit(.change { [unowned self] finished in
+            defer {
+                reportStatus()  // applied or refused: the MDM hears of it either way
+                finished()
+            }
+            let source = "admin uid \(context.peer.uid)"
+            let verifier = BundleVerifier(trustedKeys: fleet.trustedKeys, lastAppliedSerial: fleet.lastAppliedSerial ?? 0)
+            reply(Result { () throws(VarlinkError) in
+                let verified: VerifiedBundle
+                do throws(BundleRefusal) { verified = try verifier.verify(Array(request.bundle.utf8), now: Int(Clock.now() / 1000)) }
+                catch { throw refuse(error, source: source) }
+                return try applySigned(verified, source: source, uid: context.peer.uid)
+            })
+        })
     }
 
     /// `RequireSignedBundles=yes` refuses plain policy from the Admin interface (ApplyPolicy,

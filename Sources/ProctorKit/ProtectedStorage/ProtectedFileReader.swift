@@ -25,7 +25,7 @@ public final class ProtectedFileReader {
         self.path = path
         do { descriptor = try FileDescriptor.open(path, O_RDONLY) }
         catch where error == .noSuchFileOrDirectory { throw .noSuchFile(name) }
-        catch { throw .system(operation: "open", path: path, errno: error) }
+        catch { throw .system(operation: "open", path: path, errno: error.rawValue) }
         var status = stat()
         fileSize = fstat(descriptor.rawValue, &status) == 0 ? Int(status.st_size) : 0
         sealed = [UInt8](repeating: 0, count: ProtectedFileFormat.sealedChunkSize)
@@ -97,7 +97,7 @@ public final class ProtectedFileReader {
                 Result { () throws(Errno) in try descriptor.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[filled...])) }
             }
             let count: Int
-            do { count = try result.get() } catch { throw .system(operation: "read", path: path, errno: error) }
+            do { count = try result.get() } catch { throw .system(operation: "read", path: path, errno: error.rawValue) }
             if count == 0 { break }
             filled += count
         }

@@ -23,7 +23,7 @@ public final class ProtectedFileWriter {
     init(name: String, path: String, key: SymmetricKey) throws(ProtectedStorageError) {
         self.name = name
         do { replacement = try AtomicFileReplacement(replacing: path, mode: 0o600) }
-        catch { throw .system(operation: error.operation, path: error.path, errno: error.errno) }
+        catch { throw .system(operation: error.operation, path: error.path, errno: error.errno.rawValue) }
         do { sealer = try SecretStreamSealer(key: key) }
         catch { throw .keyUnavailable(reason: "\(error)") }
         let prefix = ProtectedFileFormat.prefix(keyID: key.keyID)
@@ -96,7 +96,7 @@ public final class ProtectedFileWriter {
     private func perform(_ body: () throws(FileReplacementError) -> Void) throws(ProtectedStorageError) {
         do { try body() } catch {
             replacement.discard()
-            throw .system(operation: error.operation, path: error.path, errno: error.errno)
+            throw .system(operation: error.operation, path: error.path, errno: error.errno.rawValue)
         }
     }
 

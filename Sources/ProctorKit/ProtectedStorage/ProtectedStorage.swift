@@ -42,7 +42,7 @@ public final class ProtectedStorage: Sendable {
     public func configure(dataDirectory: String, keySource: any ProtectedStorageKeySource) throws(ProtectedStorageError) {
         let directory = dataDirectory + "/protected"
         if mkdir(directory, 0o700) != 0, errno != EEXIST {
-            throw .system(operation: "create directory", path: directory, errno: .current)
+            throw .system(operation: "create directory", path: directory, errno: Errno.current.rawValue)
         }
         AtomicFileReplacement.removeAbandonedTemporaryFiles(in: directory)
         configuration.withLock { $0 = Configuration(directory: directory, keySource: keySource) }
@@ -64,7 +64,12 @@ public final class ProtectedStorage: Sendable {
         let reader = try reader(for: name)
         let overhead = ProtectedFileFormat.headerSize + SecretStream.chunkOverhead
         var content = Data(capacity: max(reader.fileSize - overhead, 0))
-        do { try reader.forEachChunk { content.append(contentsOf: $0) } } catch {
+        do {
+            try reader.forEachChunk { chunk in
+                // Data's pointer-and-count append is one memcpy; the Sequence one goes byte by byte.
+                if let base = chunk.baseAddress { content.append(base.assumingMemoryBound(to: UInt8.self), count: chunk.count) }
+            }
+        } catch {
             content.resetBytes(in: 0..<content.count)  // no partial plaintext left in freed memory
             throw error
         }
@@ -76,16 +81,16 @@ public final class ProtectedStorage: Sendable {
         let (path, directory) = try location(of: name)
         guard unlink(path) == 0 else {
             if errno == ENOENT { throw .noSuchFile(name) }
-            throw .system(operation: "remove", path: path, errno: .current)
+            throw .system(operation: "remove", path: path, errno: Errno.current.rawValue)
         }
         do { try AtomicFileReplacement.syncDirectory(directory) }
-        catch { throw .system(operation: error.operation, path: error.path, errno: error.errno) }
+        catch { throw .system(operation: error.operation, path: error.path, errno: error.errno.rawValue) }
     }
 
     /// The names of the protected files, sorted.
     public func names() throws(ProtectedStorageError) -> [String] {
         let directory = try configured().directory
-        guard let stream = opendir(directory) else { throw .system(operation: "open directory", path: directory, errno: .current) }
+        guard let stream = opendir(directory) else { throw .system(operation: "open directory", path: directory, errno: Errno.current.rawValue) }
         defer { closedir(stream) }
         var names: [String] = []
         while let entry = readdir(stream) {

@@ -1,4 +1,4 @@
-public import LinuxIO
+import LinuxIO
 public import ProctorCrypto
 
 /// Why protected storage could not do what was asked. Every case names the file; none carries
@@ -12,8 +12,8 @@ public enum ProtectedStorageError: Error, Hashable, Sendable, CustomStringConver
     case noSuchFile(String)
     /// The key source could not supply the data key.
     case keyUnavailable(reason: String)
-    /// A file operation failed.
-    case system(operation: String, path: String, errno: Errno)
+    /// A file operation failed; `errno` is the raw error number.
+    case system(operation: String, path: String, errno: Int32)
     /// The file does not start with the protected-file header: it was not written by ProtectedStorage.
     case notAProtectedFile(String)
     /// The file's format version is one this SDK does not read.
@@ -35,7 +35,7 @@ public enum ProtectedStorageError: Error, Hashable, Sendable, CustomStringConver
         case .keyUnavailable(let reason):
             "the protected storage key is unavailable: \(reason)"
         case .system(let operation, let path, let errno):
-            "\(operation) \(path): \(errno)"
+            "\(operation) \(path): \(Errno(rawValue: errno))"
         case .notAProtectedFile(let name):
             "protected file \"\(name)\" does not start with the protected-file header"
         case .unsupportedVersion(let name, let version):
