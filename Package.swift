@@ -3,7 +3,7 @@
 //
 // Layers, bottom up (each depends only on those above it in this list):
 //   C shims ........ CLinux (GNU-only libc declarations), CSystemd (libsystemd), CSQLite (libsqlite3),
-//                    CSodium (libsodium), CKeyutils (libkeyutils), CLandlock (Landlock's ABI)
+//                    CSodium (libsodium), CCurl (libcurl), CKeyutils (libkeyutils), CLandlock (Landlock's ABI)
 //   JSONCore ....... JSON values, a position-tracking parser, canonical serialisation
 //   LinuxIO ........ descriptors, Unix sockets, peer credentials, the epoll event loop, atomic
 //                    file replacement, Landlock
@@ -11,6 +11,8 @@
 //                    PolicyDirectory, which reads policy.d through LinuxIO
 //   KernelKeyring .. keys in the kernel's keyrings (libkeyutils), with an expiry
 //   ProctorCrypto .. the one crypto module (libsodium): signatures, keys, key wrapping, streams
+//   ProctorBundle .. signed policy bundles (DSSE envelopes): signing, trusted keys, verification
+//   ProctorFleet ... pulling bundles from an MDM: proctord.conf, the libcurl fetcher, the poll thread
 //   Varlink ........ the Varlink protocol: framing, dispatch, server on LinuxIO, blocking client
 //   SystemdKit ..... sd_notify, socket activation, the journal
 //   ProctorStore ... durable state in SQLite
@@ -44,6 +46,7 @@ let package = Package(
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CKeyutils", providers: [.apt(["libkeyutils-dev"])]),
         .systemLibrary(name: "CLandlock"),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // libm: JSONCore rounds numbers without Foundation, which would otherwise pull libm in.
         .target(name: "JSONCore", linkerSettings: [.linkedLibrary("m")]),
@@ -51,6 +54,8 @@ let package = Package(
         .target(name: "ProctorPolicy", dependencies: ["JSONCore", "LinuxIO"]),
         .target(name: "KernelKeyring", dependencies: ["CKeyutils", "LinuxIO"]),
         .target(name: "ProctorCrypto", dependencies: ["CSodium", "LinuxIO"]),
+        .target(name: "ProctorBundle", dependencies: ["ProctorPolicy", "ProctorCrypto", "JSONCore"]),
+        .target(name: "ProctorFleet", dependencies: ["CCurl", "LinuxIO"]),
         .target(name: "Varlink", dependencies: ["JSONCore", "LinuxIO"]),
         .target(name: "SystemdKit", dependencies: ["CSystemd", "LinuxIO"]),
         // ProctorPolicy for its limits only: a bundle the language accepts must fit the store.
@@ -58,11 +63,13 @@ let package = Package(
         .target(name: "ProctorProtocol", dependencies: ["JSONCore", "ProctorPolicy", "Varlink"],
                 exclude: ["Interfaces"], plugins: ["EmbedInterfaces"]),
         .target(name: "ProctorDaemon",
-                dependencies: ["ProctorProtocol", "ProctorPolicy", "Varlink", "LinuxIO", "SystemdKit", "ProctorStore", "JSONCore"]),
+                dependencies: ["ProctorProtocol", "ProctorPolicy", "Varlink", "LinuxIO", "SystemdKit", "ProctorStore", "JSONCore",
+                               "ProctorBundle", "ProctorFleet", "ProctorCrypto"]),
         // Build-time only: the Varlink interface files become a Swift string table.
         .executableTarget(name: "embed-text"),
         .plugin(name: "EmbedInterfaces", capability: .buildTool(), dependencies: ["embed-text"]),
-        .target(name: "ProctorCTL", dependencies: ["ProctorProtocol", "ProctorPolicy", "Varlink", "JSONCore"]),
+        .target(name: "ProctorCTL", dependencies: ["ProctorProtocol", "ProctorPolicy", "Varlink", "JSONCore", "ProctorBundle",
+                                                  "ProctorCrypto"]),
         .target(name: "ProctorKit", dependencies: ["ProctorProtocol", "ProctorPolicy", "Varlink", "SystemdKit", "JSONCore", "CSystemd",
                                                   "LinuxIO", "ProctorCrypto"]),
         // The SDK's test kit runs proctord's own code (ProctorDaemon) inside the test process.
@@ -75,7 +82,8 @@ let package = Package(
         .executableTarget(name: "proctor-demo", dependencies: ["ProctorKit", "ProctorPolicy", "JSONCore"], exclude: ["Info.plist"]),
         .executableTarget(name: "proctor-kit-testapp", dependencies: ["ProctorKit", "ProctorPolicy", "JSONCore"]),
         .executableTarget(name: "proctor-bench",
-                          dependencies: ["ProctorPolicy", "LinuxIO", "JSONCore", "ProctorKit", "ProctorCrypto", "ProctorKitTesting"]),
+                          dependencies: ["ProctorPolicy", "LinuxIO", "JSONCore", "ProctorKit", "ProctorCrypto",
+                                         "ProctorKitTesting", "ProctorBundle"]),
         // Used only by the real-systemd tests in Tests/systemd.
         .executableTarget(name: "systemdkit-probe", dependencies: ["SystemdKit", "CLinux"], path: "Tests/systemd/probe"),
 
@@ -84,12 +92,16 @@ let package = Package(
         .testTarget(name: "LinuxIOTests", dependencies: ["LinuxIO", "CLinux"]),
         .testTarget(name: "LandlockTests", dependencies: ["LinuxIO", "TestSupport"]),
         .testTarget(name: "ProctorCryptoTests", dependencies: ["ProctorCrypto", "LinuxIO", "TestSupport"]),
+        .testTarget(name: "ProctorBundleTests", dependencies: ["ProctorBundle", "ProctorCrypto", "ProctorPolicy", "JSONCore",
+                                                             "TestSupport"]),
+        .testTarget(name: "ProctorFleetTests", dependencies: ["ProctorFleet", "TestSupport"], exclude: ["bundle_server.py"]),
         .testTarget(name: "KernelKeyringTests", dependencies: ["KernelKeyring", "LinuxIO", "TestSupport"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink", "JSONCore", "LinuxIO"]),
         .testTarget(name: "SystemdKitTests", dependencies: ["SystemdKit", "LinuxIO"]),
         .testTarget(name: "ProctorStoreTests", dependencies: ["ProctorStore", "JSONCore", "ProctorPolicy", "CSQLite"]),
         .testTarget(name: "ProctorProtocolTests", dependencies: ["ProctorProtocol", "ProctorPolicy", "JSONCore", "Varlink"]),
-        .testTarget(name: "ProctorCTLTests", dependencies: ["ProctorCTL", "ProctorPolicy", "JSONCore", "Varlink", "LinuxIO"],
+        .testTarget(name: "ProctorCTLTests", dependencies: ["ProctorCTL", "ProctorPolicy", "JSONCore", "Varlink", "LinuxIO",
+                                                          "ProctorBundle", "ProctorCrypto"],
                     exclude: ["golden"]),
         .testTarget(name: "ProctorDaemonTests",
                     dependencies: ["ProctorDaemon", "ProctorPolicy", "ProctorProtocol", "ProctorStore", "TestSupport", "JSONCore",

@@ -22,7 +22,7 @@ import tempfile
 
 import engines
 
-# Goals from issues 2, 3, 6, 7 and 13: (figure, statistic, comparison, bound, text).
+# Goals from issues 2, 3, 6, 7, 13 and 15: (figure, statistic, comparison, bound, text).
 GOALS = [
     ("decide.apps10000", "median", "<=", 200, "≤ 200 ns"),
     ("compile.apps10000", "median", "<=", 200, "≤ 200 ms"),
@@ -36,6 +36,7 @@ GOALS = [
     ("memory.perConnection", "median", "<=", 8192, "≤ 8 KiB"),
     ("ratio.storage.write.1MiB", "median", "<=", 1.5, "≤ 1.5× plain writes"),
     ("ratio.storage.write.64MiB", "median", "<=", 1.5, "≤ 1.5× plain writes"),
+    ("bundle.verify.apps10000", "median", "<=", 5, "≤ 5 ms"),
 ]
 
 # Cedar and Rego workloads: (apps, queries checked and timed, timed batches) per mode.

@@ -18,6 +18,14 @@ struct AdminClient {
             + "and without that, \(defaultAddress).")
     /// The options every command that talks to proctord takes; `jsonOutput` says what
     /// `--json` prints.
+    /// The exit statuses of a command that only asks proctord something.
+    static let questionExitStatuses: [(ExitStatus, String)] = [
+        (.success, "proctord answered."),
+        (.invalidInput, "The command line is wrong."),
+        (.daemonUnreachable, "proctord is not running at the address, or the exchange failed."),
+        (.daemonRefused, "proctord refused, such as permission denied."),
+    ]
+
     static func options(jsonOutput: String = "proctord's reply as one JSON object") -> [OptionSpec] {
         [addressOption, .flag("--json", help: "Print \(jsonOutput) on standard output instead of the readable form. "
             + "When proctord refuses, print {\"error\": NAME, \"parameters\": {...}} there instead.")]

@@ -32,8 +32,8 @@ enum Completion {
 
     /// Every placeholder the verbs use; a test checks none is missing.
     static let placeholders: [String: ValueKind] = [
-        "APP": .appID, "ID": .appID, "ACTION": .action, "TARGET": .checkTarget, "PATH": .file, "FILE": .file,
-        "K": .eventKind, "N": .none, "V": .none, "VERSION": .none, "JSON": .none, "DURATION": .none,
+        "APP": .appID, "ID": .appID, "ACTION": .action, "TARGET": .checkTarget, "PATH": .file, "FILE": .file, "PREFIX": .file,
+        "K": .eventKind, "N": .none, "V": .none, "VERSION": .none, "JSON": .none, "DURATION": .none, "SECONDS": .none,
     ]
 
     static func run(_ arguments: [String], environment: [String: String], console: Console) -> ExitStatus {

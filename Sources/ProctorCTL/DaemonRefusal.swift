@@ -29,6 +29,8 @@ enum DaemonRefusal {
             explanation = "no app \(text("appId")) in policy or inventory"
         case "io.proctor.Admin.UnknownVersion":
             explanation = "no applied policy with version \(text("version")) in history (see 'proctorctl policy history')"
+        case "io.proctor.Admin.BundleRefused":
+            explanation = "the bundle was refused (\(text("reason"))): \(text("message")); nothing changed"
         case "io.proctor.Admin.StorageFailure":
             explanation = "the state directory could not be written, nothing changed: \(text("message"))"
         default:

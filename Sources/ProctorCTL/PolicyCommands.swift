@@ -1,4 +1,5 @@
 import JSONCore
+import ProctorBundle
 import ProctorPolicy
 import ProctorProtocol
 
@@ -49,6 +50,12 @@ enum PolicyCommands {
                 + "durably, makes it the policy in force at once and tells every affected app. It stays in force over "
                 + "the policy.d files, across restarts, until another apply or a rollback. Prints the version and sha256 "
                 + "now in force.",
+            "A FILE holding a signed bundle (the DSSE envelope 'policy sign' prints) is sent as it is "
+                + "(io.proctor.Admin.ApplyBundle): proctord verifies its signature with the keys in keys.d, checks that "
+                + "its serial is greater than the last applied and that it has not expired, and applies it as above; "
+                + "a refused bundle exits 4 naming the reason (bad-signature, unknown-key, rollback, expired, ...). "
+                + "Whether a plain policy is accepted at all is proctord's choice (RequireSignedBundles= in "
+                + "proctord.conf), never the file's.",
         ],
         exitStatuses: [
             (.success, "The policy is in force."),
@@ -56,13 +63,15 @@ enum PolicyCommands {
                 + "line is wrong."),
         ] + onlineStatuses + [
             (.daemonRefused, "proctord refused: permission denied, a version conflict with --expect-version, a version "
-                + "already used for other content (without --force), an invalid policy, or a storage failure. Nothing changed."),
+                + "already used for other content (without --force), an invalid policy, a refused signed bundle (or a "
+                + "plain policy where signed ones are required), or a storage failure. Nothing changed."),
         ],
         examples: [
             ("proctorctl policy apply bundle.json", "Apply a policy bundle."),
             ("proctorctl policy apply --expect-version 2026-11-29.2 ./policy.d",
              "Apply a directory of drop-ins, only if 2026-11-29.2 is still in force."),
             ("mdm-export --host desk-42 | proctorctl policy apply -", "Apply a policy another program writes."),
+            ("proctorctl policy apply signed-bundle.json", "Apply a bundle signed with 'proctorctl policy sign'."),
         ],
         run: apply)
 
@@ -147,7 +156,24 @@ enum PolicyCommands {
 
     static func apply(_ arguments: ParsedArguments, context: CommandContext) throws(CommandFailure) -> ExitStatus {
         let path = arguments.positionals[0]
-        let loaded = try PolicyInput.loadForCommand(path)
+        let loaded: LoadedPolicy
+        if PolicyInput.isDirectory(path) {
+            loaded = try PolicyInput.loadForCommand(path)
+        } else {
+            // Read once (standard input cannot be read twice), then sent as a bundle or a policy.
+            let file: (bytes: [UInt8], source: String)
+            do {
+                file = try PolicyInput.readFile(path)
+            } catch {
+                // Larger than a policy may be, but perhaps a signed bundle (Base64 adds a third).
+                guard path != "-", let bundle = try? PolicyInput.readFile(path, limit: SignedBundle.maximumBytes),
+                      SignedBundle.looksSigned(bundle.bytes) else { throw .invalidInput(error.problems.map(\.description)) }
+                return try applySigned(bundle.bytes, arguments, context: context)
+            }
+            if SignedBundle.looksSigned(file.bytes) { return try applySigned(file.bytes, arguments, context: context) }
+            do { loaded = LoadedPolicy(policy: try Policy.parse(file.bytes, source: file.source), sources: [file.source]) }
+            catch { throw .invalidInput(error.problems.map(\.description)) }
+        }
         // Checked here, before connecting: proctord would refuse it, or close the connection.
         if let problem = Policy.bundleSizeProblem(canonicalSize: loaded.policy.canonicalBytes.count,
                                                   source: path == "-" ? "<stdin>" : path) {
@@ -162,6 +188,24 @@ enum PolicyCommands {
         } else {
             let reply = try answer.message()
             context.console.print("applied: version \(reply.version) is in force, sha256 \(reply.sha256)")
+        }
+        return .success
+    }
+
+    /// Sends a signed bundle as it is: only proctord, with its trusted keys, decides about it.
+    private static func applySigned(_ bytes: [UInt8], _ arguments: ParsedArguments,
+                                    context: CommandContext) throws(CommandFailure) -> ExitStatus {
+        guard arguments.value("--expect-version") == nil else {
+            throw .usage(UsageError("--expect-version does not apply to a signed bundle: its serial orders it"))
+        }
+        let request = Admin.ApplyBundle.Request(bundle: String(decoding: bytes, as: UTF8.self))
+        let answer = try AdminClient(arguments, context: context).call(Admin.ApplyBundle.self, request)
+        if arguments.has("--json") {
+            context.console.print(answer.json.serializedString())
+        } else {
+            let reply = try answer.message()
+            context.console.print("applied: signed bundle serial \(reply.serial), version \(reply.version) is in force, "
+                + "sha256 \(reply.sha256)")
         }
         return .success
     }

@@ -25,9 +25,10 @@ enum PolicyInput {
     }
 
     /// The bytes of the file `path` (`-`: standard input) and the name problems give it.
-    static func readFile(_ path: String) throws(PolicyProblems) -> (bytes: [UInt8], source: String) {
+    static func readFile(_ path: String, limit: Int = PolicyLimits.maxDocumentBytes)
+        throws(PolicyProblems) -> (bytes: [UInt8], source: String) {
         let source = path == "-" ? "<stdin>" : path
-        return (try PolicyFile.read(path == "-" ? "/dev/stdin" : path, source: source), source)
+        return (try PolicyFile.read(path == "-" ? "/dev/stdin" : path, source: source, limit: limit), source)
     }
 
     static func isDirectory(_ path: String) -> Bool {

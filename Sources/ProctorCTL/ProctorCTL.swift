@@ -8,8 +8,9 @@ public enum ProctorCTL {
     public static let verbs: [Verb] = [
         StatusCommand.verb, AppsCommand.listVerb, AppsCommand.showVerb,
         PolicyCommands.showVerb, PolicyValidateCommand.verb, PolicyCommands.diffVerb, PolicyCommands.applyVerb,
-        PolicyCommands.historyVerb, PolicyCommands.rollbackVerb, ReloadCommand.verb, CheckCommand.verb,
-        WipeCommand.verb, NotifyCommand.verb, EventsCommand.verb,
+        PolicyCommands.historyVerb, PolicyCommands.rollbackVerb, PolicySigningCommands.keygenVerb,
+        PolicySigningCommands.signVerb, ReloadCommand.verb, CheckCommand.verb,
+        WipeCommand.verb, NotifyCommand.verb, EventsCommand.verb, MetricsCommand.verb,
     ]
 
     /// Runs the command line `arguments` (without the program name) in `environment`,

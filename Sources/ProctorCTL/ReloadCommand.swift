@@ -13,6 +13,8 @@ enum ReloadCommand {
                 + "does. A valid policy is swapped in at once, between two requests, and the apps it affects are told. "
                 + "An invalid one changes nothing: the policy in force stays, and its problems are printed here on "
                 + "standard error and shown by 'proctorctl status'.",
+            "proctord also re-reads proctord.conf and keys.d (an invalid file keeps the settings in force and is shown "
+                + "as the last error in 'proctorctl status') and polls its BundleURL= at once.",
             "Prints the version and sha256 in force afterwards and its sources.",
         ],
         exitStatuses: [

@@ -4,7 +4,7 @@ import ProctorProtocol
 enum StatusCommand {
     static let verb = Verb(
         words: ["status"],
-        summary: "show proctord's policy in force, last reload and counts",
+        summary: "show the policy in force, last reload, MDM pull, counts",
         argumentsSynopsis: "",
         positionalCount: 0...0,
         options: AdminClient.options(),
@@ -15,13 +15,12 @@ enum StatusCommand {
                 + "and denied since it started.",
             "A reload that failed is shown with its problems: the policy before it stayed in force. "
                 + "Times are shown in the local time zone.",
+            "Then signed bundles (docs/fleet.md): the BundleURL= proctord pulls from (source), whether only signed "
+                + "policy is accepted and the ids of the trusted keys (signed), the highest bundle serial applied, the "
+                + "last fetch and its result (fetched, unchanged, applied, refused or failed), the next fetch, and the "
+                + "last error: a refused bundle's or failed fetch's reason and message.",
         ],
-        exitStatuses: [
-            (.success, "proctord answered."),
-            (.invalidInput, "The command line is wrong."),
-            (.daemonUnreachable, "proctord is not running at the address, or the exchange failed."),
-            (.daemonRefused, "proctord refused, such as permission denied."),
-        ],
+        exitStatuses: AdminClient.questionExitStatuses,
         examples: [
             ("proctorctl status", "Show the daemon's state."),
             ("proctorctl status --json | jq -r .policy.version", "Print the version of the policy in force."),
@@ -67,7 +66,22 @@ enum StatusCommand {
         if dropped > 0 { logProblems.append("\(dropped) message\(dropped == 1 ? "" : "s") dropped by the bounded log queue") }
         if lost > 0 { logProblems.append("\(lost) lost: the log sink failed (is journald running?)") }
         if !logProblems.isEmpty { fields.add("log", logProblems.joined(separator: "; ")) }
+        if let fleet = reply.fleet { addFleet(fleet, to: &fields) }
         for line in fields.lines { context.console.print(line) }
         return .success
+    }
+
+    private static func addFleet(_ fleet: Admin.FleetStatus, to fields: inout FieldList) {
+        fields.add("source", fleet.bundleUrl ?? "none (no BundleURL= in proctord.conf)")
+        let keys = fleet.trustedKeys.isEmpty ? "no trusted keys in keys.d" : "trusted keys " + fleet.trustedKeys.joined(separator: ", ")
+        fields.add("signed", (fleet.requireSignedBundles ? "required" : "optional") + "; " + keys)
+        if let serial = fleet.lastAppliedSerial { fields.add("serial", "\(serial) (the highest applied)") }
+        if let at = fleet.lastFetchAt {
+            fields.add("last fetch", "\(LocalTime.format(at)), \(fleet.lastFetchResult ?? "?")")
+        }
+        if let at = fleet.nextFetchAt { fields.add("next fetch", LocalTime.format(at)) }
+        if let error = fleet.lastError {
+            fields.add("last error", "\(LocalTime.format(error.at)), \(error.reason): \(error.message)")
+        }
     }
 }

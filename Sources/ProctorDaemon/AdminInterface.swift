@@ -52,7 +52,11 @@ extension Daemon {
                                    current: index == 0)
             })
         }
+        table.answerLater(Admin.ApplyBundle.self) { [unowned self] request, context, reply in
+            applyBundle(request, context, reply: reply)
+        }
         table.answerLater(Admin.RollbackPolicy.self) { [unowned self] request, context, reply in
+            do throws(VarlinkError) { try refuseUnsignedIfRequired(context, rollback: true) } catch { return reply(.failure(error)) }
             // In turn with reloads and applies, so none of them swaps in a policy built on
             // the bundle this replaces.
             submit(.change { [unowned self] finished in

@@ -33,7 +33,8 @@ extension Daemon {
             lastReload: lastReload?.result,
             counts: Admin.Counts(appsKnown: appsKnown, appsConnected: registry.sessionsByApp.count, sessions: registry.sessionCount,
                                  decisionsAllowed: decisionsAllowed, decisionsDenied: decisionsDenied,
-                                 logMessagesDropped: logger.droppedCount, logSinkFailures: logger.counters.sinkFailures))
+                                 logMessagesDropped: logger.droppedCount, logSinkFailures: logger.counters.sinkFailures),
+            fleet: fleetStatus)
     }
 
     /// Apps named in policy or ever seen registering, sorted.
@@ -76,6 +77,7 @@ extension Daemon {
     /// crash, and a failed one changes nothing. Runs in turn with reloads and rollbacks.
     func applyPolicy(_ request: Admin.PolicyRequest, _ context: ConnectionContext,
                      reply: @escaping (Result<Admin.AppliedPolicy, VarlinkError>) -> Void) {
+        do throws(VarlinkError) { try refuseUnsignedIfRequired(context) } catch { return reply(.failure(error)) }
         submit(.change { [unowned self] finished in
             if let expected = request.expectedVersion, expected != active.version {
                 reply(.failure(AdminError.versionConflict(expected: expected, current: active.version)))

@@ -9,6 +9,7 @@ extension Daemon {
     /// meanwhile; systemd hears `RELOADING=1` when it starts and `READY=1` when it is in.
     /// An invalid directory leaves the policy in force untouched.
     func reload(_ done: @escaping (ReloadOutcome) -> Void = { _ in }) {
+        reloadFleetSettings()
         submit(.reload(waiters: [done]))
     }
 

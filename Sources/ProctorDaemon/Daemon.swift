@@ -35,6 +35,11 @@ final class Daemon {
     var decisionsAllowed = 0
     var decisionsDenied = 0
     let events = EventFeed()
+    /// Signed bundles and the MDM poll (Daemon+Fleet.swift).
+    var fleet = FleetState()
+    let fleetShared = FleetShared()
+    /// `/etc/machine-id`, which status documents carry ("" if it cannot be read).
+    let machineID = Daemon.readMachineID()
     /// Checks every registration against the app's `match` block (`IdentityCheck`). Only
     /// `InProcessDaemon`, the test kit's agent, turns it off: its callers are the test's own
     /// process.
@@ -81,6 +86,16 @@ final class Daemon {
             throw StartupError(message: "cannot open the state database in \(configuration.stateDirectory): \(error)",
                                errno: EIO)
         }
+
+        do {
+            (fleet.configuration, fleet.trustedKeys) = try Self.loadFleetSettings(configuration)
+            fleet.lastAppliedSerial = try store.lastAppliedSerial().map { Int($0.serial) }
+        } catch let error as FleetSetupError {
+            throw StartupError(message: error.description, errno: EINVAL, isConfigurationError: true)
+        } catch {
+            throw StartupError(message: "the last applied bundle serial cannot be read: \(error)", errno: EIO)
+        }
+        fleetShared.lastAppliedSerial.store(fleet.lastAppliedSerial ?? 0, ordering: .relaxed)
 
         let now = Clock.now()
         var reloadProblems: [PolicyProblem] = []
@@ -163,6 +178,9 @@ final class Daemon {
 
         log(.ready, "proctord is ready with policy \(active.version)", policyFields())
         notify { try $0.ready(status: statusLine()) }
+        fleetShared.daemon = self
+        startFleetThreads()
+        defer { stopFleetThreads() }
         do {
             try loop.run()
         } catch {
@@ -176,6 +194,7 @@ final class Daemon {
         log(.stopping, "proctord is stopping on signal \(signal)", [])
         agentServer?.close()
         adminServer?.close()
+        stopFleetThreads()
         loop.stop()
     }
 

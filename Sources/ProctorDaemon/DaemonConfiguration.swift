@@ -31,6 +31,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var historyLimit = 20
 
     public var policyDirectory: String { configDirectory + "/policy.d" }
+    /// Where signed policy comes from and whether it is required (docs/fleet.md).
+    public var fleetConfigurationPath: String { configDirectory + "/proctord.conf" }
+    /// The public keys trusted to sign bundles, `*.pub`.
+    public var trustedKeysDirectory: String { configDirectory + "/keys.d" }
     public var agentSocketPath: String { runtimeDirectory + "/io.proctor.Agent" }
     public var adminSocketPath: String { runtimeDirectory + "/io.proctor.Admin" }
     public var lockPath: String { runtimeDirectory + "/proctord.lock" }

@@ -23,6 +23,11 @@ enum DaemonEvent: CaseIterable {
     case storageFailure
     case stateDatabaseCorrupt
     case notifyFailed
+    case bundleApplied
+    case bundleRefused
+    case bundleFetchFailed
+    case fleetConfigurationInvalid
+    case statusReportFailed
 
     var messageID: MessageID {
         switch self {
@@ -45,6 +50,11 @@ enum DaemonEvent: CaseIterable {
         case .storageFailure: MessageID("931641eee5d6428d9b294d4fb6b7c16d")
         case .stateDatabaseCorrupt: MessageID("a5a9416875de497a85b9dc282e4cd38e")
         case .notifyFailed: MessageID("a450b17dadf2475c9dc0b474514a058e")
+        case .bundleApplied: MessageID("23b6f853a8374caea1d30280f2c14894")
+        case .bundleRefused: MessageID("0931caa75bc24621b966c4771a171f03")
+        case .bundleFetchFailed: MessageID("d3c51b27058c4cd6836ac7de3b81da61")
+        case .fleetConfigurationInvalid: MessageID("e96634bfb1264591b49523a2c38fb11a")
+        case .statusReportFailed: MessageID("8ab1911d379e4fbd812e3bf007297631")
         }
     }
 
@@ -53,11 +63,12 @@ enum DaemonEvent: CaseIterable {
     var priority: LogPriority {
         switch self {
         case .started, .ready, .stopping: .notice
-        case .reloadSucceeded, .policyApplied, .appRegistered, .wipeAcknowledged: .info
+        case .reloadSucceeded, .policyApplied, .appRegistered, .wipeAcknowledged, .bundleApplied: .info
         case .wipeIssued: .notice
         case .registrationRefusedIdentity, .registrationRefusedUnknown, .decisionDenied,
-             .clientLimitHit, .refusalsSuppressed, .logMessagesDropped, .notifyFailed: .warning
-        case .reloadFailed, .storageFailure: .error
+             .clientLimitHit, .refusalsSuppressed, .logMessagesDropped, .notifyFailed, .bundleFetchFailed,
+             .statusReportFailed: .warning
+        case .reloadFailed, .storageFailure, .bundleRefused, .fleetConfigurationInvalid: .error
         case .stateDatabaseCorrupt: .critical
         case .decisionAllowed: .debug
         }
@@ -86,4 +97,10 @@ enum DaemonEventField {
     static let suppressed = "SUPPRESSED"
     /// The problems of a rejected policy, one per line.
     static let errors = "ERRORS"
+    /// A signed bundle's serial, signing key, and where it came from (its URL, or `admin`).
+    static let bundleSerial = "BUNDLE_SERIAL"
+    static let bundleKeyID = "BUNDLE_KEY_ID"
+    static let bundleSource = "BUNDLE_SOURCE"
+    /// Why a bundle was refused or a fetch failed: a stable name (`rollback`, `timed-out`, …).
+    static let reason = "REASON"
 }

@@ -90,6 +90,84 @@ public enum Admin {
         public var fields: [String: JSONValue] { ["at": .string(at), "ok": .bool(ok), "problems": .messages(problems)] }
     }
 
+    /// `FleetStatus`: signed bundles and pulling them from the MDM.
+    public struct FleetStatus: ProtocolMessage {
+        public var bundleUrl: String?
+        public var requireSignedBundles: Bool
+        public var trustedKeys: [String]
+        public var lastAppliedSerial: Int?
+        public var lastFetchAt: String?
+        /// `fetched`, `unchanged`, `applied`, `refused` or `failed`.
+        public var lastFetchResult: String?
+        public var nextFetchAt: String?
+        public var lastError: FleetError?
+        /// Since proctord started.
+        public var fetchFailures: Int
+        public var bundlesRefused: Int
+
+        public init(bundleUrl: String?, requireSignedBundles: Bool, trustedKeys: [String], lastAppliedSerial: Int?,
+                    lastFetchAt: String?, lastFetchResult: String?, nextFetchAt: String?, lastError: FleetError?,
+                    fetchFailures: Int, bundlesRefused: Int) {
+            self.bundleUrl = bundleUrl
+            self.requireSignedBundles = requireSignedBundles
+            self.trustedKeys = trustedKeys
+            self.lastAppliedSerial = lastAppliedSerial
+            self.lastFetchAt = lastFetchAt
+            self.lastFetchResult = lastFetchResult
+            self.nextFetchAt = nextFetchAt
+            self.lastError = lastError
+            self.fetchFailures = fetchFailures
+            self.bundlesRefused = bundlesRefused
+        }
+
+        public init(reading message: MessageReader) throws(MalformedMessage) {
+            bundleUrl = try message.optionalString("bundleUrl")
+            requireSignedBundles = try message.bool("requireSignedBundles")
+            trustedKeys = try message.strings("trustedKeys")
+            lastAppliedSerial = try message.optionalInt("lastAppliedSerial")
+            lastFetchAt = try message.optionalString("lastFetchAt")
+            lastFetchResult = try message.optionalString("lastFetchResult")
+            nextFetchAt = try message.optionalString("nextFetchAt")
+            lastError = try message.optionalMessage("lastError")
+            fetchFailures = try message.int("fetchFailures")
+            bundlesRefused = try message.int("bundlesRefused")
+        }
+
+        public var fields: [String: JSONValue] {
+            var fields: [String: JSONValue] = ["requireSignedBundles": .bool(requireSignedBundles),
+                                               "trustedKeys": .array(trustedKeys.map(JSONValue.string)),
+                                               "fetchFailures": .number(fetchFailures), "bundlesRefused": .number(bundlesRefused)]
+            if let bundleUrl { fields["bundleUrl"] = .string(bundleUrl) }
+            if let lastAppliedSerial { fields["lastAppliedSerial"] = .number(lastAppliedSerial) }
+            if let lastFetchAt { fields["lastFetchAt"] = .string(lastFetchAt) }
+            if let lastFetchResult { fields["lastFetchResult"] = .string(lastFetchResult) }
+            if let nextFetchAt { fields["nextFetchAt"] = .string(nextFetchAt) }
+            if let lastError { fields["lastError"] = lastError.json }
+            return fields
+        }
+    }
+
+    /// `FleetError`: why the last bundle was refused or the last fetch failed.
+    public struct FleetError: ProtocolMessage {
+        public var at: String
+        public var reason: String
+        public var message: String
+
+        public init(at: String, reason: String, message: String) {
+            self.at = at
+            self.reason = reason
+            self.message = message
+        }
+
+        public init(reading message: MessageReader) throws(MalformedMessage) {
+            at = try message.string("at")
+            reason = try message.string("reason")
+            self.message = try message.string("message")
+        }
+
+        public var fields: [String: JSONValue] { ["at": .string(at), "reason": .string(reason), "message": .string(message)] }
+    }
+
     /// `Counts`: apps, sessions, decisions, and log messages dropped or lost.
     public struct Counts: ProtocolMessage {
         public var appsKnown: Int

@@ -14,15 +14,17 @@ extension Admin {
             public var policy: PolicyInfo
             public var lastReload: ReloadResult?
             public var counts: Counts
+            public var fleet: FleetStatus?
 
             public init(version: String, startedAt: String, uptimeSeconds: Double, policy: PolicyInfo,
-                        lastReload: ReloadResult?, counts: Counts) {
+                        lastReload: ReloadResult?, counts: Counts, fleet: FleetStatus? = nil) {
                 self.version = version
                 self.startedAt = startedAt
                 self.uptimeSeconds = uptimeSeconds
                 self.policy = policy
                 self.lastReload = lastReload
                 self.counts = counts
+                self.fleet = fleet
             }
 
             public init(reading message: MessageReader) throws(MalformedMessage) {
@@ -32,6 +34,7 @@ extension Admin {
                 policy = try message.message("policy")
                 lastReload = try message.optionalMessage("lastReload")
                 counts = try message.message("counts")
+                fleet = try message.optionalMessage("fleet")
             }
 
             public var fields: [String: JSONValue] {
@@ -39,6 +42,7 @@ extension Admin {
                                                    "uptimeSeconds": .number(uptimeSeconds), "policy": policy.json,
                                                    "counts": counts.json]
                 if let lastReload { fields["lastReload"] = lastReload.json }
+                if let fleet { fields["fleet"] = fleet.json }
                 return fields
             }
         }
@@ -192,6 +196,46 @@ extension Admin {
         public static let name = "ApplyPolicy"
         public typealias Request = PolicyRequest
         public typealias Reply = AppliedPolicy
+    }
+
+    public enum ApplyBundle: ProtocolMethod {
+        public static let interface = Admin.interface
+        public static let name = "ApplyBundle"
+
+        public struct Request: ProtocolMessage {
+            /// The envelope's text, exactly as signed.
+            public var bundle: String
+
+            public init(bundle: String) { self.bundle = bundle }
+
+            public init(reading message: MessageReader) throws(MalformedMessage) {
+                bundle = try message.string("bundle")
+            }
+
+            public var fields: [String: JSONValue] { ["bundle": .string(bundle)] }
+        }
+
+        public struct Reply: ProtocolMessage {
+            public var version: String
+            public var sha256: String
+            public var serial: Int
+
+            public init(version: String, sha256: String, serial: Int) {
+                self.version = version
+                self.sha256 = sha256
+                self.serial = serial
+            }
+
+            public init(reading message: MessageReader) throws(MalformedMessage) {
+                version = try message.string("version")
+                sha256 = try message.string("sha256")
+                serial = try message.int("serial")
+            }
+
+            public var fields: [String: JSONValue] {
+                ["version": .string(version), "sha256": .string(sha256), "serial": .number(serial)]
+            }
+        }
     }
 
     public enum Reload: ProtocolMethod {
@@ -444,7 +488,8 @@ extension Admin {
 
     /// Every method of the interface, for checks against the interface file.
     public static let methods: [any ProtocolMethod.Type] = [
-        Status.self, ListApps.self, GetApp.self, GetPolicy.self, ValidatePolicy.self, ApplyPolicy.self, Reload.self,
+        Status.self, ListApps.self, GetApp.self, GetPolicy.self, ValidatePolicy.self, ApplyPolicy.self, ApplyBundle.self,
+        Reload.self,
         Decide.self, Wipe.self, Notify.self, PolicyHistory.self, RollbackPolicy.self, Events.self,
     ]
 }

@@ -38,6 +38,10 @@ public enum AdminError {
     public static func unknownApp(_ appID: String) -> VarlinkError {
         VarlinkError(name: "\(Admin.interface).UnknownApp", parameters: ["appId": .string(appID)])
     }
+    /// `reason` is the refusal's stable name (`rollback`, `unsigned`, …).
+    public static func bundleRefused(reason: String, message: String) -> VarlinkError {
+        VarlinkError(name: "\(Admin.interface).BundleRefused", parameters: ["reason": .string(reason), "message": .string(message)])
+    }
     public static func unknownVersion(_ version: String) -> VarlinkError {
         VarlinkError(name: "\(Admin.interface).UnknownVersion", parameters: ["version": .string(version)])
     }

@@ -82,6 +82,17 @@ enum Schema {
         );
         CREATE INDEX queued_notifications_by_app ON queued_notifications (app_id, id);
         """,
+        // 5: the highest serial of a signed bundle ever applied (one row at most): a bundle
+        // must carry a greater one, so an old, validly signed bundle cannot be replayed.
+        // Kept apart from `bundles`, whose history is trimmed and rolled back.
+        """
+        CREATE TABLE signed_bundle_serial (
+            id          INTEGER PRIMARY KEY CHECK (id = 1),
+            serial      INTEGER NOT NULL,
+            key_id      TEXT    NOT NULL,
+            applied_at  INTEGER NOT NULL
+        );
+        """,
     ]
 
     /// The `user_version` this build writes and understands.

@@ -16,12 +16,16 @@ extension StateStore {
     /// - Parameter expectedVersion: compare-and-swap guard: when not `nil`, the apply happens
     ///   only if the bundle in force has exactly this version (the MDM's view is current).
     /// - Returns: the new history entry (its `sha256` is computed here).
+    /// - Parameter signed: for a signed bundle, its serial and signing key: recorded as the
+    ///   highest serial applied in the same transaction, refused with `.serialNotNewer` unless
+    ///   greater than the one recorded, so the check and the write cannot be separated.
     /// - Throws: `.versionConflict` (nothing written) if `expectedVersion` does not match;
     ///   `.invalidField` for an empty or oversized version or text; `.storageFull`, `.readOnly`,
     ///   `.io` when it cannot be written — the previous bundle then stays in force.
     @discardableResult
     public func apply(version: String, canonicalJSON: String, expectedVersion: String?,
-                      at time: UnixMilliseconds, byUID uid: UInt32) throws(StoreError) -> BundleRecord {
+                      at time: UnixMilliseconds, byUID uid: UInt32,
+                      signed: (serial: Int64, keyID: String)? = nil) throws(StoreError) -> BundleRecord {
         try FieldLimit.check(version, field: "version", maxCharacters: FieldLimit.policyVersion)
         if canonicalJSON.isEmpty { throw .invalidField(field: "policy", reason: "must not be empty") }
         if canonicalJSON.utf8.count > FieldLimit.bundleBytes {
@@ -33,8 +37,26 @@ extension StateStore {
                 let current = try currentBundle()?.version
                 guard current == expectedVersion else { throw .versionConflict(expected: expectedVersion, current: current) }
             }
+            if let signed {
+                try FieldLimit.check(signed.keyID, field: "keyId", maxCharacters: 64)
+                let last = try lastAppliedSerial()?.serial ?? 0
+                guard signed.serial > last else { throw .serialNotNewer(serial: signed.serial, lastApplied: last) }
+                try connection.run("""
+                    INSERT INTO signed_bundle_serial (id, serial, key_id, applied_at) VALUES (1, ?, ?, ?)
+                    ON CONFLICT (id) DO UPDATE SET serial = excluded.serial, key_id = excluded.key_id,
+                                                   applied_at = excluded.applied_at
+                    """, [.integer(signed.serial), .text(signed.keyID), .integer(time)])
+            }
             return try insertBundle(version: version, sha256: digest, canonicalJSON: canonicalJSON, at: time, uid: uid, kind: .apply)
         }
+    }
+
+    /// The highest serial of a signed bundle ever applied, the key that signed it and when;
+    /// `nil` if no signed bundle was applied. Rollbacks and history trimming leave it alone.
+    public func lastAppliedSerial() throws(StoreError) -> (serial: Int64, keyID: String, appliedAt: UnixMilliseconds)? {
+        try connection.query("SELECT serial, key_id, applied_at FROM signed_bundle_serial WHERE id = 1") { row in
+            (row.integer(0), row.text(1), row.integer(2))
+        }.first
     }
 
     /// Makes the newest kept entry with `version` the bundle in force again, as a new history

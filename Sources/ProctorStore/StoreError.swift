@@ -4,6 +4,8 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     /// `apply(_:expectedVersion:…)` was told to replace `expected`, but `current` is in force
     /// (`nil`: no bundle has been applied yet). Nothing was written.
     case versionConflict(expected: String, current: String?)
+    /// A signed bundle's serial is not greater than the highest applied (a replay); nothing written.
+    case serialNotNewer(serial: Int64, lastApplied: Int64)
     /// `rollback(to:…)` named a version that is not in the kept history.
     case unknownVersion(String)
     /// No wipe directive with this id exists for this app.
@@ -35,6 +37,8 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         switch self {
         case let .versionConflict(expected, current):
             "version conflict: expected \(expected), current is \(current ?? "none")"
+        case let .serialNotNewer(serial, lastApplied):
+            "serial \(serial) is not greater than the last applied serial \(lastApplied)"
         case let .unknownVersion(version):
             "policy version \(version) is not in the applied history"
         case let .unknownWipe(id, appID):

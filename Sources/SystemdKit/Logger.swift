@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import LinuxIO
 import Synchronization
 
 /// Logs events without ever blocking the caller: `log` puts the event on a bounded queue
@@ -146,23 +147,8 @@ public final class Logger: Sendable {
             wake = logger.wakeDrainer
         }
 
-        /// Runs `run()` on a detached POSIX thread of its own (a plain pthread rather than
-        /// Foundation's `Thread`, so that the daemon does not load Foundation for one thread).
-        /// Should no thread be available, a Dispatch worker runs it instead.
-        func start() {
-            let context = Unmanaged.passRetained(self).toOpaque()
-            var thread = pthread_t()
-            let status = pthread_create(&thread, nil, { raw in
-                Unmanaged<Drainer>.fromOpaque(raw!).takeRetainedValue().run()
-                return nil
-            }, context)
-            guard status == 0 else {
-                Unmanaged<Drainer>.fromOpaque(context).release()
-                DispatchQueue.global(qos: .utility).async { self.run() }
-                return
-            }
-            pthread_detach(thread)
-        }
+        /// Runs `run()` on a thread of its own.
+        func start() { DetachedThread.start { self.run() } }
 
         func run() {
             while true {

@@ -11,7 +11,7 @@ import Testing
         (["policy", "apply"], ["config/examples"]), (["policy", "diff"], ["config/examples"]), (["policy", "history"], []),
         (["policy", "rollback"], ["2026-11-29.1"]), (["reload"], []), (["check"], ["com.example.notes", "print"]),
         (["wipe"], ["com.example.notes"]), (["notify"], ["com.example.notes", "{}"]), (["events"], []),
-        (["events"], ["--follow"]),
+        (["events"], ["--follow"]), (["metrics"], []),
     ]
 
     @Test func everyOnlineCommandIsListedHere() {

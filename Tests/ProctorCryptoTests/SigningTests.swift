@@ -141,3 +141,16 @@ func fileMode(_ path: String) throws -> mode_t {
     guard stat(path, &status) == 0 else { throw Errno.current }
     return status.st_mode & 0o7777
 }
+
+@Suite struct Base64Tests {
+    @Test func roundTripsAndRefusesWhatIsNotBase64() {
+        #expect(Base64.encode(Array("foobar".utf8)) == "Zm9vYmFy")
+        #expect(Base64.encode([]) == "")
+        #expect(Base64.decode("Zm9vYg==") == Array("foob".utf8))
+        #expect(Base64.decode("") == [])
+        for text in ["Zm9vYg=", "Zm9v YmFy", "Zm9v\n", "Zm9v!mFy", "Zm9vYg==Zg=="] { #expect(Base64.decode(text) == nil) }
+        #expect(Base64.decode("Zm9vYmFy", maximumCount: 3) == nil)
+        let random = (0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 37) }
+        #expect(Base64.decode(Base64.encode(random)) == random)
+    }
+}

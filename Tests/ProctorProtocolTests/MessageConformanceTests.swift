@@ -69,7 +69,7 @@ import Varlink
             AgentError.invalidParameter("p", "r"), AgentError.storageFailure("m"),
             AdminError.versionConflict(expected: "1", current: "2"),
             AdminError.invalidPolicy([PolicyProblem(message: "bad")]), AdminError.unknownApp("a"),
-            AdminError.unknownVersion("1"), AdminError.invalidParameter("p", "r"), AdminError.storageFailure("m"),
+            AdminError.bundleRefused(reason: "rollback", message: "m"), AdminError.unknownVersion("1"), AdminError.invalidParameter("p", "r"), AdminError.storageFailure("m"),
         ]
         for error in errors {
             let description = try Self.description(of: error.interfaceName)

@@ -129,3 +129,31 @@ import Testing
         #expect(try store.rollback(to: "ü", at: 2, byUID: 0).version == "ü")
     }
 }
+
+@Suite struct SignedSerialTests {
+    @Test func aSignedApplyRecordsItsSerialAndRefusesAReplayWithoutWriting() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try StateStore.open(directory: directory.path)
+        #expect(try store.lastAppliedSerial() == nil)
+        try store.apply(version: "1", canonicalJSON: policyText("1"), expectedVersion: nil, at: 10, byUID: 0,
+                        signed: (serial: 7, keyID: "k1"))
+        #expect(try store.lastAppliedSerial().map { [$0.serial, $0.appliedAt] } == [7, 10])
+        for serial: Int64 in [7, 6] {
+            #expect(throws: StoreError.serialNotNewer(serial: serial, lastApplied: 7)) {
+                try store.apply(version: "old", canonicalJSON: policyText("old"), expectedVersion: nil, at: 20, byUID: 0,
+                                signed: (serial: serial, keyID: "k1"))
+            }
+        }
+        #expect(try store.history().map(\.version) == ["1"])
+        // Unsigned applies and rollbacks leave the high-water mark where it is.
+        try store.applyForTest("2")
+        try store.rollback(to: "1", at: 30, byUID: 0)
+        #expect(try store.lastAppliedSerial()?.serial == 7)
+        try store.apply(version: "3", canonicalJSON: policyText("3"), expectedVersion: nil, at: 40, byUID: 0,
+                        signed: (serial: 8, keyID: "k2"))
+        store.close()
+        let reopened = try StateStore.open(directory: directory.path)
+        #expect(try reopened.lastAppliedSerial().map { "\($0.serial) \($0.keyID)" } == "8 k2")
+    }
+}

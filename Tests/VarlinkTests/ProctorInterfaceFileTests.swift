@@ -11,9 +11,10 @@ import Varlink
     @Test(arguments: [
         ("io.proctor.Agent", ["AcknowledgeWipe", "Decide", "Register", "ReportEvent", "ReportFeedback", "Subscribe"],
          ["AppBlocked", "IdentityMismatch", "InvalidParameter", "InvalidSession", "StorageFailure", "UnknownApp"]),
-        ("io.proctor.Admin", ["ApplyPolicy", "Decide", "Events", "GetApp", "GetPolicy", "ListApps", "Notify", "PolicyHistory",
+        ("io.proctor.Admin", ["ApplyBundle", "ApplyPolicy", "Decide", "Events", "GetApp", "GetPolicy", "ListApps", "Notify", "PolicyHistory",
                               "Reload", "RollbackPolicy", "Status", "ValidatePolicy", "Wipe"],
-         ["InvalidParameter", "InvalidPolicy", "StorageFailure", "UnknownApp", "UnknownVersion", "VersionConflict", "VersionReused"]),
+         ["BundleRefused", "InvalidParameter", "InvalidPolicy", "StorageFailure", "UnknownApp", "UnknownVersion",
+          "VersionConflict", "VersionReused"]),
     ])
     func interfaceFileParses(name: String, methods: [String], errors: [String]) throws {
         let text = try String(contentsOfFile: Self.folder + name + ".varlink", encoding: .utf8)

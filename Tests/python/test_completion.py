@@ -87,7 +87,7 @@ def test_zsh_completion_parses_and_offers_the_same(daemon):
         return result.stdout.splitlines()
 
     assert zsh_complete("polic") == ["policy"]
-    assert zsh_complete("stat") == ["status:show proctord's policy in force, last reload and counts"]
+    assert zsh_complete("stat") == ["status:show the policy in force, last reload, MDM pull, counts"]
     assert zsh_complete("check", "a.b", "file.export", "/") == ["FILES"]
     assert zsh_complete("--address", daemon.admin, "app", "io.proctor.test.") == APP_IDS
 

@@ -548,7 +548,7 @@ def test_read_only_state_directory_with_an_unreadable_wal_refuses_to_start(daemo
 # MARK: Migration (the store's unit tests cover each step; this is the daemon on an old file)
 
 # The state database's schema version this build writes (Schema.migrations.count).
-LATEST_SCHEMA_VERSION = 4
+LATEST_SCHEMA_VERSION = 5
 
 SCHEMA_VERSION_1 = """
     CREATE TABLE bundles (id INTEGER PRIMARY KEY AUTOINCREMENT, version TEXT NOT NULL, sha256 TEXT NOT NULL,

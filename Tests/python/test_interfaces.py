@@ -15,7 +15,7 @@ INTERFACES = pathlib.Path(__file__).resolve().parents[2] / "Sources" / "ProctorP
         ("io.proctor.Agent", {"Register", "ReportEvent", "Decide", "Subscribe", "AcknowledgeWipe", "ReportFeedback"}),
         (
             "io.proctor.Admin",
-            {"Status", "ListApps", "GetApp", "GetPolicy", "ValidatePolicy", "ApplyPolicy", "Reload", "Decide",
+            {"Status", "ListApps", "GetApp", "GetPolicy", "ValidatePolicy", "ApplyPolicy", "ApplyBundle", "Reload", "Decide",
              "Wipe", "Notify", "PolicyHistory", "RollbackPolicy", "Events"},
         ),
     ],

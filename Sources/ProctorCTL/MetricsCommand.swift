@@ -1,0 +1,97 @@
+import ProctorProtocol
+
+/// `proctorctl metrics`: proctord's counters as Prometheus text, for node_exporter's textfile
+/// collector or any scraper that reads the exposition format.
+enum MetricsCommand {
+    static let verb = Verb(
+        words: ["metrics"],
+        summary: "print proctord's counters in the Prometheus text format",
+        argumentsSynopsis: "",
+        positionalCount: 0...0,
+        options: AdminClient.options(),
+        description: [
+            "Asks proctord (io.proctor.Admin.Status) for its counters and prints them in the Prometheus text "
+                + "exposition format (version 0.0.4), ending with '# EOF': decisions by result, sessions and apps, log "
+                + "messages dropped and lost, uptime, the policy's load time, and for signed bundles the highest serial "
+                + "applied, the last fetch time, fetch failures and refused bundles. Counters count since proctord "
+                + "started.",
+            "Written to a file in node_exporter's textfile directory (atomically: write a temporary file, then "
+                + "rename), prometheus-node-exporter exposes them.",
+        ],
+        exitStatuses: AdminClient.questionExitStatuses,
+        examples: [
+            ("proctorctl metrics > /var/lib/prometheus/node-exporter/proctor.prom.$$ && "
+                + "mv /var/lib/prometheus/node-exporter/proctor.prom.$$ /var/lib/prometheus/node-exporter/proctor.prom",
+             "Publish the metrics for node_exporter."),
+        ],
+        run: run)
+
+    static func run(_ arguments: ParsedArguments, context: CommandContext) throws(CommandFailure) -> ExitStatus {
+        let reply = try AdminClient(arguments, context: context).call(Admin.Status.self).message()
+        for line in lines(reply) { context.console.print(line) }
+        return .success
+    }
+
+    /// The exposition text of a Status reply, one metric family after another.
+    static func lines(_ reply: Admin.Status.Reply) -> [String] {
+        var text = MetricsText()
+        let counts = reply.counts
+        text.family("proctor_decisions_total", .counter, "Decisions proctord made since it started, by result.",
+                    [("result=\"allowed\"", Double(counts.decisionsAllowed)),
+                     ("result=\"denied\"", Double(counts.decisionsDenied))])
+        text.family("proctor_sessions", .gauge, "Open app sessions.", [("", Double(counts.sessions))])
+        text.family("proctor_apps_connected", .gauge, "Apps with at least one session.", [("", Double(counts.appsConnected))])
+        text.family("proctor_apps_known", .gauge, "Apps in policy or seen registering.", [("", Double(counts.appsKnown))])
+        text.family("proctor_log_messages_dropped_total", .counter, "Log messages the bounded log queue dropped.",
+                    [("", Double(counts.logMessagesDropped))])
+        text.family("proctor_log_sink_failures_total", .counter, "Log messages the log sink failed to write.",
+                    [("", Double(counts.logSinkFailures))])
+        text.family("proctor_uptime_seconds", .gauge, "Seconds since proctord started.", [("", reply.uptimeSeconds)])
+        if let loaded = LocalTime.parse(reply.policy.loadedAt) {
+            text.family("proctor_policy_loaded_timestamp_seconds", .gauge, "When the policy in force was loaded.",
+                        [("version=\"\(MetricsText.escape(reply.policy.version))\"", Double(loaded))])
+        }
+        if let fleet = reply.fleet {
+            if let serial = fleet.lastAppliedSerial {
+                text.family("proctor_bundle_serial", .gauge, "The highest signed bundle serial applied.", [("", Double(serial))])
+            }
+            if let at = fleet.lastFetchAt.flatMap(LocalTime.parse) {
+                text.family("proctor_bundle_last_fetch_timestamp_seconds", .gauge, "When the bundle was last fetched.",
+                            [("", Double(at))])
+            }
+            text.family("proctor_bundle_fetch_failures_total", .counter, "Failed bundle fetches.",
+                        [("", Double(fleet.fetchFailures))])
+            text.family("proctor_bundles_refused_total", .counter, "Signed bundles refused (and unsigned pushes refused).",
+                        [("", Double(fleet.bundlesRefused))])
+        }
+        return text.lines + ["# EOF"]
+    }
+}
+
+/// Prometheus text exposition format: `# HELP`, `# TYPE`, then one sample per line.
+struct MetricsText {
+    enum Kind: String { case counter, gauge }
+    private(set) var lines: [String] = []
+
+    mutating func family(_ name: String, _ kind: Kind, _ help: String, _ samples: [(labels: String, value: Double)]) {
+        lines.append("# HELP \(name) \(help)")
+        lines.append("# TYPE \(name) \(kind.rawValue)")
+        for sample in samples {
+            let labels = sample.labels.isEmpty ? "" : "{\(sample.labels)}"
+            let value = sample.value.rounded() == sample.value && abs(sample.value) < 1e15
+                ? String(Int64(sample.value)) : String(sample.value)
+            lines.append("\(name)\(labels) \(value)")
+        }
+    }
+
+    /// A label value with `\`, `"` and newlines escaped.
+    static func escape(_ value: String) -> String {
+        value.replacingOccurrences("\\", "\\\\").replacingOccurrences("\"", "\\\"").replacingOccurrences("\n", "\\n")
+    }
+}
+
+extension String {
+    fileprivate func replacingOccurrences(_ target: String, _ replacement: String) -> String {
+        split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
+    }
+}

@@ -1,0 +1,292 @@
+import Glibc
+import JSONCore
+import LinuxIO
+import ProctorBundle
+import ProctorCrypto
+import ProctorFleet
+import ProctorPolicy
+import ProctorProtocol
+import ProctorStore
+import Synchronization
+import Varlink
+
+/// Signed bundles and pulling them from the MDM (docs/fleet.md): proctord.conf and keys.d,
+/// the poll thread, and the one path by which a verified bundle is applied. Loop thread only,
+/// except what the fetch thread reads through `FleetShared`.
+struct FleetState {
+    var configuration = FleetConfiguration()
+    var trustedKeys = TrustedKeys([])
+    var poller: BundlePoller?
+    /// POSTs status documents to `StatusURL=`, and the timer that sends one at least every
+    /// `StatusIntervalSec=`.
+    var reporter: StatusReporter?
+    var statusTimer: TimerHandle?
+    /// Bumped whenever the poller is replaced, so a late outcome of an old one is ignored.
+    var generation = 0
+    var lastAppliedSerial: Int?
+    var lastFetchAt: UnixMilliseconds?
+    /// `fetched`, `unchanged`, `applied`, `refused` or `failed`.
+    var lastFetchResult: String?
+    var nextFetchAt: UnixMilliseconds?
+    var lastError: Admin.FleetError?
+    /// Since start, for Status and metrics.
+    var fetchFailures = 0
+    var bundlesRefused = 0
+}
+
+/// What the fetch thread needs from the daemon: the highest serial applied (it verifies a
+/// fetched bundle there, off the loop) and a way back to the loop. The daemon is reached
+/// only inside `EventLoop.execute`, on the loop's thread.
+final class FleetShared: @unchecked Sendable {
+    let lastAppliedSerial = Atomic<Int>(0)
+    weak var daemon: Daemon?
+}
+
+/// proctord.conf or keys.d could not be read.
+struct FleetSetupError: Error, CustomStringConvertible {
+    let description: String
+}
+
+extension Daemon {
+    /// proctord.conf (absent: pull nothing, accept unsigned policy) and the keys in keys.d.
+    static func loadFleetSettings(_ configuration: DaemonConfiguration) throws(FleetSetupError)
+        -> (FleetConfiguration, TrustedKeys) {
+        let settings: FleetConfiguration
+        do { settings = try FleetConfiguration.load(configuration.fleetConfigurationPath) }
+        catch { throw FleetSetupError(description: error.description) }
+        do { return (settings, try TrustedKeys.load(directory: configuration.trustedKeysDirectory)) }
+        catch { throw FleetSetupError(description: "trusted keys: \(error)") }
+    }
+
+    /// Re-reads proctord.conf and keys.d (reload), and polls at once: a reload is the way to
+    /// say "the MDM has something new". Invalid files keep the settings in force.
+    func reloadFleetSettings() {
+        do {
+            let (settings, keys) = try Self.loadFleetSettings(configuration)
+            let changed = settings != fleet.configuration || keys.keys != fleet.trustedKeys.keys
+            fleet.configuration = settings
+            fleet.trustedKeys = keys
+            if changed { startFleetThreads() } else { fleet.poller?.pollNow() }
+        } catch {
+            log(.fleetConfigurationInvalid, "Fleet settings not reloaded, the previous ones stay in force: \(error)",
+                [(DaemonEventField.errors, error.description)])
+            fleet.lastError = Admin.FleetError(at: Clock.rfc3339(Clock.now()), reason: "configuration", message: error.description)
+        }
+    }
+
+    /// (Re)starts the poll thread for `BundleURL=` and the status reporter for `StatusURL=`,
+    /// or stops them when not configured.
+    func startFleetThreads() {
+        stopFleetThreads()
+        fleet.generation += 1
+        fleet.nextFetchAt = nil
+        startReporting()
+        guard let url = fleet.configuration.source.bundleURL else { return }
+        let source = fleet.configuration.source
+        let request = FetchRequest(url: url, caCertificate: source.caCertificate, clientCertificate: source.clientCertificate,
+                                   clientKey: source.clientKey, maximumBytes: SignedBundle.maximumBytes)
+        let keys = fleet.trustedKeys
+        let generation = fleet.generation
+        let shared = fleetShared
+        let loop = self.loop
+        let poller = BundlePoller(request: request, intervalSeconds: source.pollIntervalSeconds) { outcome in
+            // On the fetch thread: verify here, so a large bundle's signature check and parse
+            // do not hold the loop either. The serial is checked again when applying.
+            var verdict: Result<VerifiedBundle, BundleRefusal>?
+            if case .success(.fetched(let body, _)) = outcome.result {
+                let verifier = BundleVerifier(trustedKeys: keys, lastAppliedSerial: shared.lastAppliedSerial.load(ordering: .relaxed))
+                verdict = Result { () throws(BundleRefusal) in try verifier.verify(body, now: Int(time(nil))) }
+            }
+            let checked = verdict
+            loop.execute { shared.daemon?.pulled(outcome, checked, generation: generation) }
+        }
+        fleet.poller = poller
+        poller.start()
+    }
+
+    func stopFleetThreads() {
+        fleet.poller?.stop()
+        fleet.poller = nil
+        fleet.reporter?.stop()
+        fleet.reporter = nil
+        if let timer = fleet.statusTimer { loop.cancel(timer) }
+        fleet.statusTimer = nil
+    }
+
+    private func startReporting() {
+        let source = fleet.configuration.source
+        guard let url = source.statusURL else { return }
+        let request = FetchRequest(url: url, caCertificate: source.caCertificate, clientCertificate: source.clientCertificate,
+                                   clientKey: source.clientKey, maximumBytes: 64 * 1024)
+        let shared = fleetShared
+        let loop = self.loop
+        let generation = fleet.generation
+        let reporter = StatusReporter(request: request, retryIntervalSeconds: source.statusIntervalSeconds) { outcome in
+            guard case .failure(let failure) = outcome.result else { return }
+            loop.execute { shared.daemon?.statusReportFailed(failure, url: url, generation: generation) }
+        }
+        fleet.reporter = reporter
+        reporter.start()
+        fleet.statusTimer = loop.schedule(every: .seconds(source.statusIntervalSeconds)) { [unowned self] in reportStatus() }
+        reportStatus()
+    }
+
+    /// Hands the reporter a fresh status document (after each apply or refusal, and on the
+    /// timer): what `proctorctl status --json` and `apps --json` show, with the machine's id.
+    func reportStatus() {
+        guard let reporter = fleet.reporter else { return }
+        let apps = ((try? knownAppIDs()) ?? []).compactMap { try? appDetail($0).json }
+        let document = JSONValue.object([
+            "machineId": .string(machineID), "sentAt": .string(Clock.rfc3339(Clock.now())),
+            "status": status().json, "apps": .array(apps),
+        ])
+        reporter.submit(document.serialized())
+    }
+
+    private func statusReportFailed(_ failure: FetchFailure, url: String, generation: Int) {
+        guard generation == fleet.generation else { return }
+        log(.statusReportFailed, "Sending the status document to \(url) failed, retrying later: \(failure)",
+            [(DaemonEventField.bundleSource, url), (DaemonEventField.reason, failure.name)])
+    }
+
+    /// A poll's outcome, back on the loop.
+    func pulled(_ outcome: BundlePoller.Outcome, _ verdict: Result<VerifiedBundle, BundleRefusal>?, generation: Int) {
+        guard generation == fleet.generation, let url = fleet.configuration.source.bundleURL else { return }
+        let now = Clock.now()  // milliseconds: two polls within a second stay apart in Status
+        fleet.lastFetchAt = now
+        fleet.nextFetchAt = now + UnixMilliseconds(outcome.nextPollAt - outcome.finishedAt) * 1000
+        switch (outcome.result, verdict) {
+        case (.failure(let failure), _):
+            fleet.lastFetchResult = "failed"
+            fleet.fetchFailures += 1
+            fleet.lastError = Admin.FleetError(at: Clock.rfc3339(Clock.now()), reason: failure.name, message: failure.description)
+            log(.bundleFetchFailed, "Fetching the policy bundle from \(url) failed (\(outcome.consecutiveFailures) in a row), "
+                + "retrying at \(Clock.rfc3339(fleet.nextFetchAt!)): \(failure)",
+                [(DaemonEventField.bundleSource, url), (DaemonEventField.reason, failure.name)])
+        case (.success(.notModified), _):
+            fleet.lastFetchResult = "unchanged"
+        case (.success(.fetched), .failure(.rollback(let serial, let lastApplied))) where serial == lastApplied:
+            // The bundle in force, fetched again (after a restart, or a server without ETags).
+            fleet.lastFetchResult = "unchanged"
+        case (.success(.fetched), .failure(let refusal)):
+            fleet.lastFetchResult = "refused"
+            _ = refuse(refusal, source: url)
+        case (.success(.fetched), .success(let verified)):
+            // In turn with reloads and other applies (the policy update queue).
+            submit(.change { [unowned self] finished in
+                defer { finished() }
+                do throws(VarlinkError) {
+                    _ = try applySigned(verified, source: url, uid: getuid())
+                    fleet.lastFetchResult = "applied"
+                } catch {
+                    fleet.lastFetchResult = error.name.hasSuffix(".BundleRefused") ? "refused" : "failed"
+                    // Perhaps passing (a full disk): fetch the same bundle again next time.
+                    fleet.poller?.forgetETag()
+                }
+                reportStatus()
+            })
+            return
+        case (.success(.fetched), nil):
+            preconditionFailure("a fetched bundle is always verified")
+        }
+        if case .success(.fetched) = outcome.result { reportStatus() }
+    }
+
+    /// `ApplyBundle`: a signed bundle from an administrator, verified exactly as a pulled one,
+    /// applied in turn with reloads and other applies.
+    func applyBundle(_ request: Admin.ApplyBundle.Request, _ context: ConnectionContext,
+                     reply: @escaping (Result<Admin.ApplyBundle.Reply, VarlinkError>) -> Void) {
+        submit(.change { [unowned self] finished in
+            defer {
+                reportStatus()  // applied or refused: the MDM hears of it either way
+                finished()
+            }
+            let source = "admin uid \(context.peer.uid)"
+            let verifier = BundleVerifier(trustedKeys: fleet.trustedKeys, lastAppliedSerial: fleet.lastAppliedSerial ?? 0)
+            reply(Result { () throws(VarlinkError) in
+                let verified: VerifiedBundle
+                do throws(BundleRefusal) { verified = try verifier.verify(Array(request.bundle.utf8), now: Int(Clock.now() / 1000)) }
+                catch { throw refuse(error, source: source) }
+                return try applySigned(verified, source: source, uid: context.peer.uid)
+            })
+        })
+    }
+
+    /// `RequireSignedBundles=yes` refuses plain policy from the Admin interface (ApplyPolicy,
+    /// RollbackPolicy): only the MDM's key may change policy.
+    func refuseUnsignedIfRequired(_ context: ConnectionContext, rollback: Bool = false) throws(VarlinkError) {
+        guard fleet.configuration.requireSignedBundles else { return }
+        let source = "admin uid \(context.peer.uid)"
+        defer { reportStatus() }
+        guard rollback else { throw refuse(.unsigned, source: source) }
+        let message = "RequireSignedBundles=yes: a rollback is refused; only a newer signed bundle may change the policy"
+        logRefusal(reason: "unsigned", message: message, source: source, fields: [])
+        throw AdminError.bundleRefused(reason: "unsigned", message: message)
+    }
+
+    /// Persist (serial checked and recorded in the same transaction), then swap, then push to
+    /// subscribers: `ApplyPolicy`'s order, so an acknowledged apply survives any crash.
+    private func applySigned(_ verified: VerifiedBundle, source: String, uid: UInt32) throws(VarlinkError)
+        -> Admin.ApplyBundle.Reply {
+        let policy = verified.policy
+        let canonical = policy.canonicalBytes
+        if let problem = Policy.bundleSizeProblem(canonicalSize: canonical.count, source: nil) {
+            throw refuse(.invalidPolicy([problem.description]), source: source)
+        }
+        let record: BundleRecord
+        do {
+            record = try store.apply(version: policy.version, canonicalJSON: String(decoding: canonical, as: UTF8.self),
+                                     expectedVersion: nil, at: Clock.now(), byUID: uid,
+                                     signed: (serial: Int64(verified.serial), keyID: verified.keyID))
+        } catch .serialNotNewer(let serial, let lastApplied) {
+            throw refuse(.rollback(serial: Int(serial), lastApplied: Int(lastApplied)), source: source)
+        } catch {
+            throw adminError(for: error, while: "applying signed bundle serial \(verified.serial)")
+        }
+        bundle = (policy, record)
+        fleet.lastAppliedSerial = verified.serial
+        fleetShared.lastAppliedSerial.store(verified.serial, ordering: .relaxed)
+        activate(ActivePolicy(directory: directory, bundle: policy, bundleVersion: record.version, loadedAt: Clock.now()))
+        log(.bundleApplied, "Applied signed bundle serial \(verified.serial) from \(source), signed by key \(verified.keyID): "
+            + "policy \(policy.version) in force",
+            policyFields() + [(DaemonEventField.bundleSerial, String(verified.serial)),
+                              (DaemonEventField.bundleKeyID, verified.keyID), (DaemonEventField.bundleSource, source)])
+        return Admin.ApplyBundle.Reply(version: active.version, sha256: active.sha256, serial: verified.serial)
+    }
+
+    /// Logs a refusal, shows it in Status, and returns the Admin error for it.
+    private func refuse(_ refusal: BundleRefusal, source: String) -> VarlinkError {
+        logRefusal(reason: refusal.name, message: refusal.description, source: source, fields: [])
+        return AdminError.bundleRefused(reason: refusal.name, message: refusal.description)
+    }
+
+    private func logRefusal(reason: String, message: String, source: String, fields: [(String, String)]) {
+        fleet.lastError = Admin.FleetError(at: Clock.rfc3339(Clock.now()), reason: reason, message: message)
+        fleet.bundlesRefused += 1
+        log(.bundleRefused, "Refused a policy bundle from \(source), policy \(active.version) stays in force: \(message)",
+            policyFields() + [(DaemonEventField.reason, reason), (DaemonEventField.bundleSource, source)] + fields)
+    }
+
+    /// `FleetStatus` of the Admin interface.
+    var fleetStatus: Admin.FleetStatus {
+        Admin.FleetStatus(bundleUrl: fleet.configuration.source.bundleURL,
+                          requireSignedBundles: fleet.configuration.requireSignedBundles,
+                          trustedKeys: fleet.trustedKeys.keys.keys.sorted(), lastAppliedSerial: fleet.lastAppliedSerial,
+                          lastFetchAt: fleet.lastFetchAt.map(Clock.rfc3339), lastFetchResult: fleet.lastFetchResult,
+                          nextFetchAt: fleet.nextFetchAt.map(Clock.rfc3339), lastError: fleet.lastError,
+                          fetchFailures: fleet.fetchFailures, bundlesRefused: fleet.bundlesRefused)
+    }
+}
+
+extension Daemon {
+    /// The machine's id from `/etc/machine-id` (32 hex digits), or "" if it cannot be read.
+    static func readMachineID() -> String {
+        guard let file = fopen("/etc/machine-id", "r") else { return "" }
+        defer { fclose(file) }
+        var buffer = [CChar](repeating: 0, count: 64)
+        guard fgets(&buffer, Int32(buffer.count), file) != nil else { return "" }
+        let line = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        let text = String(decoding: line, as: UTF8.self).filter { $0.isHexDigit }
+        return text.count == 32 ? text : ""
+    }
+}

@@ -1,0 +1,217 @@
+import Glibc
+
+/// What `CONFIG_DIR/proctord.conf` says: where proctord pulls signed policy from and how it
+/// trusts it. A systemd-style file:
+///
+///     [Source]
+///     BundleURL=https://mdm.example.com/proctor/bundle.json
+///     PollIntervalSec=300
+///     CACertificate=/etc/proctor/mdm-ca.pem
+///     ClientCertificate=/etc/proctor/client.pem
+///     ClientKey=/etc/proctor/client.key
+///     StatusURL=https://mdm.example.com/proctor/status
+///     StatusIntervalSec=3600
+///
+///     [Policy]
+///     RequireSignedBundles=yes
+///
+/// No file is `FleetConfiguration()`: no pulling, unsigned policy accepted (Proctor before fleets).
+public struct FleetConfiguration: Sendable, Hashable {
+    /// The `[Source]` section: where bundles come from.
+    public struct Source: Sendable, Hashable {
+        /// The bundle's `https://` (or, for tests, `file://`) URL; nil: nothing is pulled.
+        public var bundleURL: String?
+        /// Seconds between polls, before jitter.
+        public var pollIntervalSeconds = 300
+        /// PEM file of the CA certificates that verify the server; nil: the system's CAs.
+        public var caCertificate: String?
+        /// PEM client certificate and its key for mutual TLS; both or neither.
+        public var clientCertificate: String?
+        public var clientKey: String?
+        /// Where status documents are POSTed; nil: none are.
+        public var statusURL: String?
+        /// Seconds between status documents at the latest.
+        public var statusIntervalSeconds = 3600
+
+        public init() {}
+    }
+
+    public var source = Source()
+    /// `[Policy] RequireSignedBundles=`: when true, only signed bundles are applied, from any
+    /// path (pulled or `ApplyPolicy`).
+    public var requireSignedBundles = false
+
+    public init() {}
+
+    /// The largest proctord.conf read: a few lines are expected.
+    public static let maximumFileBytes = 64 * 1024
+    /// Bounds of the interval settings: at least a second, at most a week.
+    public static let intervalRange = 1...(7 * 24 * 3600)
+
+    /// Reads `path`; a missing file is the default configuration.
+    public static func load(_ path: String) throws(ConfigurationFileError) -> FleetConfiguration {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return FleetConfiguration() }
+            throw ConfigurationFileError(file: path, message: "cannot open: \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: maximumFileBytes + 1)
+        var filled = 0
+        while filled < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { throw ConfigurationFileError(file: path, message: "cannot read: \(String(cString: strerror(errno)))") }
+            if count == 0 { break }
+            filled += count
+        }
+        guard filled <= maximumFileBytes else {
+            throw ConfigurationFileError(file: path, message: "larger than \(maximumFileBytes) bytes")
+        }
+        return try parse(Array(bytes[..<filled]), file: path)
+    }
+
+    /// Parses the text of a proctord.conf; `file` names it in errors.
+    public static func parse(_ bytes: [UInt8], file: String) throws(ConfigurationFileError) -> FleetConfiguration {
+        var reader = ConfigurationReader(file: file)
+        return try reader.read(bytes)
+    }
+}
+
+/// One mistake in proctord.conf: the file, the line (1-based), the key, and what was expected.
+public struct ConfigurationFileError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var file: String
+    public var line: Int?
+    public var key: String?
+    public var message: String
+
+    public init(file: String, line: Int? = nil, key: String? = nil, message: String) {
+        self.file = file
+        self.line = line
+        self.key = key
+        self.message = message
+    }
+
+    /// `FILE:LINE: KEY=: MESSAGE`, like a compiler, so editors can jump to it.
+    public var description: String {
+        file + (line.map { ":\($0)" } ?? "") + ": " + (key.map { "\($0)=: " } ?? "") + message
+    }
+}
+
+/// The line-by-line reader behind `FleetConfiguration.parse`.
+private struct ConfigurationReader {
+    let file: String
+    var configuration = FleetConfiguration()
+    var section: String?
+    var seen: [String: Int] = [:]  // "Section.Key" -> line
+
+    init(file: String) { self.file = file }
+
+    static let keys: [String: [String]] = [
+        "Source": ["BundleURL", "PollIntervalSec", "CACertificate", "ClientCertificate", "ClientKey", "StatusURL",
+                   "StatusIntervalSec"],
+        "Policy": ["RequireSignedBundles"],
+    ]
+
+    mutating func read(_ bytes: [UInt8]) throws(ConfigurationFileError) -> FleetConfiguration {
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw error(nil, nil, "not UTF-8 text") }
+        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            try readLine(rawLine.trimmed, number: index + 1)
+        }
+        let source = configuration.source
+        if (source.clientCertificate == nil) != (source.clientKey == nil) {
+            let missing = source.clientKey == nil ? "ClientKey" : "ClientCertificate"
+            throw error(seen["Source.ClientCertificate"] ?? seen["Source.ClientKey"], missing,
+                        "must be set when \(missing == "ClientKey" ? "ClientCertificate" : "ClientKey") is (mutual TLS needs both)")
+        }
+        return configuration
+    }
+
+    private mutating func readLine(_ line: Substring, number: Int) throws(ConfigurationFileError) {
+        if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { return }
+        if line.hasPrefix("[") {
+            guard line.hasSuffix("]") else { throw error(number, nil, "expected a section header such as [Source]") }
+            let name = String(line.dropFirst().dropLast())
+            guard Self.keys[name] != nil else {
+                throw error(number, nil, "unknown section [\(name)], expected [Source] or [Policy]")
+            }
+            section = name
+            return
+        }
+        guard let equals = line.firstIndex(of: "=") else {
+            throw error(number, nil, "expected KEY=VALUE, a [Section] header or a # comment")
+        }
+        let key = String(line[..<equals].trimmed)
+        let value = String(line[line.index(after: equals)...].trimmed)
+        guard let section else { throw error(number, key, "outside a section: put it under [Source] or [Policy]") }
+        guard Self.keys[section]!.contains(key) else {
+            let known = Self.keys[section]!.joined(separator: "=, ") + "="
+            throw error(number, key, "unknown key in [\(section)]; known keys: \(known)")
+        }
+        if let earlier = seen["\(section).\(key)"] { throw error(number, key, "already set on line \(earlier)") }
+        seen["\(section).\(key)"] = number
+        try assign(key, value, line: number)
+    }
+
+    private mutating func assign(_ key: String, _ value: String, line: Int) throws(ConfigurationFileError) {
+        switch key {
+        case "BundleURL": configuration.source.bundleURL = try url(value, key, line)
+        case "StatusURL": configuration.source.statusURL = try url(value, key, line)
+        case "PollIntervalSec": configuration.source.pollIntervalSeconds = try seconds(value, key, line)
+        case "StatusIntervalSec": configuration.source.statusIntervalSeconds = try seconds(value, key, line)
+        case "CACertificate": configuration.source.caCertificate = try path(value, key, line)
+        case "ClientCertificate": configuration.source.clientCertificate = try path(value, key, line)
+        case "ClientKey": configuration.source.clientKey = try path(value, key, line)
+        case "RequireSignedBundles": configuration.requireSignedBundles = try boolean(value, key, line)
+        default: preconditionFailure("a key in ConfigurationReader.keys without a case: \(key)")
+        }
+    }
+
+    private func url(_ value: String, _ key: String, _ line: Int) throws(ConfigurationFileError) -> String {
+        let lowered = value.lowercased()
+        guard lowered.hasPrefix("https://") && value.count > 8 || lowered.hasPrefix("file:///") else {
+            throw error(line, key, "expected an https:// URL (or file:///PATH), found \"\(value)\"")
+        }
+        guard value.utf8.count <= 2048, !value.contains(where: { $0.isWhitespace || $0.asciiValue.map { $0 < 0x20 } == true }) else {
+            throw error(line, key, "expected a URL of at most 2048 bytes without spaces or control characters")
+        }
+        return value
+    }
+
+    private func seconds(_ value: String, _ key: String, _ line: Int) throws(ConfigurationFileError) -> Int {
+        let range = FleetConfiguration.intervalRange
+        guard let number = Int(value), range.contains(number) else {
+            throw error(line, key, "expected a whole number of seconds from \(range.lowerBound) to \(range.upperBound), "
+                + "found \"\(value)\"")
+        }
+        return number
+    }
+
+    private func path(_ value: String, _ key: String, _ line: Int) throws(ConfigurationFileError) -> String {
+        guard value.hasPrefix("/"), value.utf8.count < PATH_MAX else {
+            throw error(line, key, "expected an absolute file path, found \"\(value)\"")
+        }
+        return value
+    }
+
+    private func boolean(_ value: String, _ key: String, _ line: Int) throws(ConfigurationFileError) -> Bool {
+        switch value.lowercased() {
+        case "yes", "true", "on", "1": return true
+        case "no", "false", "off", "0": return false
+        default: throw error(line, key, "expected yes or no, found \"\(value)\"")
+        }
+    }
+
+    private func error(_ line: Int?, _ key: String?, _ message: String) -> ConfigurationFileError {
+        ConfigurationFileError(file: file, line: line, key: key, message: message)
+    }
+}
+
+extension Substring {
+    fileprivate var trimmed: Substring {
+        var text = self
+        while let first = text.first, first == " " || first == "\t" || first == "\r" { text.removeFirst() }
+        while let last = text.last, last == " " || last == "\t" || last == "\r" { text.removeLast() }
+        return text
+    }
+}

@@ -1,0 +1,184 @@
+import Foundation
+import Glibc
+import ProctorFleet
+import Synchronization
+import TestSupport
+import Testing
+
+/// The fetcher against a real HTTPS server on 127.0.0.1 (bundle_server.py). Serialized: one
+/// test sets https_proxy in the process environment.
+@Suite(.serialized) struct BundleFetcherTests {
+    let server: MDMServer
+    init() throws { server = try MDMServer() }
+
+    func request(_ path: String, etag: String? = nil, maximumBytes: Int = 1 << 20) -> FetchRequest {
+        FetchRequest(url: server.url(path), caCertificate: server.file("ca.pem"), etag: etag, maximumBytes: maximumBytes)
+    }
+
+    func failure(_ request: FetchRequest) -> FetchFailure? {
+        do { _ = try BundleFetcher().fetch(request); return nil } catch { return error }
+    }
+
+    @Test func fetchesThenAnUnchangedBundleIsA304() throws {
+        try server.publish(#"{"bundle": 1}"#)
+        let fetcher = BundleFetcher()
+        guard case .fetched(let body, let etag?) = try fetcher.fetch(request("bundle")) else {
+            Issue.record("no body with an ETag")
+            return
+        }
+        #expect(body == Array(#"{"bundle": 1}"#.utf8))
+        #expect(try fetcher.fetch(request("bundle", etag: etag)) == .notModified)
+        try server.publish(#"{"bundle": 2}"#)
+        guard case .fetched(let changed, let newTag?) = try fetcher.fetch(request("bundle", etag: etag)) else {
+            Issue.record("a changed bundle was not fetched")
+            return
+        }
+        #expect(changed == Array(#"{"bundle": 2}"#.utf8))
+        #expect(newTag != etag)
+        let requests = try server.log()["requests"] as? [[String: Any]] ?? []
+        #expect(requests.prefix(3).map { $0["ifNoneMatch"] as? String } == [nil, etag, etag])
+        #expect(requests.first?["userAgent"] as? String == "proctord")
+    }
+
+    @Test func aCertificateNamingAnotherHostIsRefused() throws {
+        try server.publish("{}")
+        // The certificate names localhost only; 127.0.0.1 is the same server under another name.
+        let mismatch = FetchRequest(url: "https://127.0.0.1:\(server.port)/bundle", caCertificate: server.file("ca.pem"),
+                                    maximumBytes: 1 << 20)
+        guard case .tls(let message) = failure(mismatch) else {
+            Issue.record("a name mismatch was not a TLS failure: \(String(describing: failure(mismatch)))")
+            return
+        }
+        #expect(message.contains("127.0.0.1"), "\(message)")
+        // A CA that did not sign the server's certificate: refused too.
+        var otherCA = request("bundle")
+        otherCA.caCertificate = server.file("other-ca.pem")
+        guard case .tls = failure(otherCA) else { Issue.record("an unknown issuer was accepted"); return }
+        // Without a CA file the system's CAs are used, which do not know the test CA.
+        var systemCAs = request("bundle")
+        systemCAs.caCertificate = nil
+        guard case .tls = failure(systemCAs) else { Issue.record("the test CA was trusted without being configured"); return }
+        #expect(try server.requestedPaths().allSatisfy { $0 != "/bundle" })
+    }
+
+    @Test func mutualTLSPresentsTheClientCertificate() throws {
+        var withClient = request("mtls")
+        withClient.clientCertificate = server.file("client.pem")
+        withClient.clientKey = server.file("client.key")
+        #expect(try BundleFetcher().fetch(withClient) == .fetched(body: Array("client desk-42".utf8), etag: nil))
+        #expect(failure(request("mtls")) == .httpStatus(403))
+    }
+
+    @Test func aServerThatIsDownIsUnreachable() throws {
+        // A port that was just free: bind it, note it, close it.
+        let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: 0, sin_addr: in_addr(s_addr: UInt32(0x7f000001).bigEndian),
+                                  sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(probe, $0, length) == 0 ? getsockname(probe, $0, &length) : -1
+        } }
+        close(probe)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let down = FetchRequest(url: "https://localhost:\(port)/bundle", caCertificate: server.file("ca.pem"), maximumBytes: 1024)
+        guard case .unreachable = failure(down) else { Issue.record("\(String(describing: failure(down)))"); return }
+    }
+
+    @Test func aSlowServerTimesOut() throws {
+        var late = request("slow-start")
+        late.totalTimeoutSeconds = 1
+        guard case .timedOut = failure(late) else { Issue.record("\(String(describing: failure(late)))"); return }
+        var trickle = request("trickle")
+        trickle.lowSpeedBytesPerSecond = 100
+        trickle.lowSpeedSeconds = 2
+        guard case .timedOut = failure(trickle) else { Issue.record("\(String(describing: failure(trickle)))"); return }
+    }
+
+    @Test func aTruncatedOrOversizedBodyIsRefused() throws {
+        guard case .truncated = failure(request("truncated")) else {
+            Issue.record("\(String(describing: failure(request("truncated"))))")
+            return
+        }
+        try server.publish(String(repeating: "z", count: 5000))
+        #expect(failure(request("bundle", maximumBytes: 4999)) == .tooLarge(limit: 4999))  // announced length
+        #expect(failure(request("unbounded", maximumBytes: 100_000)) == .tooLarge(limit: 100_000))  // counted
+        #expect(failure(request("status/500")) == .httpStatus(500))
+        #expect(failure(request("status/304")) == .httpStatus(304))  // a 304 we did not ask for is no answer
+    }
+
+    @Test func onlyHTTPSAndFileURLsAreFetched() throws {
+        for url in ["http://localhost:\(server.port)/bundle", "ftp://localhost/x", "gopher://x"] {
+            guard case .unsupportedURL = failure(FetchRequest(url: url, maximumBytes: 10)) else {
+                Issue.record("\(url) was fetched")
+                continue
+            }
+        }
+        try server.publish("from a file")
+        #expect(try BundleFetcher().fetch(FetchRequest(url: "file://" + server.file("bundle"), maximumBytes: 100))
+            == .fetched(body: Array("from a file".utf8), etag: nil))
+    }
+
+    @Test func httpsProxyFromTheEnvironmentIsUsed() throws {
+        try server.publish("via proxy")
+        setenv("https_proxy", "http://127.0.0.1:\(server.proxyPort)", 1)
+        let saved = getenv("no_proxy").map { String(cString: $0) }
+        unsetenv("no_proxy")
+        defer {
+            unsetenv("https_proxy")
+            if let saved { setenv("no_proxy", saved, 1) }
+        }
+        guard case .fetched(let body, _) = try BundleFetcher().fetch(request("bundle")) else {
+            Issue.record("nothing fetched through the proxy")
+            return
+        }
+        #expect(body == Array("via proxy".utf8))
+        unsetenv("https_proxy")
+        #expect(try server.log()["connects"] as? [String] == ["localhost:\(server.port)"])
+    }
+
+    @Test func cancellingStopsAFetchInProgressAndLaterOnes() throws {
+        let fetcher = BundleFetcher()
+        let started = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            started.signal()
+            Thread.sleep(forTimeInterval: 0.5)
+            fetcher.cancel()
+        }
+        started.wait()
+        #expect(throws: FetchFailure.cancelled) { try fetcher.fetch(request("slow-start")) }
+        #expect(throws: FetchFailure.cancelled) { try fetcher.fetch(request("bundle")) }
+    }
+}
+
+@Suite struct StatusReporterTests {
+    @Test func postsTheNewestDocumentAndRetriesAfterAFailure() throws {
+        let server = try MDMServer()
+        let failed = Mutex(0)
+        let reporter = StatusReporter(request: FetchRequest(url: server.url("report"), caCertificate: server.file("ca.pem"),
+                                                            maximumBytes: 1024),
+                                      retryIntervalSeconds: 1) { outcome in
+            if case .failure = outcome.result { failed.withLock { $0 += 1 } }
+        }
+        reporter.start()
+        defer { reporter.stop() }
+        reporter.submit(Array(#"{"n": 1}"#.utf8))
+        try waitUntil { (try server.log()["posts"] as? [[String: Int]])?.count == 1 }
+        #expect(FileManager.default.createFile(atPath: server.file("report-fails"), contents: nil))
+        reporter.submit(Array(#"{"n": 2}"#.utf8))
+        try waitUntil { failed.withLock { $0 } >= 1 }
+        try FileManager.default.removeItem(atPath: server.file("report-fails"))
+        // The failed document is sent again on retry (within the 1 s backoff ceiling).
+        try waitUntil { (try server.log()["posts"] as? [[String: Int]])?.count == 2 }
+        #expect(try server.log()["posts"] as? [[String: Int]] == [["n": 1], ["n": 2]])
+        let posts = (try server.log()["requests"] as? [[String: Any]] ?? []).filter { $0["method"] as? String == "POST" }
+        #expect(posts.allSatisfy { $0["contentType"] as? String == "application/json" })
+    }
+
+    func waitUntil(_ condition: () throws -> Bool) throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while try !condition() {
+            guard ContinuousClock.now < deadline else { throw CancellationError() }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+}

@@ -1,0 +1,292 @@
+"""Signed bundles pulled over real HTTPS: proctord (built binary) polls bundle_server.py, an MDM
+stand-in with a CA and certificates made by openssl, verifies with keys.d, applies or refuses,
+and reports it in Status; `proctorctl policy apply` of a bundle goes through the same checks."""
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+import varlink
+
+from conftest import BIN, REPO, Daemon, base_policy, proctorctl, write_policy
+
+SERVER = os.path.join(REPO, "Tests", "ProctorFleetTests", "bundle_server.py")
+
+
+class MDM:
+    """bundle_server.py in a directory of its own; /bundle serves DIR/bundle."""
+
+    def __init__(self, root):
+        self.dir = os.path.join(root, "mdm")
+        os.makedirs(self.dir)
+        self.process = subprocess.Popen([sys.executable, SERVER, self.dir], stdout=subprocess.PIPE, text=True)
+        fields = self.process.stdout.readline().split()
+        assert fields and fields[0] == "READY", fields
+        self.port = int(fields[1])
+
+    def url(self, path="bundle", host="localhost"):
+        return f"https://{host}:{self.port}/{path}"
+
+    def publish(self, data):
+        with open(os.path.join(self.dir, "bundle"), "wb") as f:
+            f.write(data)
+
+    def stop(self):
+        self.process.kill()
+        self.process.wait()
+
+
+def ctl(*args, check=0):
+    result = subprocess.run([os.path.join(BIN, "proctorctl"), *args], capture_output=True, timeout=30)
+    assert result.returncode == check, (result.returncode, result.stdout, result.stderr)
+    return result.stdout
+
+
+def sign(key, policy, root, serial, expires_in=3600):
+    path = os.path.join(root, f"policy-{serial}.json")
+    with open(path, "w") as f:
+        json.dump(policy, f)
+    return ctl("policy", "sign", "--key", key, "--serial", str(serial), "--expires-in", str(expires_in), path)
+
+
+def status(daemon):
+    return json.loads(proctorctl(daemon, "status", "--json", check=0).stdout)
+
+
+def wait_for_fetch(daemon, last_fetch_at, timeout=20):
+    """Status once a fetch other than the one at `last_fetch_at` has been reported."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        reply = status(daemon)
+        if reply["fleet"].get("lastFetchAt") and reply["fleet"]["lastFetchAt"] != last_fetch_at:
+            return reply
+        time.sleep(0.1)
+    raise AssertionError(f"no fetch reported: {status(daemon)}")
+
+
+@pytest.fixture
+def fleet(workdir):
+    mdm = MDM(workdir)
+    key = os.path.join(workdir, "mdm-key")
+    ctl("policy", "keygen", "--out", key)
+    daemon = Daemon(workdir)
+    write_policy(daemon.config_dir, base_policy("local.1"))
+    os.makedirs(os.path.join(daemon.config_dir, "keys.d"))
+    os.link(key + ".pub", os.path.join(daemon.config_dir, "keys.d", "mdm.pub"))
+    yield mdm, key, daemon
+    daemon.stop()
+    mdm.stop()
+
+
+def configure(daemon, mdm, url=None, require_signed=False, interval=1, status=""):
+    with open(os.path.join(daemon.config_dir, "proctord.conf"), "w") as f:
+        f.write(f"[Source]\nBundleURL={url or mdm.url()}\nPollIntervalSec={interval}\n"
+                f"CACertificate={mdm.dir}/ca.pem\n{status}[Policy]\nRequireSignedBundles={'yes' if require_signed else 'no'}\n")
+
+
+def posts(mdm):
+    """The status documents the MDM received, fetched from its /log with curl."""
+    out = subprocess.run(["curl", "-sf", "--cacert", f"{mdm.dir}/ca.pem", mdm.url("log")], capture_output=True, timeout=10)
+    return json.loads(out.stdout)["posts"] if out.returncode == 0 else []
+
+
+def wait_for_post(mdm, predicate, timeout=20):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for document in posts(mdm):
+            if predicate(document):
+                return document
+        time.sleep(0.1)
+    raise AssertionError(f"no such status POST: {posts(mdm)}")
+
+
+def next_fetch(daemon, reply):
+    """The outcome of the poll after the one `reply` reported (a reload polls at once)."""
+    return wait_for_fetch(daemon, reply["fleet"].get("lastFetchAt"))
+
+
+def test_pull_apply_push_then_unchanged_and_every_refusal_keeps_the_policy(fleet, workdir):
+    mdm, key, daemon = fleet
+    first = base_policy("fleet.1")
+    first["apps"]["io.proctor.test.notes"]["config"] = {"syncDays": 1}
+    mdm.publish(sign(key, first, workdir, serial=100))
+    configure(daemon, mdm, interval=3600)
+    daemon.start()
+    reply = wait_for_fetch(daemon, None)
+    assert reply["fleet"]["lastFetchResult"] == "applied", reply
+    assert reply["policy"]["version"] == "fleet.1"
+    assert reply["fleet"]["lastAppliedSerial"] == 100
+    assert "BUNDLE_SERIAL=100" in daemon.wait_for_log("BUNDLE_SERIAL=100")
+
+    # A subscribed app hears the next serial's policy.
+    with varlink.Client(address="unix:" + daemon.agent) as client, client.open("io.proctor.Agent") as con:
+        session = con.Register("io.proctor.test.notes")["session"]
+        stream = con.Subscribe(session, _more=True)
+        assert next(stream)["config"] == {"syncDays": 1}
+        second = base_policy("fleet.2")
+        second["apps"]["io.proctor.test.notes"]["config"] = {"syncDays": 2}
+        mdm.publish(sign(key, second, workdir, serial=101))
+        proctorctl(daemon, "reload", check=0)
+        update = next(stream)
+        assert update["policyVersion"] == "fleet.2" and update["config"] == {"syncDays": 2}
+    reply = status(daemon)
+    assert reply["fleet"]["lastAppliedSerial"] == 101
+
+    # Unchanged: a reload polls at once, and the server answers If-None-Match with a 304.
+    proctorctl(daemon, "reload", check=0)
+    reply = next_fetch(daemon, reply)
+    assert reply["fleet"]["lastFetchResult"] == "unchanged"
+
+    stranger = os.path.join(workdir, "stranger")
+    ctl("policy", "keygen", "--out", stranger)
+    old = sign(key, base_policy("fleet.old"), workdir, serial=50)
+    valid = sign(key, base_policy("fleet.3"), workdir, serial=200)
+    envelope = json.loads(valid)
+    sig = envelope["signatures"][0]["sig"]
+    envelope["signatures"][0]["sig"] = sig[:10] + ("A" if sig[10] != "A" else "B") + sig[11:]
+    wrong_type = json.loads(valid)
+    wrong_type["payloadType"] = "application/json"
+    cases = [
+        ("bad-signature", json.dumps(envelope).encode()),
+        ("unknown-key", sign(stranger, base_policy("fleet.evil"), workdir, serial=300)),
+        ("rollback", old),
+        ("expired", sign(key, base_policy("fleet.late"), workdir, serial=400, expires_in=1)),
+        ("malformed", valid[: len(valid) // 2]),
+        ("wrong-payload-type", json.dumps(wrong_type).encode()),
+    ]
+    time.sleep(1.5)  # the expired case's bundle is past its expiresAt
+    for reason, body in cases:
+        mdm.publish(body)
+        proctorctl(daemon, "reload", check=0)
+        reply = next_fetch(daemon, reply)
+        assert reply["fleet"]["lastFetchResult"] == "refused", (reason, reply["fleet"])
+        assert reply["fleet"]["lastError"]["reason"] == reason, (reason, reply["fleet"])
+        assert reply["policy"]["version"] == "fleet.2", reason
+        assert reply["fleet"]["lastAppliedSerial"] == 101
+        assert f"REASON={reason}" in daemon.wait_for_log(f"REASON={reason}")
+    text = proctorctl(daemon, "status", check=0).stdout
+    assert f"source:       {mdm.url()}" in text
+    assert "last error:" in text and "wrong-payload-type" in text
+
+
+@pytest.mark.parametrize("path,reason", [("truncated", "truncated"), ("status/503", "http-status")])
+def test_fetch_failures_keep_the_policy_and_show_the_reason(fleet, path, reason):
+    mdm, key, daemon = fleet
+    configure(daemon, mdm, url=mdm.url(path))
+    daemon.start()
+    reply = wait_for_fetch(daemon, None)
+    assert reply["fleet"]["lastFetchResult"] == "failed"
+    assert reply["fleet"]["lastError"]["reason"] == reason
+    assert reply["policy"]["version"] == "local.1"
+    assert "nextFetchAt" in reply["fleet"]
+    assert f"REASON={reason}" in daemon.wait_for_log(f"REASON={reason}")
+
+
+def test_tls_name_mismatch_and_server_down_are_failures(fleet):
+    mdm, key, daemon = fleet
+    configure(daemon, mdm, url=mdm.url(host="127.0.0.1"))
+    daemon.start()
+    reply = wait_for_fetch(daemon, None)
+    assert reply["fleet"]["lastError"]["reason"] == "tls", reply["fleet"]
+    mdm.stop()
+    configure(daemon, mdm, url=mdm.url())
+    proctorctl(daemon, "reload", check=0)
+    reply = next_fetch(daemon, reply)
+    assert reply["fleet"]["lastError"]["reason"] == "unreachable", reply["fleet"]
+    assert reply["policy"]["version"] == "local.1"
+
+
+def test_proctorctl_apply_of_bundles_and_require_signed(fleet, workdir):
+    mdm, key, daemon = fleet
+    with open(os.path.join(daemon.config_dir, "proctord.conf"), "w") as f:
+        f.write("[Policy]\nRequireSignedBundles=yes\n")
+    daemon.start()
+    bundle = os.path.join(workdir, "b.json")
+    with open(bundle, "wb") as f:
+        f.write(sign(key, base_policy("signed.1"), workdir, serial=7))
+    out = proctorctl(daemon, "policy", "apply", bundle, check=0).stdout
+    assert out.startswith("applied: signed bundle serial 7, version signed.1 is in force")
+    again = proctorctl(daemon, "policy", "apply", bundle, check=4)
+    assert "BundleRefused" in again.stderr and "(rollback)" in again.stderr
+    plain = os.path.join(workdir, "plain.json")
+    with open(plain, "w") as f:
+        json.dump(base_policy("plain.1"), f)
+    refused = proctorctl(daemon, "policy", "apply", plain, check=4)
+    assert "(unsigned)" in refused.stderr
+    assert "(unsigned)" in proctorctl(daemon, "policy", "rollback", "signed.1", check=4).stderr
+    reply = status(daemon)
+    assert reply["policy"]["version"] == "signed.1"
+    assert reply["fleet"]["requireSignedBundles"] is True
+    assert reply["fleet"]["lastError"]["reason"] == "unsigned"
+    # The serial survives a restart: the same bundle is still a replay.
+    daemon.stop()
+    daemon.start()
+    assert "(rollback)" in proctorctl(daemon, "policy", "apply", bundle, check=4).stderr
+
+
+def test_a_broken_proctord_conf_stops_start_up_and_a_broken_reload_keeps_the_settings(fleet, workdir):
+    mdm, key, daemon = fleet
+    conf = os.path.join(daemon.config_dir, "proctord.conf")
+    with open(conf, "w") as f:
+        f.write("[Source]\nPollIntervalSec=soon\n")
+    with pytest.raises(RuntimeError):
+        daemon.start()
+    assert daemon.process.wait(timeout=10) == 78
+    assert f"{conf}:2: PollIntervalSec=: expected a whole number of seconds" in daemon.log()
+    mdm.publish(sign(key, base_policy("fleet.1"), workdir, serial=5))
+    configure(daemon, mdm, interval=3600)
+    daemon.start()
+    assert wait_for_fetch(daemon, None)["fleet"]["lastFetchResult"] == "applied"
+    with open(conf, "a") as f:
+        f.write("Bogus=1\n")
+    proctorctl(daemon, "reload", check=0)
+    reply = status(daemon)
+    assert reply["fleet"]["bundleUrl"] == mdm.url()
+    assert reply["fleet"]["lastError"]["reason"] == "configuration"
+    assert "unknown key in [Policy]" in daemon.wait_for_log("Fleet settings not reloaded")
+
+
+def test_status_documents_are_posted_after_apply_and_refusal(fleet, workdir):
+    mdm, key, daemon = fleet
+    mdm.publish(sign(key, base_policy("fleet.1"), workdir, serial=100))
+    configure(daemon, mdm, interval=3600, status=f"StatusURL={mdm.url('report')}\nStatusIntervalSec=600\n")
+    daemon.start()
+    applied = wait_for_post(mdm, lambda d: d["status"]["fleet"].get("lastAppliedSerial") == 100)
+    with open("/etc/machine-id") as f:
+        assert applied["machineId"] == f.read().strip()
+    assert applied["status"]["policy"]["version"] == "fleet.1"
+    assert applied["status"]["fleet"]["lastFetchResult"] == "applied"
+    apps = {app["appId"]: app for app in applied["apps"]}
+    assert apps["io.proctor.test.notes"]["state"] == "authorized"
+    assert apps["io.proctor.test.blocked"]["state"] == "blocked"
+    assert {"feedback", "acknowledgements", "wipes", "sessions"} <= set(apps["io.proctor.test.notes"])
+    mdm.publish(sign(key, base_policy("fleet.0"), workdir, serial=99))
+    proctorctl(daemon, "reload", check=0)
+    refused = wait_for_post(mdm, lambda d: (d["status"]["fleet"].get("lastError") or {}).get("reason") == "rollback")
+    assert refused["status"]["policy"]["version"] == "fleet.1"
+
+
+def test_metrics_parse_as_prometheus_text_and_count_fleet_events(fleet, workdir):
+    from prometheus_client.parser import text_string_to_metric_families
+    mdm, key, daemon = fleet
+    mdm.publish(sign(key, base_policy("fleet.1"), workdir, serial=100))
+    configure(daemon, mdm, interval=3600)
+    daemon.start()
+    reply = wait_for_fetch(daemon, None)
+    mdm.publish(sign(key, base_policy("fleet.0"), workdir, serial=99))
+    proctorctl(daemon, "reload", check=0)
+    next_fetch(daemon, reply)
+    proctorctl(daemon, "check", "io.proctor.test.notes", "print", check=1)
+    text = proctorctl(daemon, "metrics", check=0).stdout
+    assert text.endswith("# EOF\n")
+    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
+               for family in text_string_to_metric_families(text) for s in family.samples}
+    assert samples[("proctor_bundle_serial", ())] == 100
+    assert samples[("proctor_bundles_refused_total", ())] == 1
+    assert samples[("proctor_bundle_fetch_failures_total", ())] == 0
+    assert samples[("proctor_apps_known", ())] == 4
+    assert ("proctor_decisions_total", (("result", "denied"),)) in samples
+    assert samples[("proctor_bundle_last_fetch_timestamp_seconds", ())] > time.time() - 60
+    assert samples[("proctor_policy_loaded_timestamp_seconds", (("version", "fleet.1"),))] > time.time() - 60
