@@ -58,13 +58,14 @@ let package = Package(
         .target(name: "ProctorProtocol", dependencies: ["JSONCore", "ProctorPolicy", "Varlink"],
                 exclude: ["Interfaces"], plugins: ["EmbedInterfaces"]),
         .target(name: "ProctorDaemon",
-                dependencies: ["ProctorProtocol", "ProctorPolicy", "Varlink", "LinuxIO", "SystemdKit", "ProctorStore", "JSONCore"]),
+                dependencies: ["ProctorProtocol", "ProctorPolicy", "Varlink", "LinuxIO", "SystemdKit", "ProctorStore", "JSONCore",
+                               "ProctorCrypto"]),
         // Build-time only: the Varlink interface files become a Swift string table.
         .executableTarget(name: "embed-text"),
         .plugin(name: "EmbedInterfaces", capability: .buildTool(), dependencies: ["embed-text"]),
         .target(name: "ProctorCTL", dependencies: ["ProctorProtocol", "ProctorPolicy", "Varlink", "JSONCore"]),
         .target(name: "ProctorKit", dependencies: ["ProctorProtocol", "ProctorPolicy", "Varlink", "SystemdKit", "JSONCore", "CSystemd",
-                                                  "LinuxIO", "ProctorCrypto"]),
+                                                  "LinuxIO", "ProctorCrypto", "KernelKeyring"]),
         // The SDK's test kit runs proctord's own code (ProctorDaemon) inside the test process.
         .target(name: "ProctorKitTesting", dependencies: ["ProctorKit", "ProctorDaemon", "ProctorProtocol", "ProctorPolicy", "JSONCore",
                                                          "Varlink", "ProctorCrypto"]),

@@ -48,6 +48,9 @@ extension Daemon {
             try reportFeedback(request, context)
             return NoFields()
         }
+        table.answer(Agent.GetDataKey.self) { [unowned self] request, context throws(VarlinkError) in
+            try releaseDataKey(to: try session(request.session, in: context))
+        }
         return table.methods
     }
 

@@ -22,6 +22,9 @@ enum DaemonEvent: CaseIterable {
     case storageFailure
     case stateDatabaseCorrupt
     case notifyFailed
+    case machineKeyLoaded
+    case dataKeysDestroyed
+    case dataKeyRefused
 
     var messageID: MessageID {
         switch self {
@@ -43,6 +46,9 @@ enum DaemonEvent: CaseIterable {
         case .storageFailure: MessageID("931641eee5d6428d9b294d4fb6b7c16d")
         case .stateDatabaseCorrupt: MessageID("a5a9416875de497a85b9dc282e4cd38e")
         case .notifyFailed: MessageID("a450b17dadf2475c9dc0b474514a058e")
+        case .machineKeyLoaded: MessageID("5d0c3f0a8e3b4f2c9a71d6b2e4f08c13")
+        case .dataKeysDestroyed: MessageID("c7e2a9146b0d4e58a3f1b2d9e6c40a77")
+        case .dataKeyRefused: MessageID("1f9b7d3e2c6a4b08b5e4d7a2c9f13e60")
         }
     }
 
@@ -50,11 +56,12 @@ enum DaemonEvent: CaseIterable {
     /// level, so a busy machine's journal is not flooded by routine answers.
     var priority: LogPriority {
         switch self {
-        case .started, .ready, .stopping: .notice
+        case .started, .ready, .stopping, .dataKeysDestroyed: .notice
+        case .machineKeyLoaded: .info
         case .reloadSucceeded, .policyApplied, .appRegistered, .wipeAcknowledged: .info
         case .wipeIssued: .notice
         case .registrationRefusedIdentity, .registrationRefusedUnknown, .decisionDenied,
-             .clientLimitHit, .logMessagesDropped, .notifyFailed: .warning
+             .clientLimitHit, .logMessagesDropped, .notifyFailed, .dataKeyRefused: .warning
         case .reloadFailed, .storageFailure: .error
         case .stateDatabaseCorrupt: .critical
         case .decisionAllowed: .debug

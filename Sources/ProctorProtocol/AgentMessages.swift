@@ -354,9 +354,53 @@ public enum Agent {
         public typealias Reply = NoFields
     }
 
+    public enum GetDataKey: ProtocolMethod {
+        public static let interface = Agent.interface
+        public static let name = "GetDataKey"
+
+        public struct Request: ProtocolMessage {
+            public var session: String
+
+            public init(session: String) { self.session = session }
+
+            public init(reading message: MessageReader) throws(MalformedMessage) {
+                session = try message.string("session")
+            }
+
+            public var fields: [String: JSONValue] { ["session": .string(session)] }
+        }
+
+        /// The key in Base64 (key material: never log a reply), its public id and generation.
+        public struct Reply: ProtocolMessage, CustomStringConvertible {
+            public var key: String
+            public var keyId: String
+            public var generation: Int
+
+            public init(key: String, keyId: String, generation: Int) {
+                self.key = key
+                self.keyId = keyId
+                self.generation = generation
+            }
+
+            public init(reading message: MessageReader) throws(MalformedMessage) {
+                key = try message.string("key")
+                keyId = try message.string("keyId")
+                generation = try message.int("generation")
+            }
+
+            public var fields: [String: JSONValue] {
+                ["key": .string(key), "keyId": .string(keyId), "generation": .number(generation)]
+            }
+
+            /// Leaves the key out, so a reply that ends up in a log line does not leak it.
+            public var description: String { "GetDataKey.Reply(keyId: \(keyId), generation: \(generation))" }
+        }
+    }
+
     /// Every method of the interface, for checks against the interface file.
     public static let methods: [any ProtocolMethod.Type] = [
         Register.self, ReportEvent.self, Decide.self, Subscribe.self, AcknowledgeWipe.self, ReportFeedback.self,
+        GetDataKey.self,
     ]
 }
 
