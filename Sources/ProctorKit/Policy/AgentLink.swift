@@ -1,5 +1,6 @@
 import Foundation
 import JSONCore
+import ProctorCrypto
 import ProctorProtocol
 import Varlink
 
@@ -63,6 +64,20 @@ final class AgentLink: Sendable {
         }
     }
 
+    /// The app's data key for this user, from proctord (`GetDataKey`) on `registration`'s
+    /// connection (before its subscription starts), or on a fresh registration when nil.
+    func fetchDataKey(_ registration: Registration? = nil) throws(Failure) -> (key: SymmetricKey, generation: Int) {
+        let registration = if let registration { registration } else { try register() }
+        do {
+            let reply = try registration.connection.call(Agent.GetDataKey.self, Agent.GetDataKey.Request(session: registration.session))
+            return (try SymmetricKey(base64: reply.key), reply.generation)
+        } catch let error as VarlinkError {
+            throw Failure(description: Self.explain(error))
+        } catch {
+            throw Failure(description: "\(error)")
+        }
+    }
+
     /// Subscribes on `registration`'s connection and hands every reply to `onUpdate`. When
     /// the connection fails it reports `.lost`, waits (capped exponential backoff), registers
     /// again, reports `.restored`, hands over the new registration's state and subscribes
@@ -118,6 +133,8 @@ final class AgentLink: Sendable {
     static func explain(_ error: VarlinkError) -> String {
         switch error.name {
         case "\(Agent.interface).UnknownApp": "the app id is not in proctord's policy"
+        case "\(Agent.interface).AppBlocked":
+            "proctord refuses: \(error.parameters["reason"]?.stringValue ?? "the app is not authorized")"
         case "\(Agent.interface).IdentityMismatch":
             "proctord does not recognise this process as the app (\(error.parameters["reason"]?.stringValue ?? "identity mismatch"))"
         default: "\(error)"

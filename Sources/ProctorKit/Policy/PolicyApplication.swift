@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 public import JSONCore
+import ProctorCrypto
 public import ProctorPolicy
 
 /// The policy-aware application class, AppConnect-style: name it in `NSPrincipalClass`
@@ -56,6 +57,8 @@ open class PolicyApplication: Application {
     private var acknowledgedPolicyVersion: String?
     private var launched = false
     private var retirementWiped = false
+    /// The data key `ProtectedStorage.shared` encrypts with, once proctord released it.
+    private var keySource: ProctordKeySource?
 
     public required init() {
         dataGuard = .shared
@@ -89,6 +92,7 @@ open class PolicyApplication: Application {
             return blockLaunch(error.description)
         }
         self.settings = settings
+        keySource = ProctordKeySource(appID: settings.appID)
         let transport = Self.agentTransport ?? VarlinkAgentTransport.fromEnvironment(ProcessInfo.processInfo.environment)
         let link = AgentLink(transport: transport, appID: settings.appID, version: settings.version)
         let reporter = EventReporter(link: link)
@@ -102,25 +106,30 @@ open class PolicyApplication: Application {
             reporter.event("dataActionDenied", detail: detail)
         }
 
-        let outcome = await Self.offMain { () -> Result<(AgentLink.Registration, launchAllowed: Bool, reason: String), AgentLink.Failure> in
+        let outcome = await Self.offMain { () -> Result<LaunchAnswer, AgentLink.Failure> in
             do throws(AgentLink.Failure) {
                 let registration = try link.register()
-                guard registration.update.state == .authorized else { return .success((registration, false, "")) }
+                guard registration.update.state == .authorized else {
+                    return .success(LaunchAnswer(registration: registration, allowed: false, reason: "", dataKey: nil))
+                }
                 let launch = try link.decideLaunch(registration)
-                return .success((registration, launch.allowed, launch.reason))
+                guard launch.allowed else {
+                    return .success(LaunchAnswer(registration: registration, allowed: false, reason: launch.reason, dataKey: nil))
+                }
+                return .success(LaunchAnswer(registration: registration, allowed: true, reason: launch.reason,
+                                             dataKey: Result { () throws(AgentLink.Failure) in try link.fetchDataKey(registration) }))
             } catch {
                 return .failure(error)
             }
         }
-        let registration: AgentLink.Registration
-        let launchAllowed: Bool
-        let launchReason: String
+        let answer: LaunchAnswer
         switch outcome {
         case .failure(let failure):
             return blockLaunch("cannot register as \(settings.appID) with proctord (\(transportDescription(transport))): \(failure)")
-        case .success(let answer):
-            (registration, launchAllowed, launchReason) = answer
+        case .success(let launchAnswer):
+            answer = launchAnswer
         }
+        let (registration, launchAllowed, launchReason) = (answer.registration, answer.allowed, answer.reason)
 
         apply(registration.update)
         switch registration.update.state {
@@ -136,8 +145,65 @@ open class PolicyApplication: Application {
             reporter.flush(timeout: .seconds(2))
             return blockLaunch(launchReason.isEmpty ? "proctord denied the launch" : launchReason)
         }
+        // After `apply`: a wipe it carried out forgot the previous key, and this one is already
+        // the next generation (proctord destroyed the old one when the wipe was issued).
+        configureProtectedStorage(settings, dataKey: answer.dataKey, offlineGraceSeconds: registration.update.offlineGraceSeconds)
         pendingSubscription = registration
         return .proceed
+    }
+
+    /// What registering at launch found out.
+    private struct LaunchAnswer: Sendable {
+        let registration: AgentLink.Registration
+        let allowed: Bool
+        let reason: String
+        let dataKey: Result<(key: SymmetricKey, generation: Int), AgentLink.Failure>?
+    }
+
+    /// `ProtectedStorage.shared` keeps its files in the first data directory (created, 0700, if
+    /// missing) with the key proctord released; without one it stays unconfigured.
+    private func configureProtectedStorage(_ settings: PolicyAppSettings,
+                                           dataKey: Result<(key: SymmetricKey, generation: Int), AgentLink.Failure>?,
+                                           offlineGraceSeconds: Int) {
+        guard let directory = settings.dataDirectories.first, let keySource else { return }
+        switch dataKey {
+        case .success(let granted):
+            if let failure = keySource.install(granted.key, generation: granted.generation, offlineGraceSeconds: offlineGraceSeconds) {
+                report(Diagnostic(message: "cannot keep the data key in the kernel keyring for offline use: \(failure)"))
+            }
+        case .failure(let failure):
+            report(Diagnostic(message: "proctord did not release the data key: \(failure)"))
+        case nil:
+            break
+        }
+        do {
+            let path = try DataWiper.forCurrentProcess(environment: ProcessInfo.processInfo.environment).usablePath(directory).get()
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+            try ProtectedStorage.shared.configure(dataDirectory: path, keySource: keySource)
+        } catch {
+            report(Diagnostic(message: "protected storage is unavailable in \(directory): \(error)"))
+        }
+    }
+
+    /// After a wipe while running: the next key generation, fetched on a connection of its own
+    /// (the launch connection carries the subscription).
+    private func fetchNextDataKey(offlineGraceSeconds: Int) {
+        guard let link, let keySource else { return }
+        let thread = Thread {
+            do throws(AgentLink.Failure) {
+                let granted = try link.fetchDataKey()
+                keySource.install(granted.key, generation: granted.generation, offlineGraceSeconds: offlineGraceSeconds)
+            } catch {
+                DispatchQueue.main.async {
+                    MainActor.assumeIsolated {
+                        PolicyApplication.running?.report(Diagnostic(message: "proctord did not release the next data key: \(error)"))
+                    }
+                }
+            }
+        }
+        thread.name = "ProctorKit.DataKey"
+        thread.start()
     }
 
     open override func didFinishLaunching(options: [LaunchOptionsKey: Any]) -> Bool {
@@ -227,6 +293,7 @@ open class PolicyApplication: Application {
             wipe(directive, settings: settings)
             wiped = true
         }
+        if wiped, launched, update.state == .authorized { fetchNextDataKey(offlineGraceSeconds: update.offlineGraceSeconds) }
         // A retired app's data goes once, whether or not a directive already took it.
         if update.state == .retired, !retirementWiped {
             retirementWiped = true
@@ -256,6 +323,7 @@ open class PolicyApplication: Application {
 
     private func wipe(_ directive: WipeDirective, settings: PolicyAppSettings) {
         delegate?.applicationShouldWipeData(self, directive: directive)
+        keySource?.forget()
         let outcome = DataWiper.forCurrentProcess(environment: ProcessInfo.processInfo.environment).wipe(settings.dataDirectories)
         for refused in outcome.refused {
             report(Diagnostic(message: "refusing to wipe \(refused.path): \(refused.reason)"))
