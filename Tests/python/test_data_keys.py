@@ -213,3 +213,50 @@ def test_a_session_of_another_connection_app_executable_or_user_cannot_obtain_th
         assert sorted(state["uid"] for state in states) == sorted([os.getuid(), 65534])
     finally:
         daemon.stop()
+
+
+def test_the_machine_key_comes_from_the_systemd_credential_when_one_is_handed_over(workdir, monkeypatch):
+    """What systemd does for LoadCredentialEncrypted=machine-key: the decrypted key in a
+    0400 file `machine-key` of $CREDENTIALS_DIRECTORY (docs/crypto.md)."""
+    credentials = os.path.join(workdir, "credentials")
+    os.makedirs(credentials, mode=0o700)
+    credential = os.path.join(credentials, "machine-key")
+    with open(credential, "wb") as f:
+        f.write(os.urandom(32))
+    os.chmod(credential, 0o400)
+    monkeypatch.setenv("CREDENTIALS_DIRECTORY", credentials)
+    daemon = Daemon(workdir)
+    write_policy(daemon.config_dir, base_policy())
+    daemon.start()
+    try:
+        assert f"Machine key loaded from the systemd credential {credential}" in daemon.wait_for_log("Machine key loaded")
+        assert not os.path.exists(os.path.join(daemon.state_dir, "machine-key")), "no key file beside a credential"
+        key = key_bytes(data_key(daemon))
+    finally:
+        daemon.stop()
+
+    # Another machine key (the credential replaced): the stored key no longer unwraps, and
+    # proctord says so rather than handing out another key.
+    os.chmod(credential, 0o600)
+    with open(credential, "wb") as f:
+        f.write(os.urandom(32))
+    daemon.start()
+    try:
+        refused = data_key(daemon)
+        assert refused["error"] == "io.proctor.Agent.DataKeyUnavailable", refused
+        assert "does not unwrap with this machine key" in refused["parameters"]["reason"]
+        assert key.hex() not in daemon.log()
+    finally:
+        daemon.stop()
+
+    # A credential anyone else may read, or of the wrong size, stops start-up with the reason.
+    for mode, contents, reason in [(0o644, os.urandom(32), "must not be readable by others (mode 644, expected 600)"),
+                                   (0o600, os.urandom(31), "expected exactly 32 raw bytes, found 31")]:
+        with open(credential, "wb") as f:
+            f.write(contents)
+        os.chmod(credential, mode)
+        earlier = len(daemon.log())
+        daemon.start(wait_ready=False)
+        assert daemon.process.wait(timeout=20) == 1
+        log = daemon.log()[earlier:]
+        assert f"cannot read the machine key credential: {credential}" in log and reason in log, log
