@@ -83,6 +83,19 @@ public enum Agent {
         }
     }
 
+    /// The parameters of a method that names only the caller's session (`Subscribe`, `GetDataKey`).
+    public struct SessionRequest: ProtocolMessage {
+        public var session: String
+
+        public init(session: String) { self.session = session }
+
+        public init(reading message: MessageReader) throws(MalformedMessage) {
+            session = try message.string("session")
+        }
+
+        public var fields: [String: JSONValue] { ["session": .string(session)] }
+    }
+
     public enum Register: ProtocolMethod {
         public static let interface = Agent.interface
         public static let name = "Register"
@@ -235,17 +248,7 @@ public enum Agent {
         public static let interface = Agent.interface
         public static let name = "Subscribe"
 
-        public struct Request: ProtocolMessage {
-            public var session: String
-
-            public init(session: String) { self.session = session }
-
-            public init(reading message: MessageReader) throws(MalformedMessage) {
-                session = try message.string("session")
-            }
-
-            public var fields: [String: JSONValue] { ["session": .string(session)] }
-        }
+        public typealias Request = SessionRequest
 
         /// The complete current state; `managedApps` only when the set changed since the
         /// session last received it, `notification` only for `reason` `notification`.
@@ -358,17 +361,7 @@ public enum Agent {
         public static let interface = Agent.interface
         public static let name = "GetDataKey"
 
-        public struct Request: ProtocolMessage {
-            public var session: String
-
-            public init(session: String) { self.session = session }
-
-            public init(reading message: MessageReader) throws(MalformedMessage) {
-                session = try message.string("session")
-            }
-
-            public var fields: [String: JSONValue] { ["session": .string(session)] }
-        }
+        public typealias Request = SessionRequest
 
         /// The key in Base64 (key material: never log a reply), its public id and generation.
         public struct Reply: ProtocolMessage, CustomStringConvertible {

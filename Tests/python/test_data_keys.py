@@ -51,6 +51,13 @@ def data_key(daemon, app_id=NOTES, version=None):
         app.close()
 
 
+def started(workdir, **apps):
+    """The real proctord on `workdir` with the test policy (and `apps` in it)."""
+    daemon = Daemon(workdir)
+    write_policy(daemon.config_dir, base_policy(**apps))
+    return daemon.start()
+
+
 def key_bytes(reply):
     assert "error" not in reply, reply
     key = base64.b64decode(reply["parameters"]["key"], validate=True)
@@ -75,9 +82,7 @@ def wrapped_hex(daemon, generation):
 
 
 def test_the_key_is_created_once_kept_wrapped_and_survives_a_restart(workdir):
-    daemon = Daemon(workdir)
-    write_policy(daemon.config_dir, base_policy())
-    daemon.start()
+    daemon = started(workdir)
     try:
         machine_key = os.path.join(daemon.state_dir, "machine-key")
         mode = os.stat(machine_key).st_mode
@@ -117,9 +122,7 @@ def test_the_key_is_created_once_kept_wrapped_and_survives_a_restart(workdir):
 
 
 def test_a_wipe_destroys_the_key_durably_before_answering_and_the_next_key_is_new(workdir):
-    daemon = Daemon(workdir)
-    write_policy(daemon.config_dir, base_policy())
-    daemon.start()
+    daemon = started(workdir)
     try:
         key = key_bytes(data_key(daemon))
         wrapped = wrapped_hex(daemon, 1).encode()
@@ -150,9 +153,7 @@ def test_a_wipe_destroys_the_key_durably_before_answering_and_the_next_key_is_ne
 def test_retirement_destroys_the_key_and_a_blocked_or_noncompliant_app_gets_none(workdir):
     apps = {NOTES: {"state": "authorized", "match": {"executable": this_executable(), "users": ["*"]},
                     "compliance": {"minVersion": "2.0.0", "onViolation": "block"}}}
-    daemon = Daemon(workdir)
-    write_policy(daemon.config_dir, base_policy(**apps))
-    daemon.start()
+    daemon = started(workdir, **apps)
     try:
         old = data_key(daemon, version="1.0.0")
         assert old["error"] == "io.proctor.Agent.AppBlocked", old
@@ -173,9 +174,7 @@ def test_retirement_destroys_the_key_and_a_blocked_or_noncompliant_app_gets_none
 
 
 def test_a_session_of_another_connection_app_executable_or_user_cannot_obtain_the_key(workdir):
-    daemon = Daemon(workdir)
-    write_policy(daemon.config_dir, base_policy())
-    daemon.start()
+    daemon = started(workdir)
     try:
         app = AppConnection(daemon, NOTES)
         key = key_bytes(app.data_key())
@@ -225,9 +224,7 @@ def test_the_machine_key_comes_from_the_systemd_credential_when_one_is_handed_ov
         f.write(os.urandom(32))
     os.chmod(credential, 0o400)
     monkeypatch.setenv("CREDENTIALS_DIRECTORY", credentials)
-    daemon = Daemon(workdir)
-    write_policy(daemon.config_dir, base_policy())
-    daemon.start()
+    daemon = started(workdir)
     try:
         assert f"Machine key loaded from the systemd credential {credential}" in daemon.wait_for_log("Machine key loaded")
         assert not os.path.exists(os.path.join(daemon.state_dir, "machine-key")), "no key file beside a credential"
