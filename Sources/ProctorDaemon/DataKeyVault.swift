@@ -18,9 +18,11 @@ struct DataKeyVault {
 
     let machineKey: SymmetricKey
     let store: StateStore
+    /// How stale `lastReleasedAt` may get (milliseconds) before a release updates it.
+    static let releaseRecordingInterval: Int64 = 60_000
 
     /// The live key of `appID` for `uid`, created (and stored, durably) if it has none; its
-    /// release time is recorded.
+    /// release time is recorded (to the minute).
     func release(appID: AppID, uid: UInt32, at now: Int64) throws(Failure) -> (key: SymmetricKey, record: DataKeyRecord) {
         if let record = try storing({ () throws(StoreError) in try store.liveDataKey(appID: appID, uid: uid) }) {
             let key: SymmetricKey
@@ -30,7 +32,10 @@ struct DataKeyVault {
             } catch {
                 throw .unwrap(reason: "key generation \(record.generation) does not unwrap with this machine key: \(error)")
             }
-            try storing { () throws(StoreError) in try store.markDataKeyReleased(appID: appID, uid: uid, at: now) }
+            // Recorded at most once a minute: an app asking in a loop must not cost an fsync a call.
+            if now - (record.lastReleasedAt ?? 0) >= Self.releaseRecordingInterval {
+                try storing { () throws(StoreError) in try store.markDataKeyReleased(appID: appID, uid: uid, at: now) }
+            }
             return (key, record)
         }
         let generation = try storing { () throws(StoreError) in try store.nextDataKeyGeneration(appID: appID, uid: uid) }
