@@ -119,6 +119,8 @@ final class Daemon {
                 [("STATE_DIRECTORY", configuration.stateDirectory)])
         }
         logMachineKeySource(machineKeySource)
+        // A policy.d edited to retire an app while proctord was stopped counts as well.
+        shredDataKeysOfRetiredApps()
         pruneIdentityPins()
     }
 

@@ -169,6 +169,18 @@ def test_retirement_destroys_the_key_and_a_blocked_or_noncompliant_app_gets_none
         assert wrapped_hex(daemon, 1) is None
         retired = data_key(daemon, version="2.1.0")
         assert retired["error"] == "io.proctor.Agent.AppBlocked" and retired["parameters"]["state"] == "retired"
+
+        # Authorized again: a new key. Retired while proctord is stopped: destroyed at its start.
+        apps[NOTES]["state"] = "authorized"
+        write_policy(daemon.config_dir, base_policy(version="test.3", **apps))
+        proctorctl(daemon, "reload", check=0)
+        assert data_key(daemon, version="2.1.0")["parameters"]["generation"] == 2
+        daemon.stop()
+        apps[NOTES]["state"] = "retired"
+        write_policy(daemon.config_dir, base_policy(version="test.4", **apps))
+        daemon.start()
+        assert "Destroyed 1 data key(s) of io.proctor.test.notes: retired by policy test.4" in daemon.wait_for_log("retired by policy test.4")
+        assert wrapped_hex(daemon, 2) is None
     finally:
         daemon.stop()
 
