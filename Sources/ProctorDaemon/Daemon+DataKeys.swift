@@ -9,7 +9,8 @@ extension Daemon {
     /// `Agent.GetDataKey`: the key of the session's app for the session's user, only while the
     /// app is authorized and compliant (its `launch` decision is allowed). The session proves
     /// the identity rule: it exists only on the connection whose caller matched the app's
-    /// `match` block, and the user is the one the kernel reported for that connection.
+    /// `match` block, only the process that registered may use it (the call's sender), and the
+    /// user is the one the kernel reported for that connection.
     func releaseDataKey(to session: AgentSession) throws(VarlinkError) -> Agent.GetDataKey.Reply {
         let appID = session.appID
         let uid = session.peer.uid

@@ -4,7 +4,8 @@ and prints the outcome ("registered" or the Varlink error's name) on one line. W
 --data-key it then asks, on the same connection, for the app's data key and prints the
 reply's parameters as one JSON line (or the error's name). With --repeat it then registers
 again, on a fresh connection, each time a line arrives on standard input, until standard
-input ends.
+input ends. SOCKET "fd:N" is a connection this process inherited on descriptor N (connected
+by another process).
 
 Usage: agent_register.py SOCKET APP_ID [--data-key] [--repeat]
 """
@@ -25,9 +26,11 @@ def call(s, method, parameters):
 
 
 def register(path, app_id, data_key=False):
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+    inherited = path.startswith("fd:")
+    with socket.socket(fileno=int(path[3:])) if inherited else socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
         s.settimeout(10)
-        s.connect(path)
+        if not inherited:
+            s.connect(path)
         reply = call(s, "io.proctor.Agent.Register", {"appId": app_id})
         lines = [reply.get("error") or "registered"]
         if data_key and "error" not in reply:
