@@ -71,7 +71,7 @@ let package = Package(
         .target(name: "ProctorCTL", dependencies: ["ProctorProtocol", "ProctorPolicy", "Varlink", "JSONCore", "ProctorBundle",
                                                   "ProctorCrypto"]),
         .target(name: "ProctorKit", dependencies: ["ProctorProtocol", "ProctorPolicy", "Varlink", "SystemdKit", "JSONCore", "CSystemd",
-                                                  "LinuxIO", "ProctorCrypto"]),
+                                                  "LinuxIO", "ProctorCrypto", "KernelKeyring"]),
         // The SDK's test kit runs proctord's own code (ProctorDaemon) inside the test process.
         .target(name: "ProctorKitTesting", dependencies: ["ProctorKit", "ProctorDaemon", "ProctorProtocol", "ProctorPolicy", "JSONCore",
                                                          "Varlink", "ProctorCrypto"]),

@@ -43,7 +43,8 @@ enum AppsCommand {
                 + "its effective data-leak rules and compliance settings (policy defaults merged with its own entry), "
                 + "the latest feedback the app reported under each key, what it said it did with each policy version "
                 + "(applied, error, unsupported), and the wipes ordered for it with how far each got (issued, "
-                + "delivered, completed).",
+                + "delivered, completed), and the data keys proctord holds for it per user (created, last released to "
+                + "the app, destroyed by a wipe or retirement; never the key itself).",
             "Times are shown in the local time zone.",
         ],
         exitStatuses: exitStatuses,
@@ -141,8 +142,22 @@ enum AppsCommand {
             }
             for line in table.lines { fields.addDetail(line) }
         }
+        addDataKeys(app.dataKeys, to: &fields)
         for line in fields.lines { context.console.print(line) }
         return .success
+    }
+
+    /// The data keys proctord holds for the app, one row per user and generation: when each was
+    /// created, last released to the app and destroyed (never the key itself).
+    private static func addDataKeys(_ keys: [Admin.DataKeyState]?, to fields: inout FieldList) {
+        guard let keys else { return fields.add("data keys", "none") }
+        fields.add("data keys", "\(keys.filter { $0.destroyedAt == nil }.count) live, \(keys.filter { $0.destroyedAt != nil }.count) destroyed")
+        var table = TextTable("UID", "GENERATION", "KEY ID", "CREATED", "LAST RELEASED", "DESTROYED")
+        for key in keys {
+            table.rows.append([String(key.uid), String(key.generation), key.keyId, LocalTime.format(key.createdAt),
+                               key.lastReleasedAt.map(LocalTime.format) ?? "-", key.destroyedAt.map(LocalTime.format) ?? "-"])
+        }
+        for line in table.lines { fields.addDetail(line) }
     }
 
     /// The app's state in policy; an app that registered once but is no longer in policy has none.

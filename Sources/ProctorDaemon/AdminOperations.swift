@@ -62,7 +62,7 @@ extension Daemon {
                           executable: session.peer.executable ?? "", registeredAt: Clock.rfc3339(session.registeredAt),
                           subscribed: session.subscription != nil)
         }
-        return Admin.AppDetail(
+        var detail = Admin.AppDetail(
             appId: appID, inPolicy: view != nil, state: view?.state, sessions: sessions,
             lastRegistration: inventory?.registration.map(Admin.Registration.init),
             lastEvent: inventory?.lastEvent.map { Admin.LifecycleEvent(at: Clock.rfc3339($0.at), event: $0.event) },
@@ -70,6 +70,8 @@ extension Daemon {
             feedback: inventory?.feedback.map(Admin.Feedback.init) ?? [],
             acknowledgements: inventory?.acknowledgements.map(Admin.PolicyAcknowledgement.init) ?? [],
             wipes: inventory?.wipes.map(Admin.WipeRecord.init) ?? [])
+        do { detail.dataKeys = try dataKeyStates(of: appID) } catch { throw adminError(for: error, while: "reading data keys of \(appID)") }
+        return detail
     }
 
     /// Validate and compile off the loop, then on the loop persist (one transaction,
@@ -186,6 +188,9 @@ extension Daemon {
         }
         let directive: WipeDirective
         do {
+            // The keys go first: when the administrator hears "issued", the data is already
+            // unreadable, whether or not the app ever runs again.
+            try shredDataKeys(of: appID, reason: "wiped by uid \(context.peer.uid)")
             directive = try store.issueWipe(appID: appID, issuedAt: Clock.now(), byUID: context.peer.uid)
         } catch {
             throw adminError(for: error, while: "recording a wipe of \(appID)")

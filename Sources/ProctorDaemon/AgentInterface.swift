@@ -49,6 +49,9 @@ extension Daemon {
             try reportFeedback(request, try session(request.session, of: call, in: context))
             return NoFields()
         }
+        table.answer(Agent.GetDataKey.self) { [unowned self] request, call, context throws(VarlinkError) in
+            try releaseDataKey(to: try session(request.session, of: call, in: context))
+        }
         return table.methods
     }
 

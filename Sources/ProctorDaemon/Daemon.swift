@@ -19,6 +19,8 @@ final class Daemon {
     let logger: Logger
     let notifier = SystemdNotifier()
     let store: StateStore
+    /// The apps' data keys, wrapped by the machine key in `store`.
+    let dataKeys: DataKeyVault
     let adminGroupID: UInt32?
     let startedAt = Clock.now()
     let startedMonotonic = Clock.monotonicMicroseconds()
@@ -86,6 +88,8 @@ final class Daemon {
             throw StartupError(message: "cannot open the state database in \(configuration.stateDirectory): \(error)",
                                errno: EIO)
         }
+        let (machineKey, machineKeySource) = try DataKeyVault.loadMachineKey(configuration)
+        dataKeys = DataKeyVault(machineKey: machineKey, store: store)
 
         do {
             (fleet.configuration, fleet.trustedKeys) = try Self.loadFleetSettings(configuration)
@@ -137,6 +141,9 @@ final class Daemon {
                 + "policies, wipes and app inventory cannot be recorded until it is; decisions go on",
                 [("STATE_DIRECTORY", configuration.stateDirectory)])
         }
+        logMachineKeySource(machineKeySource)
+        // A policy.d edited to retire an app while proctord was stopped counts as well.
+        shredDataKeysOfRetiredApps()
         pruneIdentityPins()
     }
 
@@ -318,6 +325,7 @@ final class Daemon {
     /// Makes `policy` the one in force and tells every subscriber whose app's view changed.
     func activate(_ policy: ActivePolicy) {
         perform(registry.activate(policy))
+        shredDataKeysOfRetiredApps()
     }
 
     /// Carries out what the registry says must follow an event.

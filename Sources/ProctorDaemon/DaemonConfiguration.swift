@@ -29,6 +29,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// How long a connection may hold half a message before it is closed.
     public var idleMessageTimeoutSeconds = 10
     public var historyLimit = 20
+    /// systemd's `$CREDENTIALS_DIRECTORY`: where the decrypted `machine-key` credential is,
+    /// when the unit loads one (`LoadCredentialEncrypted=`).
+    public var credentialsDirectory: String?
 
     public var policyDirectory: String { configDirectory + "/policy.d" }
     /// Where signed policy comes from and whether it is required (docs/fleet.md).
@@ -154,6 +157,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         if let dir = firstPath("CONFIGURATION_DIRECTORY") { config.configDirectory = dir }
         if let dir = firstPath("STATE_DIRECTORY") { config.stateDirectory = dir }
         if let dir = firstPath("RUNTIME_DIRECTORY") { config.runtimeDirectory = dir }
+        if let dir = environment["CREDENTIALS_DIRECTORY"], !dir.isEmpty { config.credentialsDirectory = dir }
 
         var remaining = arguments[...]
         while let argument = remaining.popFirst() {

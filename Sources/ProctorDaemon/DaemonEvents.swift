@@ -28,6 +28,9 @@ enum DaemonEvent: CaseIterable {
     case bundleFetchFailed
     case fleetConfigurationInvalid
     case statusReportFailed
+    case machineKeyLoaded
+    case dataKeysDestroyed
+    case dataKeyRefused
 
     var messageID: MessageID {
         switch self {
@@ -55,6 +58,9 @@ enum DaemonEvent: CaseIterable {
         case .bundleFetchFailed: MessageID("d3c51b27058c4cd6836ac7de3b81da61")
         case .fleetConfigurationInvalid: MessageID("e96634bfb1264591b49523a2c38fb11a")
         case .statusReportFailed: MessageID("8ab1911d379e4fbd812e3bf007297631")
+        case .machineKeyLoaded: MessageID("5d0c3f0a8e3b4f2c9a71d6b2e4f08c13")
+        case .dataKeysDestroyed: MessageID("c7e2a9146b0d4e58a3f1b2d9e6c40a77")
+        case .dataKeyRefused: MessageID("1f9b7d3e2c6a4b08b5e4d7a2c9f13e60")
         }
     }
 
@@ -62,12 +68,12 @@ enum DaemonEvent: CaseIterable {
     /// level, so a busy machine's journal is not flooded by routine answers.
     var priority: LogPriority {
         switch self {
-        case .started, .ready, .stopping: .notice
-        case .reloadSucceeded, .policyApplied, .appRegistered, .wipeAcknowledged, .bundleApplied: .info
+        case .started, .ready, .stopping, .dataKeysDestroyed: .notice
+        case .reloadSucceeded, .policyApplied, .appRegistered, .wipeAcknowledged, .bundleApplied, .machineKeyLoaded: .info
         case .wipeIssued: .notice
         case .registrationRefusedIdentity, .registrationRefusedUnknown, .decisionDenied,
              .clientLimitHit, .refusalsSuppressed, .logMessagesDropped, .notifyFailed, .bundleFetchFailed,
-             .statusReportFailed: .warning
+             .statusReportFailed, .dataKeyRefused: .warning
         case .reloadFailed, .storageFailure, .bundleRefused, .fleetConfigurationInvalid: .error
         case .stateDatabaseCorrupt: .critical
         case .decisionAllowed: .debug

@@ -355,6 +355,42 @@ public enum Admin {
         }
     }
 
+    /// `DataKeyState`: one generation of an app's data key for one user, never the key.
+    public struct DataKeyState: ProtocolMessage {
+        public var uid: Int
+        public var generation: Int
+        public var keyId: String
+        public var createdAt: String
+        public var lastReleasedAt: String?
+        public var destroyedAt: String?
+
+        public init(uid: Int, generation: Int, keyId: String, createdAt: String, lastReleasedAt: String?, destroyedAt: String?) {
+            self.uid = uid
+            self.generation = generation
+            self.keyId = keyId
+            self.createdAt = createdAt
+            self.lastReleasedAt = lastReleasedAt
+            self.destroyedAt = destroyedAt
+        }
+
+        public init(reading message: MessageReader) throws(MalformedMessage) {
+            uid = try message.int("uid")
+            generation = try message.int("generation")
+            keyId = try message.string("keyId")
+            createdAt = try message.string("createdAt")
+            lastReleasedAt = try message.optionalString("lastReleasedAt")
+            destroyedAt = try message.optionalString("destroyedAt")
+        }
+
+        public var fields: [String: JSONValue] {
+            var fields: [String: JSONValue] = ["uid": .number(uid), "generation": .number(generation), "keyId": .string(keyId),
+                                               "createdAt": .string(createdAt)]
+            if let lastReleasedAt { fields["lastReleasedAt"] = .string(lastReleasedAt) }
+            if let destroyedAt { fields["destroyedAt"] = .string(destroyedAt) }
+            return fields
+        }
+    }
+
     /// `PolicyAcknowledgement`: what the app said it did with a policy version.
     public struct PolicyAcknowledgement: ProtocolMessage {
         public enum Status: String, Sendable, CaseIterable { case applied, error, unsupported }
@@ -431,6 +467,8 @@ public enum Admin {
         public var feedback: [Feedback]
         public var acknowledgements: [PolicyAcknowledgement]
         public var wipes: [WipeRecord]
+        /// The app's data-key generations by user; set after `init` (absent: none).
+        public var dataKeys: [DataKeyState]? = nil
 
         public init(appId: String, inPolicy: Bool, state: AppState?, sessions: [Session], lastRegistration: Registration?,
                     lastEvent: LifecycleEvent?, config: [String: JSONValue], dlp: [String: JSONValue],
@@ -463,6 +501,7 @@ public enum Admin {
             feedback = try message.messages("feedback")
             acknowledgements = try message.messages("acknowledgements")
             wipes = try message.messages("wipes")
+            dataKeys = try message.optionalMessages("dataKeys")
         }
 
         public var fields: [String: JSONValue] {
@@ -474,6 +513,7 @@ public enum Admin {
             if let state { fields["state"] = .string(state.rawValue) }
             if let lastRegistration { fields["lastRegistration"] = lastRegistration.json }
             if let lastEvent { fields["lastEvent"] = lastEvent.json }
+            if let dataKeys { fields["dataKeys"] = .messages(dataKeys) }
             return fields
         }
     }

@@ -120,6 +120,19 @@ public enum Agent {
         }
     }
 
+    /// The parameters of a method that names only the caller's session (`Subscribe`, `GetDataKey`).
+    public struct SessionRequest: ProtocolMessage {
+        public var session: String
+
+        public init(session: String) { self.session = session }
+
+        public init(reading message: MessageReader) throws(MalformedMessage) {
+            session = try message.string("session")
+        }
+
+        public var fields: [String: JSONValue] { ["session": .string(session)] }
+    }
+
     public enum Register: ProtocolMethod {
         public static let interface = Agent.interface
         public static let name = "Register"
@@ -272,17 +285,7 @@ public enum Agent {
         public static let interface = Agent.interface
         public static let name = "Subscribe"
 
-        public struct Request: ProtocolMessage {
-            public var session: String
-
-            public init(session: String) { self.session = session }
-
-            public init(reading message: MessageReader) throws(MalformedMessage) {
-                session = try message.string("session")
-            }
-
-            public var fields: [String: JSONValue] { ["session": .string(session)] }
-        }
+        public typealias Request = SessionRequest
 
         /// The complete current state; `managedApps` only when the set changed since the
         /// session last received it, `notification` only for `reason` `notification`.
@@ -391,9 +394,43 @@ public enum Agent {
         public typealias Reply = NoFields
     }
 
+    public enum GetDataKey: ProtocolMethod {
+        public static let interface = Agent.interface
+        public static let name = "GetDataKey"
+
+        public typealias Request = SessionRequest
+
+        /// The key in Base64 (key material: never log a reply), its public id and generation.
+        public struct Reply: ProtocolMessage, CustomStringConvertible {
+            public var key: String
+            public var keyId: String
+            public var generation: Int
+
+            public init(key: String, keyId: String, generation: Int) {
+                self.key = key
+                self.keyId = keyId
+                self.generation = generation
+            }
+
+            public init(reading message: MessageReader) throws(MalformedMessage) {
+                key = try message.string("key")
+                keyId = try message.string("keyId")
+                generation = try message.int("generation")
+            }
+
+            public var fields: [String: JSONValue] {
+                ["key": .string(key), "keyId": .string(keyId), "generation": .number(generation)]
+            }
+
+            /// Leaves the key out, so a reply that ends up in a log line does not leak it.
+            public var description: String { "GetDataKey.Reply(keyId: \(keyId), generation: \(generation))" }
+        }
+    }
+
     /// Every method of the interface, for checks against the interface file.
     public static let methods: [any ProtocolMethod.Type] = [
         Register.self, ReportEvent.self, Decide.self, Subscribe.self, AcknowledgeWipe.self, ReportFeedback.self,
+        GetDataKey.self,
     ]
 }
 

@@ -175,6 +175,14 @@ public struct MessageReader {
         }
     }
 
+    /// An array of nested messages that may be absent.
+    public func optionalMessages<Nested: ProtocolMessage>(_ key: String, as type: Nested.Type = Nested.self)
+        throws(MalformedMessage) -> [Nested]?
+    {
+        guard present(key) != nil else { return nil }
+        return try messages(key)
+    }
+
     public func strings(_ key: String) throws(MalformedMessage) -> [String] {
         try array(key, Self.stringElement)
     }

@@ -21,6 +21,13 @@ public enum AgentError {
     public static func storageFailure(_ message: String) -> VarlinkError {
         VarlinkError(name: "\(Agent.interface).StorageFailure", parameters: ["message": .string(message)])
     }
+    public static func appBlocked(_ appID: String, state: AppState, reason: String) -> VarlinkError {
+        VarlinkError(name: "\(Agent.interface).AppBlocked",
+                     parameters: ["appId": .string(appID), "state": .string(state.rawValue), "reason": .string(reason)])
+    }
+    public static func dataKeyUnavailable(_ appID: String, reason: String) -> VarlinkError {
+        VarlinkError(name: "\(Agent.interface).DataKeyUnavailable", parameters: ["appId": .string(appID), "reason": .string(reason)])
+    }
 }
 
 /// The errors of `io.proctor.Admin`, as the interface file declares them.

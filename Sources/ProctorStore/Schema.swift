@@ -93,6 +93,22 @@ enum Schema {
             applied_at  INTEGER NOT NULL
         );
         """,
+        // 6: the data keys proctord holds for each app and user (issue 13), wrapped by the
+        // machine key. A destroyed key keeps its row (for `proctorctl app`) without `wrapped`.
+        """
+        CREATE TABLE data_keys (
+            app_id            TEXT    NOT NULL,
+            uid               INTEGER NOT NULL,
+            generation        INTEGER NOT NULL,
+            key_id            TEXT    NOT NULL,
+            wrapped           TEXT,
+            created_at        INTEGER NOT NULL,
+            last_released_at  INTEGER,
+            destroyed_at      INTEGER,
+            PRIMARY KEY (app_id, uid, generation),
+            CHECK ((wrapped IS NULL) = (destroyed_at IS NOT NULL))
+        );
+        """,
     ]
 
     /// The `user_version` this build writes and understands.

@@ -4,7 +4,7 @@ import ProctorKit
 import ProctorPolicy
 
 /// The demo's delegate: logs every lifecycle call, reads its managed configuration, keeps a
-/// notes file in its declared data directory and asks DataGuard about every data action.
+/// note in protected storage (its declared data directory, encrypted) and asks DataGuard about every data action.
 final class NotesDelegate: ApplicationDelegate {
     static let appID = "io.proctor.demo.notes"
 
@@ -75,16 +75,21 @@ final class NotesDelegate: ApplicationDelegate {
             + "theme=\(configuration.string(forKey: "theme") ?? "(none)")")
     }
 
+    /// Appends `text` to the note kept in `ProtectedStorage.shared` (configured by
+    /// PolicyApplication in `~/.local/share/proctor-demo/protected`, encrypted with the key
+    /// proctord released): the text is never on disk in plaintext.
     private func saveNote(_ text: String) {
+        let storage = ProtectedStorage.shared
         do {
-            try FileManager.default.createDirectory(at: notesFolder, withIntermediateDirectories: true)
-            let file = notesFolder.appendingPathComponent("notes.txt")
-            if !FileManager.default.fileExists(atPath: file.path) { _ = FileManager.default.createFile(atPath: file.path, contents: nil) }
-            let handle = try FileHandle(forWritingTo: file)
-            defer { try? handle.close() }
-            try handle.seekToEnd()
-            try handle.write(contentsOf: Data((text + "\n").utf8))
-            log("saved a note in \(file.path)")
+            var notes = Data()
+            do {
+                notes = try storage.read("notes")
+            } catch .noSuchFile {
+                // The first note.
+            }
+            notes.append(Data((text + "\n").utf8))
+            try storage.write(notes, to: "notes")
+            log("saved note \(notes.split(separator: UInt8(ascii: "\n")).count) in protected storage (\(storage.directory ?? "?"))")
         } catch {
             log("cannot save a note: \(error)")
         }

@@ -20,6 +20,9 @@ final class LoggingDelegate: ApplicationDelegate {
         if environment["TESTAPP_PRINT_CONFIG"] == "1" {
             logLine("config \(JSONValue.object(ManagedConfiguration.shared.dictionaryRepresentation()).serializedString())")
         }
+        if let note = environment["TESTAPP_PROTECTED_NOTE"] {
+            replaceProtectedNote(with: note)
+        }
         askDataGuard()
         if let text = environment["TESTAPP_FEEDBACK"], let entry = (try? JSONParser.parse(text))?.objectValue {
             PolicyApplication.reportFeedback(key: entry["key"]?.stringValue ?? "", severity: .info,
@@ -27,6 +30,25 @@ final class LoggingDelegate: ApplicationDelegate {
         }
         return ProcessInfo.processInfo.environment["TESTAPP_DECLINE_LAUNCH"] != "1"
     }
+    /// Logs the protected file `note` as `protected before=<text>` (`none` when missing, else
+    /// `error=<why>`), then replaces it with `text`: `protected wrote` or `protected write error=<why>`.
+    private func replaceProtectedNote(with text: String) {
+        let storage = ProtectedStorage.shared
+        do {
+            logLine("protected before=" + String(decoding: try storage.read("note"), as: UTF8.self))
+        } catch .noSuchFile {
+            logLine("protected before=none")
+        } catch {
+            logLine("protected before error=\(error)")
+        }
+        do {
+            try storage.write(Data(text.utf8), to: "note")
+            logLine("protected wrote")
+        } catch {
+            logLine("protected write error=\(error)")
+        }
+    }
+
     /// Runs a child that prints its blocked and ignored signal masks, as `child SigBlk: …`.
     private func reportChildSignalState() {
         let child = Process()

@@ -8,6 +8,8 @@
 //   TESTAPP_PRINT_INFO_KEY        log `info KEY=value` from Application.infoDictionary at launch
 //   TESTAPP_REPORT_CHILD_SIGNALS  "1": at launch, log a child process's blocked/ignored signals
 //   TESTAPP_PRINT_CONFIG          "1": at launch, log `config <json>` (the managed configuration)
+//   TESTAPP_PROTECTED_NOTE        at launch, log the protected file `note` (ProtectedStorage.shared)
+//                                 and replace it with this text
 //   TESTAPP_DATAGUARD_CASES       a JSON array of data actions: at launch and on SIGHUP, log
 //                                 DataGuard's answer to each (PolicyApplication)
 //   TESTAPP_POLICY_ANSWER         `applied`, `error:REASON` or `unsupported:REASON`: the delegate's

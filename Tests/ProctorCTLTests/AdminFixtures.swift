@@ -60,6 +60,12 @@ enum AdminFixtures {
             ["id": "w-2", "issuedAt": "2026-11-29T13:58:00Z", "issuedByUid": 0, "state": "issued", "deliveredAt": nil,
              "completedAt": nil],
         ],
+        "dataKeys": [
+            ["uid": 1000, "generation": 2, "keyId": "9419e6e3ee3b3398", "createdAt": "2026-11-29T13:58:05Z",
+             "lastReleasedAt": "2026-11-29T13:59:58Z"],
+            ["uid": 1000, "generation": 1, "keyId": "329f6587b52d2734", "createdAt": "2026-11-20T08:00:00Z",
+             "lastReleasedAt": "2026-11-29T13:45:10Z", "destroyedAt": "2026-11-29T13:58:00Z"],
+        ],
     ]]
 
     static let history: [String: JSONValue] = ["entries": [

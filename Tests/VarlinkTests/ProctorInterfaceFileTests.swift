@@ -9,8 +9,8 @@ import Varlink
         .deletingLastPathComponent().appendingPathComponent("Sources/ProctorProtocol/Interfaces").path + "/"
 
     @Test(arguments: [
-        ("io.proctor.Agent", ["AcknowledgeWipe", "Decide", "Register", "ReportEvent", "ReportFeedback", "Subscribe"],
-         ["AppBlocked", "IdentityMismatch", "InvalidParameter", "InvalidSession", "StorageFailure", "UnknownApp"]),
+        ("io.proctor.Agent", ["AcknowledgeWipe", "Decide", "GetDataKey", "Register", "ReportEvent", "ReportFeedback", "Subscribe"],
+         ["AppBlocked", "DataKeyUnavailable", "IdentityMismatch", "InvalidParameter", "InvalidSession", "StorageFailure", "UnknownApp"]),
         ("io.proctor.Admin", ["ApplyBundle", "ApplyPolicy", "Decide", "Events", "GetApp", "GetPolicy", "ListApps", "Notify", "PolicyHistory",
                               "Reload", "RollbackPolicy", "Status", "ValidatePolicy", "Wipe"],
          ["BundleRefused", "InvalidParameter", "InvalidPolicy", "StorageFailure", "UnknownApp", "UnknownVersion",

@@ -2,6 +2,8 @@
 wipes that survive a restart, rollback across a restart, the policy.d/bundle overlay, a
 full or read-only state directory and a corrupt database."""
 import glob
+import pathlib
+import re
 import json
 import os
 import random
@@ -15,6 +17,11 @@ import time
 import pytest
 
 from conftest import Daemon, base_policy, raw_call, write_policy
+
+# The schema version this build writes: the number of steps in Schema.swift (each begins
+# with a comment "// N: …"), so a new step does not need this file edited.
+LATEST_SCHEMA = len(re.findall(r"^        // \d+: ", (pathlib.Path(__file__).resolve().parents[2] / "Sources" / "ProctorStore"
+                                                      / "Schema.swift").read_text(), re.MULTILINE))
 
 
 class VarlinkFailure(Exception):
@@ -547,9 +554,6 @@ def test_read_only_state_directory_with_an_unreadable_wal_refuses_to_start(daemo
 
 # MARK: Migration (the store's unit tests cover each step; this is the daemon on an old file)
 
-# The state database's schema version this build writes (Schema.migrations.count).
-LATEST_SCHEMA_VERSION = 5
-
 SCHEMA_VERSION_1 = """
     CREATE TABLE bundles (id INTEGER PRIMARY KEY AUTOINCREMENT, version TEXT NOT NULL, sha256 TEXT NOT NULL,
                           json TEXT NOT NULL, applied_at INTEGER NOT NULL, applied_by INTEGER NOT NULL);
@@ -580,7 +584,7 @@ def test_daemon_migrates_a_version_1_database_and_keeps_its_policy_and_wipes(wor
         reply = agent_still_serves(daemon)
         assert [d["id"] for d in reply["directives"]] == ["old-wipe"]
         with sqlite3.connect(database) as connection:
-            assert connection.execute("PRAGMA user_version").fetchone()[0] == LATEST_SCHEMA_VERSION
+            assert connection.execute("PRAGMA user_version").fetchone()[0] == LATEST_SCHEMA
     finally:
         daemon.stop()
 
@@ -595,7 +599,7 @@ def test_daemon_refuses_a_database_from_a_newer_build_and_leaves_it_alone(workdi
         schema = connection.execute("SELECT * FROM sqlite_master ORDER BY name").fetchall()
     daemon.start(wait_ready=False)
     assert daemon.process.wait(timeout=20) == 1
-    assert f"schema version 99, newer than this build supports ({LATEST_SCHEMA_VERSION})" in daemon.log()
+    assert f"schema version 99, newer than this build supports ({LATEST_SCHEMA})" in daemon.log()
     # Not migrated (proctord does switch the file to WAL before it reads the version, as
     # the newer build that wrote it would have anyway).
     with sqlite3.connect(database) as connection:

@@ -12,7 +12,8 @@ INTERFACES = pathlib.Path(__file__).resolve().parents[2] / "Sources" / "ProctorP
 @pytest.mark.parametrize(
     "name, methods",
     [
-        ("io.proctor.Agent", {"Register", "ReportEvent", "Decide", "Subscribe", "AcknowledgeWipe", "ReportFeedback"}),
+        ("io.proctor.Agent", {"Register", "ReportEvent", "Decide", "Subscribe", "AcknowledgeWipe", "ReportFeedback",
+                              "GetDataKey"}),
         (
             "io.proctor.Admin",
             {"Status", "ListApps", "GetApp", "GetPolicy", "ValidatePolicy", "ApplyPolicy", "ApplyBundle", "Reload", "Decide",

@@ -314,6 +314,36 @@ box_run timeout 30 systemctl restart proctord.service
 check_output "… and after a restart (perhaps under another dynamic uid) the applied policy is in force" \
     systemd-test.applied status_field "r['policy']['version']"
 
+# --- The machine key from an encrypted credential (docs/crypto.md) ----------------------
+data_key() {  # data_key — the key id and generation proctord releases to the root client
+    nsenter -t "$BOX_PID" -m -p timeout 30 "$python" "$here/varlink-call.py" "$agent" \
+        "io.proctor.Agent.Register={\"appId\": \"$app\"}" 'io.proctor.Agent.GetDataKey={"session": "@session"}' |
+        sed -n 2p | "$python" -c 'import json, sys; r = json.load(sys.stdin); print(r["keyId"], r["generation"])'
+}
+state_key=/var/lib/private/proctor/machine-key
+first_key=$(data_key)
+check "outside a credential, proctord made a 0600 machine key file in its state directory and released a key" \
+    sh -c "[ \"\$(nsenter -t $BOX_PID -m -p stat -c '%a %s' $state_key)\" = '600 32' ] && [ -n '$first_key' ]"
+box_run mkdir -p /etc/credstore.encrypted
+box_run systemd-creds setup 2>/dev/null
+check "systemd-creds seals the existing key file to the host key as credential machine-key" \
+    box_run systemd-creds encrypt --name=machine-key --with-key=host $state_key /etc/credstore.encrypted/proctord.machine-key
+# The credential itself is not loaded here: systemd 252 in this box (PID 1 of a nested PID and
+# mount namespace) leaves /run/credentials/proctord.service empty and root-owned, so proctord
+# would fall back to its key file. Reading $CREDENTIALS_DIRECTORY/machine-key is tested in
+# Tests/python/test_data_keys.py with the directory systemd would hand over.
+mkdir -p "$BOX_ROOT/units/proctord.service.d"
+echo "[Service]
+LoadCredentialEncrypted=machine-key:/etc/credstore.encrypted/proctord.machine-key" > "$BOX_ROOT/units/proctord.service.d/credential.conf"
+box_run systemctl daemon-reload
+box_run rm /etc/credstore.encrypted/proctord.machine-key
+box_run systemctl reset-failed proctord.service
+box_run timeout 30 systemctl stop proctord.service
+check "a LoadCredentialEncrypted= file that is missing keeps systemd 252 from starting proctord (why the unit does not name one by default)" \
+    sh -c "! nsenter -t $BOX_PID -m -p timeout 30 systemctl restart proctord.service"
+rm -r "$BOX_ROOT/units/proctord.service.d"
+box_run systemctl daemon-reload
+
 box_teardown
 check_output "the host's /run, /var/lib, /etc and journal hold nothing of proctord's, and its /tmp survived" \
     "$host_before" sh -c "test -f '$host_marker' && ls -d /run/proctor /var/lib/private/proctor /etc/proctor 2>&1

@@ -1,5 +1,6 @@
 import Foundation
 import JSONCore
+import ProctorCrypto
 import ProctorProtocol
 import Varlink
 
@@ -43,6 +44,20 @@ final class AgentLink: Sendable {
             let connection = try transport.connect()
             let reply = try connection.call(Agent.Register.self, Agent.Register.Request(appId: appID, version: version))
             return Registration(connection: connection, session: reply.session, update: AgentUpdate(reply))
+        } catch let error as VarlinkError {
+            throw Failure(description: Self.explain(error))
+        } catch {
+            throw Failure(description: "\(error)")
+        }
+    }
+
+    /// The app's data key for this user, from proctord (`GetDataKey`) on `registration`'s
+    /// connection (before its subscription starts), or on a fresh registration when nil.
+    func fetchDataKey(_ registration: Registration? = nil) throws(Failure) -> (key: SymmetricKey, generation: Int) {
+        let registration = if let registration { registration } else { try register() }
+        do {
+            let reply = try registration.connection.call(Agent.GetDataKey.self, Agent.GetDataKey.Request(session: registration.session))
+            return (try SymmetricKey(base64: reply.key), reply.generation)
         } catch let error as VarlinkError {
             throw Failure(description: Self.explain(error))
         } catch {
@@ -105,6 +120,8 @@ final class AgentLink: Sendable {
     static func explain(_ error: VarlinkError) -> String {
         switch error.name {
         case "\(Agent.interface).UnknownApp": "the app id is not in proctord's policy"
+        case "\(Agent.interface).AppBlocked":
+            "proctord refuses: \(error.parameters["reason"]?.stringValue ?? "the app is not authorized")"
         case "\(Agent.interface).IdentityMismatch":
             "proctord does not recognise this process as the app (\(error.parameters["reason"]?.stringValue ?? "identity mismatch"))"
         default: "\(error)"

@@ -56,7 +56,7 @@ struct DataWiper {
     /// Removes each declared directory that passes the checks.
     func wipe(_ declared: [String]) -> Outcome {
         var outcome = Outcome()
-        let roots = ([home].compactMap { $0 } + stateDirectories).compactMap(Self.resolved).filter { $0 != "/" }
+        let roots = self.roots
         for entry in declared {
             switch check(entry, roots: roots) {
             case .refuse(let reason):
@@ -113,15 +113,37 @@ struct DataWiper {
         if !target.keepDirectory { try parent.removeEntry(name, directory: true) }
     }
 
-    func check(_ entry: String, roots: [String]) -> Verdict {
-        var path = entry
-        if path == "~" || path.hasPrefix("~/") {
-            guard let home else { return .refuse("no home directory to expand ~ against") }
-            path = home + path.dropFirst()
-        } else if path.hasPrefix("~") {
-            return .refuse("only ~ and ~/ are expanded, not another user's ~name")
+    /// The folders a declared directory must lie in: the home and the state directories, resolved.
+    private var roots: [String] {
+        ([home].compactMap { $0 } + stateDirectories).compactMap(Self.resolved).filter { $0 != "/" }
+    }
+
+    /// `entry` as an absolute, normalised path if a wipe would accept it (inside the home or a
+    /// state directory), else why not — so data is only ever kept where a wipe can remove it.
+    func usablePath(_ entry: String) -> Result<String, DataWiperRefusal> {
+        switch check(entry, roots: roots) {
+        case .refuse(let reason): .failure(DataWiperRefusal(reason: reason))
+        case .absent, .remove: expanded(entry).map(Self.lexicallyNormalised)
         }
-        guard path.hasPrefix("/") else { return .refuse("not an absolute path (nor ~/…)") }
+    }
+
+    /// `~` and `~/…` expanded against the home; other paths must be absolute.
+    private func expanded(_ entry: String) -> Result<String, DataWiperRefusal> {
+        if entry == "~" || entry.hasPrefix("~/") {
+            guard let home else { return .failure(DataWiperRefusal(reason: "no home directory to expand ~ against")) }
+            return .success(home + entry.dropFirst())
+        }
+        if entry.hasPrefix("~") { return .failure(DataWiperRefusal(reason: "only ~ and ~/ are expanded, not another user's ~name")) }
+        guard entry.hasPrefix("/") else { return .failure(DataWiperRefusal(reason: "not an absolute path (nor ~/…)")) }
+        return .success(entry)
+    }
+
+    func check(_ entry: String, roots: [String]) -> Verdict {
+        let path: String
+        switch expanded(entry) {
+        case .success(let expandedPath): path = expandedPath
+        case .failure(let refusal): return .refuse(refusal.reason)
+        }
         let lexical = Self.lexicallyNormalised(path)
         // Resolved once: what is removed is reached from this answer, never from the path again.
         // A path that does not exist has nothing to remove, but must still have been allowed.
@@ -153,4 +175,10 @@ struct DataWiper {
         }
         return "/" + segments.joined(separator: "/")
     }
+}
+
+/// Why a declared data directory is not used or removed.
+struct DataWiperRefusal: Error, CustomStringConvertible {
+    let reason: String
+    var description: String { reason }
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 public import JSONCore
+import ProctorCrypto
 public import ProctorPolicy
 
 /// The policy-aware application class, AppConnect-style: name it in `NSPrincipalClass`
@@ -64,6 +65,8 @@ open class PolicyApplication: Application {
     private var acknowledgedPolicyVersion: String?
     private var launched = false
     private var wipedByPolicy = false
+    /// The data key `ProtectedStorage.shared` encrypts with, once proctord released it.
+    private var keySource: ProctordKeySource?
 
     public required init() {
         dataGuard = .shared
@@ -98,6 +101,7 @@ open class PolicyApplication: Application {
             return blockLaunch(error.description)
         }
         self.settings = settings
+        keySource = ProctordKeySource(appID: settings.appID)
         let transport = Self.agentTransport ?? VarlinkAgentTransport.fromEnvironment(ProcessInfo.processInfo.environment)
         let link = AgentLink(transport: transport, appID: settings.appID, version: settings.version)
         let reporter = EventReporter(link: link)
@@ -111,16 +115,28 @@ open class PolicyApplication: Application {
             reporter.event("dataActionDenied", detail: detail)
         }
 
-        let outcome = await Self.offMain { () -> Result<AgentLink.Registration, AgentLink.Failure> in
-            do throws(AgentLink.Failure) { return .success(try link.register()) } catch { return .failure(error) }
+        // The data key is asked for only when the launch may go on (proctord refuses it to a
+        // blocked, retired or non-compliant app anyway).
+        let outcome = await Self.offMain { () -> Result<LaunchAnswer, AgentLink.Failure> in
+            do throws(AgentLink.Failure) {
+                let registration = try link.register()
+                guard registration.update.state == .authorized, registration.update.launch.allowed else {
+                    return .success(LaunchAnswer(registration: registration, dataKey: nil))
+                }
+                return .success(LaunchAnswer(registration: registration,
+                                             dataKey: Result { () throws(AgentLink.Failure) in try link.fetchDataKey(registration) }))
+            } catch {
+                return .failure(error)
+            }
         }
-        let registration: AgentLink.Registration
+        let answer: LaunchAnswer
         switch outcome {
         case .failure(let failure):
             return blockLaunch("cannot register as \(settings.appID) with proctord (\(transportDescription(transport))): \(failure)")
-        case .success(let answer):
-            registration = answer
+        case .success(let launchAnswer):
+            answer = launchAnswer
         }
+        let registration = answer.registration
 
         apply(registration.update)
         switch registration.update.state {
@@ -138,8 +154,63 @@ open class PolicyApplication: Application {
             reporter.flush(timeout: .seconds(2))
             return blockLaunch(refusal)
         }
+        // After `apply`: a wipe it carried out forgot the previous key, and this one is already
+        // the next generation (proctord destroyed the old one when the wipe was issued).
+        configureProtectedStorage(settings, dataKey: answer.dataKey, offlineGraceSeconds: registration.update.offlineGraceSeconds)
         pendingSubscription = registration
         return .proceed
+    }
+
+    /// What registering at launch found out.
+    private struct LaunchAnswer: Sendable {
+        let registration: AgentLink.Registration
+        let dataKey: Result<(key: SymmetricKey, generation: Int), AgentLink.Failure>?
+    }
+
+    /// `ProtectedStorage.shared` keeps its files in the first data directory (created, 0700, if
+    /// missing) with the key proctord released; without one it stays unconfigured.
+    private func configureProtectedStorage(_ settings: PolicyAppSettings,
+                                           dataKey: Result<(key: SymmetricKey, generation: Int), AgentLink.Failure>?,
+                                           offlineGraceSeconds: Int) {
+        guard let directory = settings.dataDirectories.first, let keySource else { return }
+        switch dataKey {
+        case .success(let granted):
+            if let failure = keySource.install(granted.key, generation: granted.generation, offlineGraceSeconds: offlineGraceSeconds) {
+                report(Diagnostic(message: "cannot keep the data key in the kernel keyring for offline use: \(failure)"))
+            }
+        case .failure(let failure):
+            report(Diagnostic(message: "proctord did not release the data key: \(failure)"))
+        case nil:
+            break
+        }
+        do {
+            let path = try DataWiper.forCurrentProcess(environment: ProcessInfo.processInfo.environment).usablePath(directory).get()
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+            try ProtectedStorage.shared.configure(dataDirectory: path, keySource: keySource)
+        } catch {
+            report(Diagnostic(message: "protected storage is unavailable in \(directory): \(error)"))
+        }
+    }
+
+    /// After a wipe while running: the next key generation, fetched on a connection of its own
+    /// (the launch connection carries the subscription).
+    private func fetchNextDataKey(offlineGraceSeconds: Int) {
+        guard let link, let keySource else { return }
+        let thread = Thread {
+            do throws(AgentLink.Failure) {
+                let granted = try link.fetchDataKey()
+                keySource.install(granted.key, generation: granted.generation, offlineGraceSeconds: offlineGraceSeconds)
+            } catch {
+                DispatchQueue.main.async {
+                    MainActor.assumeIsolated {
+                        PolicyApplication.running?.report(Diagnostic(message: "proctord did not release the next data key: \(error)"))
+                    }
+                }
+            }
+        }
+        thread.name = "ProctorKit.DataKey"
+        thread.start()
     }
 
     open override func didFinishLaunching(options: [LaunchOptionsKey: Any]) -> Bool {
@@ -261,6 +332,7 @@ open class PolicyApplication: Application {
             wipe(directive, settings: settings)
             wiped = true
         }
+        if wiped, launched, update.state == .authorized { fetchNextDataKey(offlineGraceSeconds: update.offlineGraceSeconds) }
         // A retired app's data goes once, whether or not a directive already took it.
         if update.state == .retired, !wipedByPolicy {
             wipedByPolicy = true
@@ -298,6 +370,7 @@ open class PolicyApplication: Application {
 
     private func wipe(_ directive: WipeDirective, settings: PolicyAppSettings) {
         delegate?.applicationShouldWipeData(self, directive: directive)
+        keySource?.forget()
         let outcome = DataWiper.forCurrentProcess(environment: ProcessInfo.processInfo.environment).wipe(settings.dataDirectories)
         for refused in outcome.refused {
             report(Diagnostic(message: "refusing to wipe \(refused.path): \(refused.reason)"))

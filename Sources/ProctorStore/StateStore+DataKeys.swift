@@ -1,0 +1,113 @@
+/// One generation of an app's data key for one user, as the store keeps it. The key itself is
+/// only ever here wrapped (encrypted and bound to app, user and generation) by proctord's
+/// machine key; the store knows nothing of the cryptography.
+public struct DataKeyRecord: Sendable, Equatable {
+    public let appID: String
+    public let uid: UInt32
+    /// Counts the keys this app and user have had, from 1: a wipe destroys the current one and
+    /// the next request creates the next generation.
+    public let generation: Int64
+    /// The key's public identifier (`SymmetricKey.keyID`), which protected files carry.
+    public let keyID: String
+    /// The wrapped key; `nil` once destroyed.
+    public let wrapped: [UInt8]?
+    public let createdAt: UnixMilliseconds
+    public let lastReleasedAt: UnixMilliseconds?
+    public let destroyedAt: UnixMilliseconds?
+}
+
+extension StateStore {
+    /// The live (not destroyed) key of `appID` for `uid`, if any.
+    public func liveDataKey(appID: String, uid: UInt32) throws(StoreError) -> DataKeyRecord? {
+        try connection.query(Self.selectDataKeys + " WHERE app_id = ? AND uid = ? AND destroyed_at IS NULL",
+                             [.text(appID), .integer(Int64(uid))], row: Self.dataKeyRecord).first
+    }
+
+    /// The generation a new key of `appID` for `uid` gets: one past every earlier one.
+    public func nextDataKeyGeneration(appID: String, uid: UInt32) throws(StoreError) -> Int64 {
+        let newest = try connection.query("SELECT MAX(generation) FROM data_keys WHERE app_id = ? AND uid = ?",
+                                          [.text(appID), .integer(Int64(uid))]) { $0.optionalInteger(0) }.first
+        return (newest ?? nil).map { $0 + 1 } ?? 1
+    }
+
+    /// Stores a new live key, durably, as created and released at `time`. Fails
+    /// (`invalidField`) if `appID` already has a live key for `uid`: one key per app and user.
+    /// - Returns: the stored record.
+    @discardableResult
+    public func insertDataKey(appID: String, uid: UInt32, generation: Int64, keyID: String, wrapped: [UInt8],
+                              at time: UnixMilliseconds) throws(StoreError) -> DataKeyRecord {
+        try FieldLimit.check(appID, field: "appId", maxCharacters: FieldLimit.appID)
+        try writeTransaction { () throws(StoreError) in
+            guard try liveDataKey(appID: appID, uid: uid) == nil else {
+                throw .invalidField(field: "appId", reason: "\(appID) already has a live data key for uid \(uid)")
+            }
+            try connection.run("""
+                INSERT INTO data_keys (app_id, uid, generation, key_id, wrapped, created_at, last_released_at)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)
+                """, [.text(appID), .integer(Int64(uid)), .integer(generation), .text(keyID), .text(Self.hex(wrapped)),
+                      .integer(time)])
+        }
+        return DataKeyRecord(appID: appID, uid: uid, generation: generation, keyID: keyID, wrapped: wrapped, createdAt: time,
+                             lastReleasedAt: time, destroyedAt: nil)
+    }
+
+    /// Notes that the live key of `appID` for `uid` was handed to the app at `time`.
+    public func markDataKeyReleased(appID: String, uid: UInt32, at time: UnixMilliseconds) throws(StoreError) {
+        try writeTransaction { () throws(StoreError) in
+            try connection.run("UPDATE data_keys SET last_released_at = ? WHERE app_id = ? AND uid = ? AND destroyed_at IS NULL",
+                               [.integer(time), .text(appID), .integer(Int64(uid))])
+        }
+    }
+
+    /// Destroys every live key of `appID` (all users): the wrapped bytes are overwritten in the
+    /// database file (`secure_delete`) and the write-ahead log, which held them too, is
+    /// checkpointed and truncated, so when this returns the key is gone from the disk as SQLite
+    /// sees it. The rows stay, with `destroyedAt`, for the administrator.
+    /// - Returns: how many keys were destroyed.
+    @discardableResult
+    public func destroyDataKeys(appID: String, at time: UnixMilliseconds) throws(StoreError) -> Int {
+        let destroyed = try writeTransaction { () throws(StoreError) -> Int in
+            try connection.run("PRAGMA secure_delete = ON")
+            try connection.run("UPDATE data_keys SET wrapped = NULL, destroyed_at = ? WHERE app_id = ? AND destroyed_at IS NULL",
+                               [.integer(time), .text(appID)])
+            return connection.changes
+        }
+        if destroyed > 0 {
+            // Copies every page into the database (overwriting the old ones) and empties the log.
+            _ = try connection.query("PRAGMA wal_checkpoint(TRUNCATE)") { $0.integer(0) }
+        }
+        return destroyed
+    }
+
+    /// The apps that hold at least one live key.
+    public func appsWithLiveDataKeys() throws(StoreError) -> Set<String> {
+        Set(try connection.query("SELECT DISTINCT app_id FROM data_keys WHERE destroyed_at IS NULL", []) { $0.text(0) })
+    }
+
+    /// Every key generation of `appID`, by user, newest first.
+    public func dataKeys(appID: String) throws(StoreError) -> [DataKeyRecord] {
+        try connection.query(Self.selectDataKeys + " WHERE app_id = ? ORDER BY uid, generation DESC", [.text(appID)],
+                             row: Self.dataKeyRecord)
+    }
+
+    private static let selectDataKeys =
+        "SELECT app_id, uid, generation, key_id, wrapped, created_at, last_released_at, destroyed_at FROM data_keys"
+
+    private static func dataKeyRecord(_ row: SQLRow) -> DataKeyRecord {
+        DataKeyRecord(appID: row.text(0), uid: UInt32(truncatingIfNeeded: row.integer(1)), generation: row.integer(2),
+                      keyID: row.text(3), wrapped: row.optionalText(4).map(bytes(fromHex:)), createdAt: row.integer(5),
+                      lastReleasedAt: row.optionalInteger(6), destroyedAt: row.optionalInteger(7))
+    }
+
+    private static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        return String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0xf)]] }, as: UTF8.self)
+    }
+
+    /// The bytes of lower-case hex written by `hex`; the store wrote it, so it is well formed
+    /// (a damaged value simply fails to unwrap).
+    private static func bytes(fromHex text: String) -> [UInt8] {
+        let nibbles = text.utf8.map { UInt8($0 >= 0x61 ? $0 - 0x61 + 10 : $0 &- 0x30) & 0xf }
+        return stride(from: 0, to: nibbles.count - 1, by: 2).map { nibbles[$0] << 4 | nibbles[$0 + 1] }
+    }
+}

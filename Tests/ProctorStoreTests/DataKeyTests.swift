@@ -1,0 +1,66 @@
+import Glibc
+import Testing
+@testable import ProctorStore
+
+@Suite struct DataKeyTests {
+    let wrapped: [UInt8] = (0..<73).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+
+    @Test func oneLiveKeyPerAppAndUserAcrossARestartThenDestroyedAndRotated() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try StateStore.open(directory: directory.path)
+        #expect(try store.liveDataKey(appID: "com.example.notes", uid: 1000) == nil)
+        #expect(try store.nextDataKeyGeneration(appID: "com.example.notes", uid: 1000) == 1)
+        let stored = try store.insertDataKey(appID: "com.example.notes", uid: 1000, generation: 1, keyID: "00112233aabbccdd",
+                                             wrapped: wrapped, at: 100)
+        #expect(throws: StoreError.self) {
+            try store.insertDataKey(appID: "com.example.notes", uid: 1000, generation: 2, keyID: "x", wrapped: wrapped, at: 101)
+        }
+        try store.insertDataKey(appID: "com.example.notes", uid: 1001, generation: 1, keyID: "ffee", wrapped: wrapped, at: 102)
+        store.close()
+
+        let restarted = try StateStore.open(directory: directory.path)
+        #expect(try restarted.liveDataKey(appID: "com.example.notes", uid: 1000) == stored)
+        try restarted.markDataKeyReleased(appID: "com.example.notes", uid: 1000, at: 200)
+        #expect(try restarted.liveDataKey(appID: "com.example.notes", uid: 1000)?.lastReleasedAt == 200)
+        #expect(try restarted.appsWithLiveDataKeys() == ["com.example.notes"])
+
+        #expect(try restarted.destroyDataKeys(appID: "com.example.notes", at: 300) == 2)
+        #expect(try restarted.destroyDataKeys(appID: "com.example.notes", at: 301) == 0)
+        #expect(try restarted.liveDataKey(appID: "com.example.notes", uid: 1000) == nil)
+        #expect(try restarted.appsWithLiveDataKeys().isEmpty)
+        #expect(try restarted.nextDataKeyGeneration(appID: "com.example.notes", uid: 1000) == 2)
+        let kept = try restarted.dataKeys(appID: "com.example.notes")
+        #expect(kept.map(\.uid) == [1000, 1001] && kept.allSatisfy { $0.wrapped == nil && $0.destroyedAt == 300 })
+        #expect(kept[0].keyID == "00112233aabbccdd" && kept[0].createdAt == 100 && kept[0].lastReleasedAt == 200)
+    }
+
+    @Test func aDestroyedKeyLeavesNoTraceInTheDatabaseOrItsLog() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try StateStore.open(directory: directory.path)
+        try store.insertDataKey(appID: "com.example.notes", uid: 0, generation: 1, keyID: "k", wrapped: wrapped, at: 1)
+        let hex = wrapped.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        #expect(try filesContain(directory.path, hex))
+        try store.destroyDataKeys(appID: "com.example.notes", at: 2)
+        #expect(try !filesContain(directory.path, hex))
+        store.close()
+    }
+
+    /// Whether any file of `directory` (state.db, its -wal and -shm) holds `text`.
+    private func filesContain(_ directory: String, _ text: String) throws -> Bool {
+        let needle = Array(text.utf8)
+        for name in ["state.db", "state.db-wal", "state.db-shm"] {
+            guard let file = fopen(directory + "/" + name, "rb") else { continue }
+            defer { fclose(file) }
+            var contents: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while case let count = fread(&buffer, 1, buffer.count, file), count > 0 { contents += buffer[..<count] }
+            if contents.count >= needle.count,
+               (0...(contents.count - needle.count)).contains(where: { contents[$0..<$0 + needle.count].elementsEqual(needle) }) {
+                return true
+            }
+        }
+        return false
+    }
+}

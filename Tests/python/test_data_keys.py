@@ -1,0 +1,271 @@
+"""The data keys proctord holds for each app and user (issue 13 §2–3), against the real
+proctord: who may obtain a key, that it survives a restart without ever being on disk in
+the clear, and that a wipe or retirement destroys it durably (crypto-shredding)."""
+import base64
+import glob
+import json
+import os
+import shutil
+import signal
+import socket
+import sqlite3
+import stat
+import subprocess
+
+import pytest
+
+from conftest import Daemon, base_policy, proctorctl, this_executable, write_policy
+from varlink_raw import exchange
+
+CLIENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "agent_register.py")
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+NOTES = "io.proctor.test.notes"
+
+
+class AppConnection:
+    """One Agent connection registered as an app (this test process)."""
+
+    def __init__(self, daemon, app_id, version=None):
+        self.socket = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.socket.settimeout(10)
+        self.socket.connect(daemon.agent)
+        parameters = {"appId": app_id}
+        if version:
+            parameters["version"] = version
+        reply = exchange(self.socket, "io.proctor.Agent.Register", parameters)
+        assert "error" not in reply, reply
+        self.session = reply["parameters"]["session"]
+
+    def data_key(self, session=None):
+        return exchange(self.socket, "io.proctor.Agent.GetDataKey", {"session": session or self.session})
+
+    def close(self):
+        self.socket.close()
+
+
+def data_key(daemon, app_id=NOTES, version=None):
+    app = AppConnection(daemon, app_id, version)
+    try:
+        return app.data_key()
+    finally:
+        app.close()
+
+
+def started(workdir, **apps):
+    """The real proctord on `workdir` with the test policy (and `apps` in it)."""
+    daemon = Daemon(workdir)
+    write_policy(daemon.config_dir, base_policy(**apps))
+    return daemon.start()
+
+
+def key_bytes(reply):
+    assert "error" not in reply, reply
+    key = base64.b64decode(reply["parameters"]["key"], validate=True)
+    assert len(key) == 32
+    return key
+
+
+def on_disk(daemon, needle):
+    """Whether `needle` (bytes) is in any file of the state directory."""
+    for path in glob.glob(os.path.join(daemon.state_dir, "*")):
+        if os.path.isfile(path):
+            with open(path, "rb") as f:
+                if needle in f.read():
+                    return True
+    return False
+
+
+def wrapped_hex(daemon, generation):
+    with sqlite3.connect(f"file:{os.path.join(daemon.state_dir, 'state.db')}?mode=ro", uri=True) as db:
+        row = db.execute("SELECT wrapped FROM data_keys WHERE app_id = ? AND generation = ?", (NOTES, generation)).fetchone()
+    return row[0] if row else None
+
+
+def test_the_key_is_created_once_kept_wrapped_and_survives_a_restart(workdir):
+    daemon = started(workdir)
+    try:
+        machine_key = os.path.join(daemon.state_dir, "machine-key")
+        mode = os.stat(machine_key).st_mode
+        assert stat.S_IMODE(mode) == 0o600 and os.path.getsize(machine_key) == 32
+        assert "Machine key loaded from a new key file" in daemon.wait_for_log("Machine key loaded")
+
+        first = data_key(daemon)
+        key = key_bytes(first)
+        assert first["parameters"]["generation"] == 1
+        assert len(first["parameters"]["keyId"]) == 16
+        # The same key for the same app and user, on any connection.
+        assert key_bytes(data_key(daemon)) == key
+        wrapped = wrapped_hex(daemon, 1)
+        assert wrapped and len(wrapped) == 2 * 73, "stored wrapped: version, nonce, ciphertext, tag"
+        assert not on_disk(daemon, key) and not on_disk(daemon, key.hex().encode()), "the key is never on disk in the clear"
+        assert first["parameters"]["key"] not in daemon.log(), "the key is never logged"
+    finally:
+        daemon.stop()
+
+    daemon.start()
+    try:
+        assert "Machine key loaded from the key file" in daemon.wait_for_log("Machine key loaded")
+        again = data_key(daemon)
+        assert key_bytes(again) == key and again["parameters"]["generation"] == 1
+        # proctorctl shows the key's state, never the key.
+        shown = proctorctl(daemon, "app", NOTES, check=0).stdout
+        assert "data keys" in shown and "1 live, 0 destroyed" in shown, shown
+        assert first["parameters"]["keyId"] in shown
+        as_json = proctorctl(daemon, "app", NOTES, "--json", check=0).stdout
+        [state] = json.loads(as_json)["app"]["dataKeys"]
+        assert state["uid"] == os.getuid() and state["generation"] == 1 and "destroyedAt" not in state
+        assert "lastReleasedAt" in state and "createdAt" in state
+        for text in (shown, as_json):
+            assert again["parameters"]["key"] not in text and key.hex() not in text
+    finally:
+        daemon.stop()
+
+
+def test_a_wipe_destroys_the_key_durably_before_answering_and_the_next_key_is_new(workdir):
+    daemon = started(workdir)
+    try:
+        key = key_bytes(data_key(daemon))
+        wrapped = wrapped_hex(daemon, 1).encode()
+        assert on_disk(daemon, wrapped)
+        proctorctl(daemon, "wipe", NOTES, check=0)
+        # Answered: the wrapped key is gone from the database and its write-ahead log.
+        assert wrapped_hex(daemon, 1) is None
+        assert not on_disk(daemon, wrapped), "the wrapped key must not survive in any state file"
+        assert "Destroyed 1 data key(s) of io.proctor.test.notes: wiped by uid" in daemon.wait_for_log("Destroyed")
+    finally:
+        # Across a crash too: the destruction was committed before the answer.
+        daemon.stop(signal.SIGKILL)
+
+    daemon.start()
+    try:
+        detail = json.loads(proctorctl(daemon, "app", NOTES, "--json", check=0).stdout)["app"]
+        [destroyed] = detail["dataKeys"]
+        assert destroyed["generation"] == 1 and "destroyedAt" in destroyed
+        rotated = data_key(daemon)
+        assert rotated["parameters"]["generation"] == 2
+        assert key_bytes(rotated) != key
+        shown = proctorctl(daemon, "app", NOTES, check=0).stdout
+        assert "1 live, 1 destroyed" in shown, shown
+    finally:
+        daemon.stop()
+
+
+def test_retirement_destroys_the_key_and_a_blocked_or_noncompliant_app_gets_none(workdir):
+    apps = {NOTES: {"state": "authorized", "match": {"executable": this_executable(), "users": ["*"]},
+                    "compliance": {"minVersion": "2.0.0", "onViolation": "block"}}}
+    daemon = started(workdir, **apps)
+    try:
+        old = data_key(daemon, version="1.0.0")
+        assert old["error"] == "io.proctor.Agent.AppBlocked", old
+        assert old["parameters"]["state"] == "authorized" and "compliance.minVersion" in old["parameters"]["reason"]
+        key_bytes(data_key(daemon, version="2.1.0"))
+        blocked = data_key(daemon, "io.proctor.test.blocked")
+        assert blocked["error"] == "io.proctor.Agent.AppBlocked" and blocked["parameters"]["state"] == "blocked"
+
+        apps[NOTES]["state"] = "retired"
+        write_policy(daemon.config_dir, base_policy(version="test.2", **apps))
+        proctorctl(daemon, "reload", check=0)
+        assert "Destroyed 1 data key(s) of io.proctor.test.notes: retired by policy test.2" in daemon.wait_for_log("Destroyed")
+        assert wrapped_hex(daemon, 1) is None
+        retired = data_key(daemon, version="2.1.0")
+        assert retired["error"] == "io.proctor.Agent.AppBlocked" and retired["parameters"]["state"] == "retired"
+
+        # Authorized again: a new key. Retired while proctord is stopped: destroyed at its start.
+        apps[NOTES]["state"] = "authorized"
+        write_policy(daemon.config_dir, base_policy(version="test.3", **apps))
+        proctorctl(daemon, "reload", check=0)
+        assert data_key(daemon, version="2.1.0")["parameters"]["generation"] == 2
+        daemon.stop()
+        apps[NOTES]["state"] = "retired"
+        write_policy(daemon.config_dir, base_policy(version="test.4", **apps))
+        daemon.start()
+        assert "Destroyed 1 data key(s) of io.proctor.test.notes: retired by policy test.4" in daemon.wait_for_log("retired by policy test.4")
+        assert wrapped_hex(daemon, 2) is None
+    finally:
+        daemon.stop()
+
+
+def test_a_session_of_another_connection_app_executable_or_user_cannot_obtain_the_key(workdir):
+    daemon = started(workdir)
+    try:
+        app = AppConnection(daemon, NOTES)
+        key = key_bytes(app.data_key())
+        # A session id is worthless on another connection.
+        thief = AppConnection(daemon, "io.proctor.test.mail")
+        stolen = thief.data_key(session=app.session)
+        assert stolen["error"] == "io.proctor.Agent.InvalidSession", stolen
+        # Another app's session gets that app's key, never this one.
+        assert key_bytes(thief.data_key()) != key
+        thief.close()
+        app.close()
+        # Another executable cannot register as the app at all, so it has no session to ask with.
+        other = subprocess.run(["/usr/bin/python3", "-S", CLIENT, daemon.agent, "io.proctor.test.other-exe", "--data-key"],
+                               capture_output=True, text=True, timeout=30)
+        assert other.stdout.strip() == "io.proctor.Agent.IdentityMismatch", other
+
+        if os.geteuid() != 0:
+            pytest.skip("running as another user needs root")
+        client = os.path.join(workdir, "agent_register.py")
+        shutil.copy(CLIENT, client)
+        os.chmod(client, 0o644)
+        os.chmod(daemon.runtime_dir, 0o755)
+        # Another user registered as the same app gets its own key, not this user's.
+        nobody = subprocess.run(NOBODY + [this_executable(), client, daemon.agent, NOTES, "--data-key"],
+                                capture_output=True, text=True, timeout=30)
+        lines = nobody.stdout.strip().split("\n")
+        assert lines[0] == "registered", nobody
+        their_key = base64.b64decode(json.loads(lines[1])["key"])
+        assert len(their_key) == 32 and their_key != key
+        # A user the app's `match` excludes cannot register, hence gets no key.
+        refused = subprocess.run(NOBODY + [this_executable(), client, daemon.agent, "io.proctor.test.mail", "--data-key"],
+                                 capture_output=True, text=True, timeout=30)
+        assert refused.stdout.strip() == "io.proctor.Agent.IdentityMismatch", refused
+        states = json.loads(proctorctl(daemon, "app", NOTES, "--json", check=0).stdout)["app"]["dataKeys"]
+        assert sorted(state["uid"] for state in states) == sorted([os.getuid(), 65534])
+    finally:
+        daemon.stop()
+
+
+def test_the_machine_key_comes_from_the_systemd_credential_when_one_is_handed_over(workdir, monkeypatch):
+    """What systemd does for LoadCredentialEncrypted=machine-key: the decrypted key in a
+    0400 file `machine-key` of $CREDENTIALS_DIRECTORY (docs/crypto.md)."""
+    credentials = os.path.join(workdir, "credentials")
+    os.makedirs(credentials, mode=0o700)
+    credential = os.path.join(credentials, "machine-key")
+    with open(credential, "wb") as f:
+        f.write(os.urandom(32))
+    os.chmod(credential, 0o400)
+    monkeypatch.setenv("CREDENTIALS_DIRECTORY", credentials)
+    daemon = started(workdir)
+    try:
+        assert f"Machine key loaded from the systemd credential {credential}" in daemon.wait_for_log("Machine key loaded")
+        assert not os.path.exists(os.path.join(daemon.state_dir, "machine-key")), "no key file beside a credential"
+        key = key_bytes(data_key(daemon))
+    finally:
+        daemon.stop()
+
+    # Another machine key (the credential replaced): the stored key no longer unwraps, and
+    # proctord says so rather than handing out another key.
+    os.chmod(credential, 0o600)
+    with open(credential, "wb") as f:
+        f.write(os.urandom(32))
+    daemon.start()
+    try:
+        refused = data_key(daemon)
+        assert refused["error"] == "io.proctor.Agent.DataKeyUnavailable", refused
+        assert "does not unwrap with this machine key" in refused["parameters"]["reason"]
+        assert key.hex() not in daemon.log()
+    finally:
+        daemon.stop()
+
+    # A credential anyone else may read, or of the wrong size, stops start-up with the reason.
+    for mode, contents, reason in [(0o644, os.urandom(32), "must not be readable by others (mode 644, expected 600)"),
+                                   (0o600, os.urandom(31), "expected exactly 32 raw bytes, found 31")]:
+        with open(credential, "wb") as f:
+            f.write(contents)
+        os.chmod(credential, mode)
+        earlier = len(daemon.log())
+        daemon.start(wait_ready=False)
+        assert daemon.process.wait(timeout=20) == 1
+        log = daemon.log()[earlier:]
+        assert f"cannot read the machine key credential: {credential}" in log and reason in log, log
