@@ -64,11 +64,20 @@ extension Daemon {
         return Admin.AppDetail(
             appId: appID, inPolicy: view != nil, state: view?.state, sessions: sessions,
             lastRegistration: inventory?.registration.map(Admin.Registration.init),
-            lastEvent: inventory?.lastEvent.map { Admin.LifecycleEvent(at: Clock.rfc3339($0.at), event: $0.event) },
+            lastEvent: lastLifecycleEvent(of: appID, stored: inventory?.lastEvent),
             config: view?.config ?? [:], dlp: view?.dlp ?? [:], compliance: view?.compliance ?? [:],
             feedback: inventory?.feedback.map(Admin.Feedback.init) ?? [],
             acknowledgements: inventory?.acknowledgements.map(Admin.PolicyAcknowledgement.init) ?? [],
             wipes: inventory?.wipes.map(Admin.WipeRecord.init) ?? [])
+    }
+
+    /// The app's latest lifecycle event: one still waiting for the history's write, else the store's.
+    private func lastLifecycleEvent(of appID: AppID, stored: LifecycleRecord?) -> Admin.LifecycleEvent? {
+        if let queued = events.pending.last(where: { $0.kind == EventKind.lifecycle && $0.appID == appID }),
+           let name = queued.data["event"]?.stringValue {
+            return Admin.LifecycleEvent(at: Clock.rfc3339(queued.occurredAt), event: name)
+        }
+        return stored.map { Admin.LifecycleEvent(at: Clock.rfc3339($0.at), event: $0.event) }
     }
 
     /// Validate, persist (one transaction, fsynced), then swap and broadcast: an apply that
@@ -146,7 +155,7 @@ extension Daemon {
         perform(effects)
         log(.wipeIssued, "Wipe \(directive.id) issued for \(appID) by uid \(context.peer.uid); delivered to \(deliveredTo) session(s)",
             [(DaemonEventField.appID, appID), ("DIRECTIVE_ID", directive.id)] + peerFields(context.peer))
-        events.emit(kind: "wipe", appID: appID, data: ["directiveId": .string(directive.id), "deliveredTo": .number(deliveredTo)])
+        events.emit(kind: EventKind.wipe, appID: appID, data: ["directiveId": .string(directive.id), "deliveredTo": .number(deliveredTo)])
         return Admin.Wipe.Reply(directiveId: directive.id, deliveredTo: deliveredTo)
     }
 
@@ -156,7 +165,7 @@ extension Daemon {
         guard active.compiled.appPolicy(appID) != nil else { throw AdminError.unknownApp(appID) }
         let (delivered, effects) = registry.notify(appID, payload: request.payload)
         perform(effects)
-        events.emit(kind: "notification", appID: appID, data: ["payload": .object(request.payload), "delivered": .number(delivered)])
+        events.emit(kind: EventKind.notification, appID: appID, data: ["payload": .object(request.payload), "delivered": .number(delivered)])
         return Admin.Notify.Reply(delivered: delivered)
     }
 

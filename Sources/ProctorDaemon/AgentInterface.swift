@@ -8,6 +8,8 @@ import Varlink
 extension Daemon {
     /// Sessions one connection may open (an app registers once; a few for helpers).
     static let maxSessionsPerConnection = 16
+    /// The largest `detail` a `ReportEvent` may carry (serialized).
+    static let maxEventDetailBytes = 4096
 
     func agentMethods() -> [String: VarlinkMethod<ConnectionContext>] {
         var table = MethodTable<ConnectionContext>()
@@ -24,12 +26,14 @@ extension Daemon {
         }
         table.answer(Agent.ReportEvent.self) { [unowned self] request, context throws(VarlinkError) in
             let session = try session(request.session, in: context)
-            do throws(StoreError) {
-                try store.recordLifecycleEvent(appID: session.appID, event: request.event, at: Clock.now())
-            } catch {
-                logStorageFailure("recording a lifecycle event of \(session.appID)", error)
+            // Kept in the event history: bounded, so a flood of reports cannot fill memory or disk.
+            if let detail = request.detail, JSONValue.object(detail).serialized().count > Self.maxEventDetailBytes {
+                throw AgentError.invalidParameter("detail", "must be at most \(Self.maxEventDetailBytes) bytes of JSON")
             }
-            events.emit(kind: "lifecycle", appID: session.appID,
+            // Recorded by the batched history write (Daemon+EventHistory), never by a write of
+            // its own: an app reporting at will must not make the loop wait on the disk.
+            events.emit(kind: request.event == "dataActionDenied" ? EventKind.denial : EventKind.lifecycle, appID: session.appID,
+                        occurredAt: request.occurredAt.flatMap(RFC3339.milliseconds),
                         data: ["event": .string(request.event), "detail": request.detail.map(JSONValue.object) ?? .null,
                                "session": .string(session.id)])
             onReport?(session.appID, request)
@@ -56,12 +60,13 @@ extension Daemon {
         let fields = [(DaemonEventField.appID, appID)] + peerFields(context.peer)
         guard let entry = active.compiled.appPolicy(appID) else {
             log(.registrationRefusedUnknown, "Registration refused: \(appID) is not in policy", fields + policyFields())
-            events.emit(kind: "registration", appID: appID, data: ["outcome": "unknownApp", "pid": .number(Int(context.peer.pid))])
+            events.emit(kind: EventKind.registration, appID: appID,
+                        data: ["outcome": "unknownApp", "pid": .number(Int(context.peer.pid))])
             throw AgentError.unknownApp(appID)
         }
         if verifiesCallers, case .mismatch(let why) = verifyIdentity(of: context.peer, against: entry.match, appID: appID) {
             log(.registrationRefusedIdentity, "Registration refused for \(appID): \(why)", fields)
-            events.emit(kind: "registration", appID: appID,
+            events.emit(kind: EventKind.registration, appID: appID,
                         data: ["outcome": "identityMismatch", "reason": .string(why), "pid": .number(Int(context.peer.pid))])
             throw AgentError.identityMismatch(appID, why)
         }
@@ -81,9 +86,12 @@ extension Daemon {
         }
         log(.appRegistered, "\(appID) registered (state \(entry.state.rawValue))",
             fields + [(DaemonEventField.session, session.id)] + policyFields())
-        events.emit(kind: "registration", appID: appID,
-                    data: ["outcome": "registered", "session": .string(session.id), "pid": .number(Int(context.peer.pid)),
-                           "version": request.version.map(JSONValue.string) ?? .null])
+        // A blocked or retired app gets its session (to learn its state) but may not run:
+        // its launch is refused, which is what the event says.
+        events.emit(kind: EventKind.registration, appID: appID,
+                    data: ["outcome": .string(entry.state == .authorized ? "registered" : "launchRefused"),
+                           "state": .string(entry.state.rawValue), "session": .string(session.id),
+                           "pid": .number(Int(context.peer.pid)), "version": request.version.map(JSONValue.string) ?? .null])
         perform(effects)
         return reply
     }
@@ -114,7 +122,7 @@ extension Daemon {
         } catch {
             throw agentError(for: error, parameter: "directiveId")
         }
-        events.emit(kind: "wipe", appID: session.appID,
+        events.emit(kind: EventKind.wipe, appID: session.appID,
                     data: ["directiveId": .string(directiveID), "outcome": .string(failed ? "failed" : "completed")])
         onReport?(session.appID, request)
     }
@@ -135,7 +143,7 @@ extension Daemon {
         } catch {
             throw agentError(for: error, parameter: "key")
         }
-        events.emit(kind: "feedback", appID: session.appID,
+        events.emit(kind: EventKind.feedback, appID: session.appID,
                     data: ["key": .string(request.key), "message": .string(request.message), "data": data ?? .null])
         onReport?(session.appID, request)
     }
@@ -163,7 +171,7 @@ extension Daemon {
             if let peer { fields += peerFields(peer) }
             log(kind, "\(decision.allowed ? "Allowed" : "Denied") \(request.action.rawValue) for \(request.app): \(decision.reason)", fields)
         }
-        events.emit(kind: "decision", appID: request.app, data: [
+        events.emit(kind: EventKind.decision, appID: request.app, data: [
             "action": .string(request.action.rawValue), "target": request.target.map(JSONValue.string) ?? .null,
             "allowed": .bool(decision.allowed), "rule": .string(decision.rule), "reason": .string(decision.reason),
         ])

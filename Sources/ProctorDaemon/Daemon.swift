@@ -32,7 +32,8 @@ final class Daemon {
     var active: ActivePolicy { registry.active }
     var decisionsAllowed = 0
     var decisionsDenied = 0
-    let events = EventFeed()
+    /// The `Admin.Events` streams and the queue of events not yet in the store's history.
+    let events: EventFeed
     /// Checks every registration against the app's `match` block (`IdentityCheck`). Only
     /// `InProcessDaemon`, the test kit's agent, turns it off: its callers are the test's own
     /// process.
@@ -47,6 +48,10 @@ final class Daemon {
     private var reportedDroppedLogs = 0
     private var refusalLog = RefusalLogLimiter()
     private var statusUpdatePending = false
+    /// The event history's write is scheduled, or its last attempt failed (logged once).
+    var historyFlushScheduled = false
+    var historyWriteFailing = false
+    var reportedDroppedEvents = 0
 
     /// Sets everything up short of serving: directories, lock, store, policy.
     init(configuration: DaemonConfiguration, loop: EventLoop, logger: Logger) throws(StartupError) {
@@ -72,6 +77,12 @@ final class Daemon {
         } catch {
             throw StartupError(message: "cannot open the state database in \(configuration.stateDirectory): \(error)",
                                errno: EIO)
+        }
+
+        do {
+            events = EventFeed(lastID: try store.lastEventID())
+        } catch {
+            throw StartupError(message: "the event history in the state database cannot be read: \(error)", errno: EIO)
         }
 
         let now = Clock.now()
@@ -115,6 +126,7 @@ final class Daemon {
                 [("STATE_DIRECTORY", configuration.stateDirectory)])
         }
         pruneIdentityPins()
+        events.onFirstPending = { [unowned self] in scheduleHistoryFlush(after: Self.historyFlushInterval) }
     }
 
     // MARK: Serving
@@ -126,6 +138,7 @@ final class Daemon {
         // stopped daemon leaves one self-contained file (what an administrator copies). The
         // lock goes with it, so a daemon run in process can start again on the directory.
         defer {
+            flushEventHistory()
             store.close()
             lock = nil
         }

@@ -18,6 +18,7 @@ enum DaemonEvent: CaseIterable {
     case wipeAcknowledged
     case clientLimitHit
     case logMessagesDropped
+    case eventsDropped
     case stopping
     case storageFailure
     case stateDatabaseCorrupt
@@ -39,6 +40,7 @@ enum DaemonEvent: CaseIterable {
         case .wipeAcknowledged: MessageID("cf2cd627c1204c1bbd8786a9e3e48459")
         case .clientLimitHit: MessageID("4078c40fa02a4bbfb40469911ae603d1")
         case .logMessagesDropped: MessageID("9821e4c6e36d418e98e4f9d4d11f6aa9")
+        case .eventsDropped: MessageID("a2dd9c5b512b4cc2907f9d3c8f2b1bfb")
         case .stopping: MessageID("a57820dc9c044392a287fe9f65144e6f")
         case .storageFailure: MessageID("931641eee5d6428d9b294d4fb6b7c16d")
         case .stateDatabaseCorrupt: MessageID("a5a9416875de497a85b9dc282e4cd38e")
@@ -54,7 +56,7 @@ enum DaemonEvent: CaseIterable {
         case .reloadSucceeded, .policyApplied, .appRegistered, .wipeAcknowledged: .info
         case .wipeIssued: .notice
         case .registrationRefusedIdentity, .registrationRefusedUnknown, .decisionDenied,
-             .clientLimitHit, .logMessagesDropped, .notifyFailed: .warning
+             .clientLimitHit, .logMessagesDropped, .eventsDropped, .notifyFailed: .warning
         case .reloadFailed, .storageFailure: .error
         case .stateDatabaseCorrupt: .critical
         case .decisionAllowed: .debug

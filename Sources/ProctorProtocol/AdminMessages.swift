@@ -461,29 +461,40 @@ public enum Admin {
         }
     }
 
-    /// `Event`: one event of the `Events` stream.
+    /// `Event`: one event of the `Events` stream or of `EventHistory`.
     public struct Event: ProtocolMessage {
-        public var at: String
+        /// Increases with each event proctord records, in the order it received them.
+        public var id: Int
         public var kind: String
         public var appId: String?
         public var data: [String: JSONValue]
+        /// When it happened (for an app's report, the time the app gave).
+        public var occurredAt: String
+        /// When proctord received or produced it; also sent as `at`, for older clients.
+        public var receivedAt: String
 
-        public init(at: String, kind: String, appId: String?, data: [String: JSONValue]) {
-            self.at = at
+        public init(id: Int, kind: String, appId: String?, data: [String: JSONValue], occurredAt: String, receivedAt: String) {
+            self.id = id
             self.kind = kind
             self.appId = appId
             self.data = data
+            self.occurredAt = occurredAt
+            self.receivedAt = receivedAt
         }
 
         public init(reading message: MessageReader) throws(MalformedMessage) {
-            at = try message.string("at")
+            id = try message.int("id")
             kind = try message.string("kind")
             appId = try message.optionalString("appId")
             data = try message.object("data")
+            occurredAt = try message.string("occurredAt")
+            receivedAt = try message.string("receivedAt")
         }
 
         public var fields: [String: JSONValue] {
-            var fields: [String: JSONValue] = ["at": .string(at), "kind": .string(kind), "data": .object(data)]
+            var fields: [String: JSONValue] = ["id": .number(id), "kind": .string(kind), "data": .object(data),
+                                               "occurredAt": .string(occurredAt), "receivedAt": .string(receivedAt),
+                                               "at": .string(receivedAt)]
             if let appId { fields["appId"] = .string(appId) }
             return fields
         }

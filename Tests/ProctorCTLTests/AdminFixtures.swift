@@ -77,11 +77,11 @@ enum AdminFixtures {
     }
 
     static let events: [[String: JSONValue]] = [
-        ["at": "2026-11-29T14:00:00Z", "kind": "decision", "appId": "io.proctor.demo.notes",
+        ["id": 4, "occurredAt": "2026-11-29T14:00:00Z", "receivedAt": "2026-11-29T14:00:00Z", "at": "2026-11-29T14:00:00Z", "kind": "decision", "appId": "io.proctor.demo.notes",
          "data": ["action": "print", "allowed": false, "rule": "apps[\"io.proctor.demo.notes\"].dlp.print",
                   "reason": "Printing is blocked."]],
-        ["at": "2026-11-29T14:00:01Z", "kind": "policy", "appId": nil, "data": ["version": "2026-11-29.3"]],
-        ["at": "2026-11-29T14:00:02Z", "kind": "lifecycle", "appId": "io.proctor.demo.notes",
+        ["id": 5, "occurredAt": "2026-11-29T14:00:01Z", "receivedAt": "2026-11-29T14:00:01Z", "at": "2026-11-29T14:00:01Z", "kind": "policy", "appId": nil, "data": ["version": "2026-11-29.3"]],
+        ["id": 6, "occurredAt": "2026-11-29T14:00:02Z", "receivedAt": "2026-11-29T14:00:02Z", "at": "2026-11-29T14:00:02Z", "kind": "lifecycle", "appId": "io.proctor.demo.notes",
          "data": ["event": "willResignActive"]],
     ]
 

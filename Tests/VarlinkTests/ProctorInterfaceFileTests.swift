@@ -11,7 +11,7 @@ import Varlink
     @Test(arguments: [
         ("io.proctor.Agent", ["AcknowledgeWipe", "Decide", "Register", "ReportEvent", "ReportFeedback", "Subscribe"],
          ["AppBlocked", "IdentityMismatch", "InvalidParameter", "InvalidSession", "StorageFailure", "UnknownApp"]),
-        ("io.proctor.Admin", ["ApplyPolicy", "Decide", "Events", "GetApp", "GetPolicy", "ListApps", "Notify", "PolicyHistory",
+        ("io.proctor.Admin", ["ApplyPolicy", "Decide", "EventHistory", "Events", "GetApp", "GetPolicy", "ListApps", "Notify", "PolicyHistory",
                               "Reload", "RollbackPolicy", "Status", "ValidatePolicy", "Wipe"],
          ["InvalidParameter", "InvalidPolicy", "StorageFailure", "UnknownApp", "UnknownVersion", "VersionConflict"]),
     ])
