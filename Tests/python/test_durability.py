@@ -577,7 +577,7 @@ def test_daemon_migrates_a_version_1_database_and_keeps_its_policy_and_wipes(wor
         reply = agent_still_serves(daemon)
         assert [d["id"] for d in reply["directives"]] == ["old-wipe"]
         with sqlite3.connect(database) as connection:
-            assert connection.execute("PRAGMA user_version").fetchone()[0] == 3
+            assert connection.execute("PRAGMA user_version").fetchone()[0] == 4
     finally:
         daemon.stop()
 
@@ -592,7 +592,7 @@ def test_daemon_refuses_a_database_from_a_newer_build_and_leaves_it_alone(workdi
         schema = connection.execute("SELECT * FROM sqlite_master ORDER BY name").fetchall()
     daemon.start(wait_ready=False)
     assert daemon.process.wait(timeout=20) == 1
-    assert "schema version 99, newer than this build supports (3)" in daemon.log()
+    assert "schema version 99, newer than this build supports (4)" in daemon.log()
     # Not migrated (proctord does switch the file to WAL before it reads the version, as
     # the newer build that wrote it would have anyway).
     with sqlite3.connect(database) as connection:
