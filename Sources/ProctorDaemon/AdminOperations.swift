@@ -61,7 +61,7 @@ extension Daemon {
                           executable: session.peer.executable ?? "", registeredAt: Clock.rfc3339(session.registeredAt),
                           subscribed: session.subscription != nil)
         }
-        return Admin.AppDetail(
+        var detail = Admin.AppDetail(
             appId: appID, inPolicy: view != nil, state: view?.state, sessions: sessions,
             lastRegistration: inventory?.registration.map(Admin.Registration.init),
             lastEvent: lastLifecycleEvent(of: appID, stored: inventory?.lastEvent),
@@ -69,6 +69,16 @@ extension Daemon {
             feedback: inventory?.feedback.map(Admin.Feedback.init) ?? [],
             acknowledgements: inventory?.acknowledgements.map(Admin.PolicyAcknowledgement.init) ?? [],
             wipes: inventory?.wipes.map(Admin.WipeRecord.init) ?? [])
+        detail.policyVersion = active.version
+        if view != nil, let registration = inventory?.registration {
+            // The engine's own launch rule, for the version the app last registered with.
+            let launch = active.compiled.decide(DecisionRequest(app: appID, action: .launch, target: nil, size: nil,
+                                                                appVersion: registration.appVersion.flatMap(SemanticVersion.init)))
+            let versionRule = launch.violation != nil
+            detail.complianceState = Admin.ComplianceState(compliant: !versionRule,
+                                                           reason: versionRule ? launch.reason : "meets its compliance settings")
+        }
+        return detail
     }
 
     /// The app's latest lifecycle event: one still waiting for the history's write, else the store's.

@@ -353,6 +353,10 @@ public enum Admin {
         public var feedback: [Feedback]
         public var acknowledgements: [PolicyAcknowledgement]
         public var wipes: [WipeRecord]
+        /// The version of the policy in force.
+        public var policyVersion: String?
+        /// Nil for an app that never registered or is not in policy.
+        public var complianceState: ComplianceState?
 
         public init(appId: String, inPolicy: Bool, state: AppState?, sessions: [Session], lastRegistration: Registration?,
                     lastEvent: LifecycleEvent?, config: [String: JSONValue], dlp: [String: JSONValue],
@@ -385,6 +389,8 @@ public enum Admin {
             feedback = try message.messages("feedback")
             acknowledgements = try message.messages("acknowledgements")
             wipes = try message.messages("wipes")
+            policyVersion = try message.optionalString("policyVersion")
+            complianceState = try message.optionalMessage("complianceState")
         }
 
         public var fields: [String: JSONValue] {
@@ -396,8 +402,28 @@ public enum Admin {
             if let state { fields["state"] = .string(state.rawValue) }
             if let lastRegistration { fields["lastRegistration"] = lastRegistration.json }
             if let lastEvent { fields["lastEvent"] = lastEvent.json }
+            if let policyVersion { fields["policyVersion"] = .string(policyVersion) }
+            if let complianceState { fields["complianceState"] = complianceState.json }
             return fields
         }
+    }
+
+    /// `ComplianceState`: whether the app's last registered version meets its compliance settings.
+    public struct ComplianceState: ProtocolMessage {
+        public var compliant: Bool
+        public var reason: String
+
+        public init(compliant: Bool, reason: String) {
+            self.compliant = compliant
+            self.reason = reason
+        }
+
+        public init(reading message: MessageReader) throws(MalformedMessage) {
+            compliant = try message.bool("compliant")
+            reason = try message.string("reason")
+        }
+
+        public var fields: [String: JSONValue] { ["compliant": .bool(compliant), "reason": .string(reason)] }
     }
 
     /// `HistoryEntry`: an applied policy kept for rollback.

@@ -34,7 +34,9 @@ enum AdminFixtures {
     ]]
 
     static let app: [String: JSONValue] = ["app": [
-        "appId": "io.proctor.demo.notes", "inPolicy": true, "state": "authorized",
+        "appId": "io.proctor.demo.notes", "inPolicy": true, "state": "authorized", "policyVersion": "2026-11-29.3",
+        "complianceState": ["compliant": false,
+                            "reason": "The app's version is below compliance.minVersion and onViolation is block."],
         "sessions": [
             ["id": "s-7f3a", "pid": 4242, "uid": 1000, "executable": "/usr/local/bin/proctor-demo",
              "registeredAt": "2026-11-29T13:00:00Z", "subscribed": true],

@@ -16,7 +16,7 @@ INTERFACES = pathlib.Path(__file__).resolve().parents[2] / "Sources" / "ProctorP
         (
             "io.proctor.Admin",
             {"Status", "ListApps", "GetApp", "GetPolicy", "ValidatePolicy", "ApplyPolicy", "Reload", "Decide",
-             "Wipe", "Notify", "PolicyHistory", "RollbackPolicy", "Events"},
+             "Wipe", "Notify", "PolicyHistory", "RollbackPolicy", "Events", "EventHistory"},
         ),
     ],
 )
