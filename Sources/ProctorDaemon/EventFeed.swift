@@ -92,11 +92,12 @@ final class EventFeed {
         return pending
     }
 
-    /// Puts back a batch whose write failed, ahead of what came since.
+    /// Puts back a batch whose write failed, ahead of what came since. The caller schedules
+    /// the next attempt (`onFirstPending` is not told).
     func restore(_ batch: [Pending]) {
         let newer = pending
         pending = []
-        enqueue(batch + newer)
+        enqueue(batch + newer, announcing: false)
     }
 
     /// Waiting events that `query` matches, oldest first.
@@ -104,7 +105,7 @@ final class EventFeed {
         pending.filter { query.matches(id: $0.id, occurredAt: $0.occurredAt, kind: $0.kind, appID: $0.appID) }
     }
 
-    private func enqueue(_ events: [Pending]) {
+    private func enqueue(_ events: [Pending], announcing: Bool = true) {
         let wasEmpty = pending.isEmpty
         pending += events
         if pending.count > maxPending {
@@ -112,6 +113,6 @@ final class EventFeed {
             pending.removeFirst(excess)
             droppedCount += excess
         }
-        if wasEmpty, !pending.isEmpty { onFirstPending?() }
+        if announcing, wasEmpty, !pending.isEmpty { onFirstPending?() }
     }
 }

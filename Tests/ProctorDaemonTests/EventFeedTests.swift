@@ -30,8 +30,13 @@ import Testing
 
     @Test func aFailedBatchGoesBackAheadOfNewerEventsWithinTheBound() {
         let feed = EventFeed(lastID: 0, maxPending: 4)
+        var asked = 0
+        feed.onFirstPending = { asked += 1 }
         for _ in 1...3 { feed.emit(kind: "decision", appID: nil, data: [:]) }
         let batch = feed.takePending()
+        feed.restore(batch)
+        #expect(asked == 1, "the caller schedules the retry")
+        _ = feed.takePending()
         for _ in 1...2 { feed.emit(kind: "decision", appID: nil, data: [:]) }
         feed.restore(batch)
         #expect(feed.pending.map(\.id) == [2, 3, 4, 5])
