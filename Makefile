@@ -4,13 +4,13 @@
 SWIFT       ?= swift
 PREFIX      ?= /usr/local
 DESTDIR     ?=
-# Build: the two C libraries. Tests: the venv, the sqlite3 CLI (store fault tests), and
+# Build: the four C libraries. Tests: the venv, the sqlite3 CLI (store fault tests), and
 # systemd, util-linux (unshare, nsenter, setpriv, mount), iproute2 (ss) and procps for the
 # real-systemd box — present on this image, checked so a leaner one still works. Manual
 # pages: scdoc builds them, man-db renders them in the tests. Completion tests: bash-completion,
 # zsh and fish.
-APT_PACKAGES = libsystemd-dev libsqlite3-dev python3-venv sqlite3 systemd util-linux iproute2 procps \
-               scdoc man-db bash-completion zsh fish
+APT_PACKAGES = libsystemd-dev libsqlite3-dev libsodium-dev libkeyutils-dev python3-venv sqlite3 systemd \
+               util-linux iproute2 procps scdoc man-db bash-completion zsh fish
 VENV        := .venv
 RUN_DIR     := $(CURDIR)/run
 MAN_DIR     := .build/man

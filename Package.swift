@@ -2,11 +2,15 @@
 // Proctor: an MDM SDK and policy-enforcement daemon for Linux.
 //
 // Layers, bottom up (each depends only on those above it in this list):
-//   C shims ........ CLinux (GNU-only libc declarations), CSystemd (libsystemd), CSQLite (libsqlite3)
+//   C shims ........ CLinux (GNU-only libc declarations), CSystemd (libsystemd), CSQLite (libsqlite3),
+//                    CSodium (libsodium), CKeyutils (libkeyutils), CLandlock (Landlock's ABI)
 //   JSONCore ....... JSON values, a position-tracking parser, canonical serialisation
-//   LinuxIO ........ descriptors, Unix sockets, peer credentials, the epoll event loop
+//   LinuxIO ........ descriptors, Unix sockets, peer credentials, the epoll event loop, atomic
+//                    file replacement, Landlock
 //   ProctorPolicy .. the policy language and decision engine: pure, no I/O except
 //                    PolicyDirectory, which reads policy.d through LinuxIO
+//   KernelKeyring .. keys in the kernel's keyrings (libkeyutils), with an expiry
+//   ProctorCrypto .. the one crypto module (libsodium): signatures, keys, key wrapping, streams
 //   Varlink ........ the Varlink protocol: framing, dispatch, server on LinuxIO, blocking client
 //   SystemdKit ..... sd_notify, socket activation, the journal
 //   ProctorStore ... durable state in SQLite
@@ -37,11 +41,16 @@ let package = Package(
         .systemLibrary(name: "CLinux"),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "CKeyutils", providers: [.apt(["libkeyutils-dev"])]),
+        .systemLibrary(name: "CLandlock"),
 
         // libm: JSONCore rounds numbers without Foundation, which would otherwise pull libm in.
         .target(name: "JSONCore", linkerSettings: [.linkedLibrary("m")]),
-        .target(name: "LinuxIO", dependencies: ["CLinux"]),
+        .target(name: "LinuxIO", dependencies: ["CLinux", "CLandlock"]),
         .target(name: "ProctorPolicy", dependencies: ["JSONCore", "LinuxIO"]),
+        .target(name: "KernelKeyring", dependencies: ["CKeyutils", "LinuxIO"]),
+        .target(name: "ProctorCrypto", dependencies: ["CSodium", "LinuxIO"]),
         .target(name: "Varlink", dependencies: ["JSONCore", "LinuxIO"]),
         .target(name: "SystemdKit", dependencies: ["CSystemd", "LinuxIO"]),
         // ProctorPolicy for its limits only: a bundle the language accepts must fit the store.
@@ -54,9 +63,11 @@ let package = Package(
         .executableTarget(name: "embed-text"),
         .plugin(name: "EmbedInterfaces", capability: .buildTool(), dependencies: ["embed-text"]),
         .target(name: "ProctorCTL", dependencies: ["ProctorProtocol", "ProctorPolicy", "Varlink", "JSONCore"]),
-        .target(name: "ProctorKit", dependencies: ["ProctorProtocol", "ProctorPolicy", "Varlink", "SystemdKit", "JSONCore", "CSystemd", "LinuxIO"]),
+        .target(name: "ProctorKit", dependencies: ["ProctorProtocol", "ProctorPolicy", "Varlink", "SystemdKit", "JSONCore", "CSystemd",
+                                                  "LinuxIO", "ProctorCrypto"]),
         // The SDK's test kit runs proctord's own code (ProctorDaemon) inside the test process.
-        .target(name: "ProctorKitTesting", dependencies: ["ProctorKit", "ProctorDaemon", "ProctorProtocol", "ProctorPolicy", "JSONCore", "Varlink"]),
+        .target(name: "ProctorKitTesting", dependencies: ["ProctorKit", "ProctorDaemon", "ProctorProtocol", "ProctorPolicy", "JSONCore",
+                                                         "Varlink", "ProctorCrypto"]),
         .target(name: "TestSupport"),
 
         .executableTarget(name: "proctord", dependencies: ["ProctorDaemon"]),
@@ -64,13 +75,16 @@ let package = Package(
         .executableTarget(name: "proctor-demo", dependencies: ["ProctorKit", "ProctorPolicy", "JSONCore"], exclude: ["Info.plist"]),
         .executableTarget(name: "proctor-kit-testapp", dependencies: ["ProctorKit", "ProctorPolicy", "JSONCore"]),
         .executableTarget(name: "proctor-bench",
-                          dependencies: ["ProctorPolicy", "LinuxIO", "JSONCore"]),
+                          dependencies: ["ProctorPolicy", "LinuxIO", "JSONCore", "ProctorKit", "ProctorCrypto", "ProctorKitTesting"]),
         // Used only by the real-systemd tests in Tests/systemd.
         .executableTarget(name: "systemdkit-probe", dependencies: ["SystemdKit", "CLinux"], path: "Tests/systemd/probe"),
 
         .testTarget(name: "JSONCoreTests", dependencies: ["JSONCore"]),
         .testTarget(name: "ProctorPolicyTests", dependencies: ["ProctorPolicy", "JSONCore"]),
         .testTarget(name: "LinuxIOTests", dependencies: ["LinuxIO", "CLinux"]),
+        .testTarget(name: "LandlockTests", dependencies: ["LinuxIO", "TestSupport"]),
+        .testTarget(name: "ProctorCryptoTests", dependencies: ["ProctorCrypto", "LinuxIO", "TestSupport"]),
+        .testTarget(name: "KernelKeyringTests", dependencies: ["KernelKeyring", "LinuxIO", "TestSupport"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink", "JSONCore", "LinuxIO"]),
         .testTarget(name: "SystemdKitTests", dependencies: ["SystemdKit", "LinuxIO"]),
         .testTarget(name: "ProctorStoreTests", dependencies: ["ProctorStore", "JSONCore", "ProctorPolicy", "CSQLite"]),
@@ -82,7 +96,7 @@ let package = Package(
                                    "LinuxIO"]),
         .testTarget(name: "ProctorKitTests",
                     dependencies: ["ProctorKit", "ProctorKitTesting", "ProctorProtocol", "TestSupport", "ProctorPolicy", "JSONCore",
-                                   "Varlink"]),
+                                   "Varlink", "ProctorCrypto", "LinuxIO"]),
     ]
 )
 

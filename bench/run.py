@@ -22,7 +22,7 @@ import tempfile
 
 import engines
 
-# Goals from issues 2, 3, 6 and 7: (figure, statistic, comparison, bound, text).
+# Goals from issues 2, 3, 6, 7 and 13: (figure, statistic, comparison, bound, text).
 GOALS = [
     ("decide.apps10000", "median", "<=", 200, "≤ 200 ns"),
     ("compile.apps10000", "median", "<=", 200, "≤ 200 ms"),
@@ -34,6 +34,8 @@ GOALS = [
     ("startup.apps10000", "median", "<=", 50, "≤ 50 ms"),
     ("memory.idle.apps1000", "median", "<=", 15, "≤ 15 MiB"),
     ("memory.perConnection", "median", "<=", 8192, "≤ 8 KiB"),
+    ("ratio.storage.write.1MiB", "median", "<=", 1.5, "≤ 1.5× plain writes"),
+    ("ratio.storage.write.64MiB", "median", "<=", 1.5, "≤ 1.5× plain writes"),
 ]
 
 # Cedar and Rego workloads: (apps, queries checked and timed, timed batches) per mode.
@@ -120,6 +122,11 @@ def add_ratios(figures):
         for engine in ("cedar", "rego"):
             ratio(f"ratio.{engine}.apps{apps}", f"{engine}.apps{apps}", f"decide.apps{apps}",
                   f"{engine} time per decision / Proctor's")
+    for size in ("1MiB", "64MiB"):
+        for direction in ("write", "read"):
+            # Throughputs: plain over protected is how many times longer protected storage takes.
+            ratio(f"ratio.storage.{direction}.{size}", f"storage.plain.{direction}.{size}",
+                  f"storage.protected.{direction}.{size}", f"ProtectedStorage {direction} time / plain file's")
     for suffix in ("", ".oneCPU"):
         floor = next((f["name"] for f in figures if f["name"].startswith("socket.floor") and f["name"].endswith("B" + suffix)), None)
         if floor:

@@ -50,7 +50,7 @@ import Testing
         try harness.agent.apply(policy: try Self.policy(version: "site.2") { $0.config = ["syncDays": 3] })
         try await eventually { delegate.syncDays == 3 }
 
-        #expect(harness.agent.notify(appID: "com.example.notes", payload: ["command": "sync"]) == 1)
+        #expect(try harness.agent.notify(appID: "com.example.notes", payload: ["command": "sync"]) == 1)
         try await eventually { delegate.syncCount == 1 }
     }
 
