@@ -48,9 +48,11 @@ final class Daemon {
     private var reportedDroppedLogs = 0
     private var refusalLog = RefusalLogLimiter()
     private var statusUpdatePending = false
-    /// The event history's write is scheduled, or its last attempt failed (logged once).
+    /// A write of the event history is scheduled (`Daemon+EventHistory`).
     var historyFlushScheduled = false
+    /// The last write of the event history failed (logged once until one succeeds).
     var historyWriteFailing = false
+    /// Dropped events already logged.
     var reportedDroppedEvents = 0
 
     /// Sets everything up short of serving: directories, lock, store, policy.
