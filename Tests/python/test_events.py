@@ -4,6 +4,7 @@ a restart (the history survives), retention pruning, and a report's own time."""
 import json
 import os
 import socket
+import sqlite3
 import subprocess
 import time
 from contextlib import contextmanager
@@ -32,6 +33,19 @@ def report(sock, session_id, event, **extra):
 def events_json(daemon, *args):
     out = proctorctl(daemon, "events", "--json", *args, check=0).stdout
     return [json.loads(line) for line in out.splitlines()]
+
+
+def wait_for_written(daemon, event_id, timeout=10):
+    """Polls state.db (WAL: readable while proctord writes) until the batched write has
+    stored the event `event_id` (and pruned with it)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with sqlite3.connect(os.path.join(daemon.state_dir, "state.db")) as db:
+            stored = db.execute("SELECT max(id) FROM events").fetchone()[0] or 0
+        if stored >= event_id or time.monotonic() > deadline:
+            assert stored >= event_id, f"event {event_id} not written, only up to {stored}"
+            return
+        time.sleep(0.02)
 
 
 def rfc3339(moment):
@@ -147,6 +161,7 @@ def test_history_survives_a_restart_and_is_pruned_to_its_limit(workdir):
     d = Daemon(workdir, extra_args=["--event-history-limit", "5"])
     write_policy(d.config_dir, base_policy())
     d.start()
+    before = []
     try:
         with session(d) as (sock, sid):
             for _ in range(4):
@@ -154,8 +169,10 @@ def test_history_survives_a_restart_and_is_pruned_to_its_limit(workdir):
         before = events_json(d)
         assert len(before) == 5
     finally:
-        # kill -9: only what the batched write (every 100 ms) committed survives.
-        time.sleep(0.3)
+        # kill -9: only what the batched write (every 100 ms) committed survives; wait until
+        # the database has the batch, then kill.
+        if before:
+            wait_for_written(d, before[-1]["id"])
         d.stop(9)
     d.start()
     try:
@@ -163,7 +180,8 @@ def test_history_survives_a_restart_and_is_pruned_to_its_limit(workdir):
         assert after == before
         with session(d) as (sock, sid):
             report(sock, sid, "willTerminate")
-        time.sleep(0.3)
+        # Pruning comes with the write: until then the queued events are shown too.
+        wait_for_written(d, before[-1]["id"] + 2)
         kept = events_json(d)
         assert len(kept) == 5
         assert [e["id"] for e in kept] == [before[-1]["id"] + n for n in range(-2, 3)]
