@@ -54,10 +54,26 @@ test: deps venv
 	$(SWIFT) build --package-path Examples/NotesApp --build-tests && $(SWIFT) test --package-path Examples/NotesApp --skip-build
 	PROCTOR_BIN=$$($(SWIFT) build --show-bin-path) $(VENV)/bin/pytest -q Tests/python
 	$(MAKE) --no-print-directory test-systemd
+	$(MAKE) --no-print-directory fuzz-build
 
 test-systemd: deps
 	for product in proctord proctorctl systemdkit-probe; do $(SWIFT) build --product $$product || exit 1; done
 	Tests/systemd/run.sh "$$($(SWIFT) build --show-bin-path)"
+
+# libFuzzer targets (Fuzz/README.md), built with the Swift toolchain's libFuzzer, ASan and
+# lld. fuzz-build builds every target and runs each once over its seeds in Fuzz/corpus, so
+# `make test` keeps them compiling; `make fuzz` then fuzzes each target for FUZZ_SECONDS,
+# one after another. FUZZ_TARGETS="json varlink" picks some.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
+
+.PHONY: fuzz fuzz-build
+fuzz-build:
+	Fuzz/build.sh $(FUZZ_TARGETS)
+	Fuzz/run.sh 0 $(FUZZ_TARGETS)
+
+fuzz: fuzz-build
+	Fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 # proctord in the foreground on the policy in config/, with its sockets and state under
 # run/ in the checkout (no root paths touched). Ctrl-C stops it.

@@ -1,25 +1,87 @@
 #!/bin/sh
-# Builds a libFuzzer binary: `Fuzz/build.sh varlink` (Varlink frame decoder, connection
-# state, IDL parser) or `Fuzz/build.sh policy` (policy parser, merge, engine, canonical
-# form). The modules a target needs are compiled with the fuzzer's coverage instrumentation
-# and AddressSanitizer into static libraries, then linked with Fuzz/<Name>Fuzz.swift.
-# Output: .build/fuzz/<target>-fuzz. Run: .build/fuzz/policy-fuzz -max_total_time=60 config/examples
+# Builds libFuzzer binaries: `Fuzz/build.sh TARGET...` (no argument: every target;
+# `--list`: print the targets).
+#   json        the JSON parser alone, and its canonical round trip (Fuzz/JSONFuzz.swift)
+#   policy      the policy parser, merge, engine, canonical form (Fuzz/PolicyFuzz.swift)
+#   policy-dir  a policy.d directory of files read with PolicyDirectory.load
+#   varlink     the Varlink frame decoder, connection state and IDL parser
+#   info-plist  ProctorKit's Info.plist reader (InfoPlist.swift, on Foundation)
+# The library modules a target needs are compiled with the fuzzer's coverage
+# instrumentation and AddressSanitizer into static libraries (rebuilt only when their
+# sources change), then linked with the target's Fuzz/<Name>Fuzz.swift. Everything comes
+# from the Swift toolchain: libclang_rt.fuzzer, ASan and lld.
+# Output: .build/fuzz/<target>-fuzz. `make fuzz` runs them; see Fuzz/README.md.
 set -eu
 cd "$(dirname "$0")/.."
-case "${1:-}" in
-    varlink) modules="JSONCore LinuxIO Varlink" source=Fuzz/VarlinkFuzz.swift ;;
-    policy) modules="JSONCore LinuxIO ProctorPolicy" source=Fuzz/PolicyFuzz.swift ;;
-    *) echo "usage: $0 varlink|policy" >&2; exit 2 ;;
-esac
 out=.build/fuzz
 mkdir -p "$out"
+all_targets="json policy policy-dir varlink info-plist"
+
+# -I Sources/CLinux and Sources/CLandlock find the module maps LinuxIO imports.
 flags="-swift-version 6 -enable-upcoming-feature ExistentialAny -enable-upcoming-feature InternalImportsByDefault
-       -sanitize=fuzzer,address -parse-as-library -O -g -use-ld=lld -I $out -I Sources/CLinux -L $out"
-libraries=""
-for module in $modules; do
+       -sanitize=fuzzer,address -parse-as-library -O -g -use-ld=lld -I $out -L $out -I Sources/CLinux -I Sources/CLandlock"
+
+# The library modules a module needs, in build order, itself last.
+module_closure() {
+    case "$1" in
+        JSONCore) echo "JSONCore" ;;
+        ProctorPolicy) echo "JSONCore LinuxIO ProctorPolicy" ;;
+        LinuxIO) echo "LinuxIO" ;;
+        Varlink) echo "JSONCore LinuxIO Varlink" ;;
+        *) echo "no fuzz build of module $1" >&2; exit 2 ;;
+    esac
+}
+
+# Compiles one module into $out/lib<module>.a unless it is newer than its sources and
+# than the libraries it depends on.
+build_module() {
+    module=$1 library="$out/lib$1.a"
+    dependencies=$(module_closure "$module")
+    if [ -f "$library" ] && [ -z "$(find "Sources/$module" -name '*.swift' -newer "$library")" ]; then
+        stale=""
+        for dependency in $dependencies; do
+            [ "$out/lib$dependency.a" -nt "$library" ] && stale=1
+        done
+        [ -z "$stale" ] && return 0
+    fi
+    echo "compiling $module"
+    # shellcheck disable=SC2086
     swiftc $flags -module-name "$module" -emit-module -emit-module-path "$out/$module.swiftmodule" \
-        -emit-library -static -o "$out/lib$module.a" Sources/"$module"/*.swift
-    libraries="-l$module $libraries"
+        -emit-library -static -o "$library" Sources/"$module"/*.swift
+}
+
+build_target() {
+    # sources: the fuzz entry point, plus files compiled into the same module (the
+    # Info.plist reader is internal to ProctorKit, which is too heavy to build whole here),
+    # plus Fuzz/FuzzCheck.swift, the property checks every target shares.
+    case "$1" in
+        json) modules="JSONCore" sources="Fuzz/JSONFuzz.swift" ;;
+        policy) modules="ProctorPolicy" sources="Fuzz/PolicyFuzz.swift" ;;
+        policy-dir) modules="ProctorPolicy" sources="Fuzz/PolicyDirectoryFuzz.swift" ;;
+        varlink) modules="Varlink" sources="Fuzz/VarlinkFuzz.swift" ;;
+        info-plist)
+            modules=""
+            sources="Fuzz/InfoPlistFuzz.swift Sources/ProctorKit/InfoPlist.swift Sources/ProctorKit/Policy/PolicyAppSettings.swift"
+            ;;
+        *) echo "usage: $0 [$(echo "$all_targets" | tr ' ' '|')]..." >&2; exit 2 ;;
+    esac
+    libraries=""
+    for top in $modules; do
+        for module in $(module_closure "$top"); do
+            build_module "$module"
+            libraries="-l$module $libraries"
+        done
+    done
+    # shellcheck disable=SC2086
+    swiftc $flags -module-name "$(echo "$1" | tr -d -)fuzz" $libraries -lm Fuzz/FuzzCheck.swift $sources \
+        -o "$out/$1-fuzz"
+    echo "built $out/$1-fuzz"
+}
+
+if [ "${1:-}" = --list ]; then
+    echo "$all_targets"
+    exit 0
+fi
+for target in ${*:-$all_targets}; do
+    build_target "$target"
 done
-swiftc $flags $libraries -lm "$source" -o "$out/$1-fuzz"
-echo "built $out/$1-fuzz"

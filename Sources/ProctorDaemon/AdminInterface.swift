@@ -32,11 +32,11 @@ extension Daemon {
             }
             return Admin.ValidatePolicy.Reply(valid: problems.isEmpty, problems: problems.map(Admin.Problem.init))
         }
-        table.answer(Admin.ApplyPolicy.self) { [unowned self] request, context throws(VarlinkError) in
-            try applyPolicy(request, context)
+        table.answerLater(Admin.ApplyPolicy.self) { [unowned self] request, context, reply in
+            applyPolicy(request, context, reply: reply)
         }
-        table.answer(Admin.Reload.self) { [unowned self] _, _ in
-            Admin.Reload.Reply(result: reload().result, policy: active.info)
+        table.answerLater(Admin.Reload.self) { [unowned self] _, _, reply in
+            reload { [unowned self] outcome in reply(.success(Admin.Reload.Reply(result: outcome.result, policy: active.info))) }
         }
         table.answer(Admin.Decide.self) { [unowned self] request, _ in explainDecision(request) }
         table.answer(Admin.Wipe.self) { [unowned self] request, context throws(VarlinkError) in
@@ -52,15 +52,13 @@ extension Daemon {
                                    current: index == 0)
             })
         }
-        table.answer(Admin.RollbackPolicy.self) { [unowned self] request, context throws(VarlinkError) in
-            let record: BundleRecord
-            do throws(StoreError) {
-                record = try store.rollback(to: request.version, at: Clock.now(), byUID: context.peer.uid)
-            } catch {
-                throw adminError(for: error, while: "rolling back to \(request.version)")
-            }
-            try activateBundle(record, by: context.peer, verb: "Rolled back to")
-            return Admin.AppliedPolicy(version: active.version, sha256: active.sha256)
+        table.answerLater(Admin.RollbackPolicy.self) { [unowned self] request, context, reply in
+            // In turn with reloads and applies, so none of them swaps in a policy built on
+            // the bundle this replaces.
+            submit(.change { [unowned self] finished in
+                reply(Result { () throws(VarlinkError) in try rollBack(to: request.version, context) })
+                finished()
+            })
         }
         table.stream(Admin.Events.self) { [unowned self] request, _, reply throws(VarlinkError) in
             // The replay and the subscription happen in this one loop turn: no event between them.

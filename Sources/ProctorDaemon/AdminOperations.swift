@@ -90,15 +90,34 @@ extension Daemon {
         return stored.map { Admin.LifecycleEvent(at: Clock.rfc3339($0.at), event: $0.event) }
     }
 
-    /// Validate, persist (one transaction, fsynced), then swap and broadcast: an apply that
-    /// was acknowledged survives any crash, and a failed one changes nothing.
-    func applyPolicy(_ request: Admin.PolicyRequest, _ context: ConnectionContext) throws(VarlinkError) -> Admin.AppliedPolicy {
-        if let expected = request.expectedVersion, expected != active.version {
-            throw AdminError.versionConflict(expected: expected, current: active.version)
-        }
-        let policy: Policy
-        switch Self.parsePushedPolicy(.object(request.policy)) {
-        case .success(let parsed): policy = parsed
+    /// Validate and compile off the loop, then on the loop persist (one transaction,
+    /// fsynced), swap and broadcast, and reply: an apply that was acknowledged survives any
+    /// crash, and a failed one changes nothing. Runs in turn with reloads and rollbacks.
+    func applyPolicy(_ request: Admin.PolicyRequest, _ context: ConnectionContext,
+                     reply: @escaping (Result<Admin.AppliedPolicy, VarlinkError>) -> Void) {
+        submit(.change { [unowned self] finished in
+            if let expected = request.expectedVersion, expected != active.version {
+                reply(.failure(AdminError.versionConflict(expected: expected, current: active.version)))
+                return finished()
+            }
+            let document = JSONValue.object(request.policy)
+            let directory = self.directory
+            offLoop({ () -> Result<(Policy, ActivePolicy), PolicyProblems> in
+                Self.parsePushedPolicy(document).map { policy in
+                    (policy, ActivePolicy(directory: directory, bundle: policy, bundleVersion: policy.version, loadedAt: Clock.now()))
+                }
+            }) { [unowned self] compiled in
+                reply(Result { () throws(VarlinkError) in try swapIn(compiled, pushedBy: context) })
+                finished()
+            }
+        })
+    }
+
+    private func swapIn(_ compiled: Result<(Policy, ActivePolicy), PolicyProblems>,
+                        pushedBy context: ConnectionContext) throws(VarlinkError) -> Admin.AppliedPolicy {
+        let (policy, candidate): (Policy, ActivePolicy)
+        switch compiled {
+        case .success(let both): (policy, candidate) = both
         case .failure(let error): throw AdminError.invalidPolicy(error.problems)
         }
         let record: BundleRecord
@@ -109,9 +128,21 @@ extension Daemon {
             throw adminError(for: error, while: "applying policy \(policy.version)")
         }
         bundle = (policy, record)
-        activate(ActivePolicy(directory: directory, bundle: policy, bundleVersion: record.version, loadedAt: Clock.now()))
+        activate(candidate)
         log(.policyApplied, "Applied policy \(policy.version) pushed by uid \(context.peer.uid)",
             policyFields() + peerFields(context.peer))
+        return Admin.AppliedPolicy(version: active.version, sha256: active.sha256)
+    }
+
+    /// `Admin.RollbackPolicy`: records the rollback, then makes that bundle the one in force.
+    func rollBack(to version: String, _ context: ConnectionContext) throws(VarlinkError) -> Admin.AppliedPolicy {
+        let record: BundleRecord
+        do throws(StoreError) {
+            record = try store.rollback(to: version, at: Clock.now(), byUID: context.peer.uid)
+        } catch {
+            throw adminError(for: error, while: "rolling back to \(version)")
+        }
+        try activateBundle(record, by: context.peer, verb: "Rolled back to")
         return Admin.AppliedPolicy(version: active.version, sha256: active.sha256)
     }
 

@@ -1,4 +1,5 @@
 import JSONCore
+import LinuxIO
 import ProctorPolicy
 import ProctorProtocol
 import ProctorStore
@@ -13,19 +14,19 @@ extension Daemon {
 
     func agentMethods() -> [String: VarlinkMethod<ConnectionContext>] {
         var table = MethodTable<ConnectionContext>()
-        table.answer(Agent.Register.self) { [unowned self] request, context throws(VarlinkError) in
-            try register(request, context)
+        table.answer(Agent.Register.self) { [unowned self] request, call, context throws(VarlinkError) in
+            try register(request, sentBy: call.sender, context)
         }
-        table.answer(Agent.Decide.self) { [unowned self] request, context throws(VarlinkError) in
-            let session = try session(request.session, in: context)
+        table.answer(Agent.Decide.self) { [unowned self] request, call, context throws(VarlinkError) in
+            let session = try session(request.session, of: call, in: context)
             let decisionRequest = DecisionRequest(app: session.appID, action: request.action, target: request.target,
                                                   size: request.size, appVersion: session.semanticVersion)
             let decision = active.compiled.decide(decisionRequest)
-            record(decision, for: decisionRequest, peer: context.peer, session: session.id)
+            record(decision, for: decisionRequest, peer: session.peer, session: session.id)
             return Agent.Decide.Reply(decision)
         }
-        table.answer(Agent.ReportEvent.self) { [unowned self] request, context throws(VarlinkError) in
-            let session = try session(request.session, in: context)
+        table.answer(Agent.ReportEvent.self) { [unowned self] request, call, context throws(VarlinkError) in
+            let session = try session(request.session, of: call, in: context)
             // Kept in the event history: bounded, so a flood of reports cannot fill memory or disk.
             if let detail = request.detail, JSONValue.object(detail).serialized().count > Self.maxEventDetailBytes {
                 throw AgentError.invalidParameter("detail", "must be at most \(Self.maxEventDetailBytes) bytes of JSON")
@@ -39,48 +40,70 @@ extension Daemon {
             onReport?(session.appID, request)
             return NoFields()
         }
-        table.stream(Agent.Subscribe.self) { [unowned self] request, context, reply throws(VarlinkError) in
-            let session = try session(request.session, in: context)
+        table.stream(Agent.Subscribe.self) { [unowned self] request, call, context, reply throws(VarlinkError) in
+            let session = try session(request.session, of: call, in: context)
             reply.onCancel = { [weak session] in session?.subscription = nil }
             perform(registry.subscribe(session, through: reply))
         }
-        table.answer(Agent.AcknowledgeWipe.self) { [unowned self] request, context throws(VarlinkError) in
-            try acknowledgeWipe(request, context)
+        table.answer(Agent.AcknowledgeWipe.self) { [unowned self] request, call, context throws(VarlinkError) in
+            try acknowledgeWipe(request, try session(request.session, of: call, in: context))
             return NoFields()
         }
-        table.answer(Agent.ReportFeedback.self) { [unowned self] request, context throws(VarlinkError) in
-            try reportFeedback(request, context)
+        table.answer(Agent.ReportFeedback.self) { [unowned self] request, call, context throws(VarlinkError) in
+            try reportFeedback(request, try session(request.session, of: call, in: context))
             return NoFields()
         }
         return table.methods
     }
 
-    private func register(_ request: Agent.Register.Request, _ context: ConnectionContext) throws(VarlinkError) -> Agent.Register.Reply {
+    /// Registers the process that sent `Register` (`sender`), which need not be the one that
+    /// connected: a connection can be handed on by fork and exec, so the identity is checked
+    /// on the message's sender, when it is sent.
+    private func register(_ request: Agent.Register.Request, sentBy sender: SenderCredentials?,
+                          _ context: ConnectionContext) throws(VarlinkError) -> Agent.Register.Reply {
         let appID = request.appId
-        let fields = [(DaemonEventField.appID, appID)] + peerFields(context.peer)
+        let caller: PeerIdentity
+        var unverifiable: UnverifiableSender?
+        do {
+            caller = try PeerIdentity(verifyingSender: sender)
+        } catch {
+            // Only said in the refusal; the in-process test kit, which verifies no one, goes on.
+            (caller, unverifiable) = (context.peer, error)
+        }
+        let fields = [(DaemonEventField.appID, appID)] + peerFields(caller)
+        // Refusals are logged and told to `Events` subscribers a burst per uid at a time, the
+        // rest counted (`logsRefusal`): anyone may send Register in a loop.
         guard let entry = active.compiled.appPolicy(appID) else {
-            log(.registrationRefusedUnknown, "Registration refused: \(appID) is not in policy", fields + policyFields())
-            events.emit(kind: EventKind.registration, appID: appID,
-                        data: ["outcome": "unknownApp", "pid": .number(Int(context.peer.pid))])
+            if logsRefusal(.registration, uid: caller.uid) {
+                log(.registrationRefusedUnknown, "Registration refused: \(appID) is not in policy", fields + policyFields())
+                events.emit(kind: EventKind.registration, appID: appID,
+                            data: ["outcome": "unknownApp", "pid": .number(Int(caller.pid))])
+            }
             throw AgentError.unknownApp(appID)
         }
-        if verifiesCallers, case .mismatch(let why) = verifyIdentity(of: context.peer, against: entry.match, appID: appID) {
-            log(.registrationRefusedIdentity, "Registration refused for \(appID): \(why)", fields)
-            events.emit(kind: EventKind.registration, appID: appID,
-                        data: ["outcome": "identityMismatch", "reason": .string(why), "pid": .number(Int(context.peer.pid))])
-            throw AgentError.identityMismatch(appID, why)
+        if verifiesCallers {
+            let verdict = unverifiable.map { IdentityCheck.Verdict.mismatch($0.reason) }
+                ?? verifyIdentity(of: caller, against: entry.match, appID: appID)
+            if case .mismatch(let why) = verdict {
+                if logsRefusal(.registration, uid: caller.uid) {
+                    log(.registrationRefusedIdentity, "Registration refused for \(appID): \(why)", fields)
+                    events.emit(kind: EventKind.registration, appID: appID,
+                                data: ["outcome": "identityMismatch", "reason": .string(why), "pid": .number(Int(caller.pid))])
+                }
+                throw AgentError.identityMismatch(appID, why)
+            }
         }
         guard context.sessions.count < Self.maxSessionsPerConnection else {
             throw AgentError.invalidParameter("appId", "a connection may hold at most \(Self.maxSessionsPerConnection) sessions")
         }
         let now = Clock.now()
-        let session = AgentSession(id: SessionID.make(), appID: appID, peer: context.peer, appVersion: request.version,
-                                   registeredAt: now)
+        let session = AgentSession(id: SessionID.make(), appID: appID, peer: caller, process: sender?.process,
+                                   appVersion: request.version, registeredAt: now)
         context.sessions[session.id] = session
         let (reply, effects) = registry.register(session)
         do {
-            try store.recordRegistration(appID: appID, at: now, appVersion: request.version, pid: context.peer.pid,
-                                         uid: context.peer.uid)
+            try store.recordRegistration(appID: appID, at: now, appVersion: request.version, pid: caller.pid,
+                                         uid: caller.uid)
         } catch {
             logStorageFailure("recording the registration of \(appID)", error)
         }
@@ -91,13 +114,12 @@ extension Daemon {
         events.emit(kind: EventKind.registration, appID: appID,
                     data: ["outcome": .string(entry.state == .authorized ? "registered" : "launchRefused"),
                            "state": .string(entry.state.rawValue), "session": .string(session.id),
-                           "pid": .number(Int(context.peer.pid)), "version": request.version.map(JSONValue.string) ?? .null])
+                           "pid": .number(Int(caller.pid)), "version": request.version.map(JSONValue.string) ?? .null])
         perform(effects)
         return reply
     }
 
-    private func acknowledgeWipe(_ request: Agent.AcknowledgeWipe.Request, _ context: ConnectionContext) throws(VarlinkError) {
-        let session = try session(request.session, in: context)
+    private func acknowledgeWipe(_ request: Agent.AcknowledgeWipe.Request, _ session: AgentSession) throws(VarlinkError) {
         let directiveID = request.directiveId
         let failed = request.outcome == .failed
         let fields = [(DaemonEventField.appID, session.appID), (DaemonEventField.session, session.id), ("DIRECTIVE_ID", directiveID)]
@@ -127,8 +149,7 @@ extension Daemon {
         onReport?(session.appID, request)
     }
 
-    private func reportFeedback(_ request: Agent.ReportFeedback.Request, _ context: ConnectionContext) throws(VarlinkError) {
-        let session = try session(request.session, in: context)
+    private func reportFeedback(_ request: Agent.ReportFeedback.Request, _ session: AgentSession) throws(VarlinkError) {
         let data = request.data.map(JSONValue.object)
         let now = Clock.now()
         do {
@@ -148,10 +169,17 @@ extension Daemon {
         onReport?(session.appID, request)
     }
 
-    /// The caller's session `id`; only sessions opened on this connection count, so a
-    /// leaked id is useless elsewhere.
-    private func session(_ id: String, in context: ConnectionContext) throws(VarlinkError) -> AgentSession {
+    /// The caller's session `id`. Only sessions opened on this connection count, so a leaked
+    /// id is useless elsewhere; and only the process that registered may use it (the sender
+    /// of `call`, stamped by the kernel), so a process that hands its connection on — or
+    /// keeps it while a child registers as a trusted binary — cannot act as the app.
+    private func session(_ id: String, of call: VarlinkCall, in context: ConnectionContext) throws(VarlinkError) -> AgentSession {
         guard let session = context.sessions[id] else { throw AgentError.invalidSession(id) }
+        if verifiesCallers, !session.isRegisteringProcess(call.sender) {
+            let from = call.sender.map { "pid \($0.pid)" } ?? "more than one process"
+            throw AgentError.identityMismatch(session.appID, "session \(id) belongs to the process that registered it "
+                + "(pid \(session.peer.pid)); this call came from \(from)")
+        }
         return session
     }
 

@@ -19,13 +19,16 @@ extension VarlinkReplyHandle: SubscriptionHandle {
 /// sessions by app, the apps that may have pending wipes and the generation of the set of
 /// managed apps. It takes events — a registration, a subscription, closed sessions, a new
 /// policy, a wipe, a notification — and returns what must follow (`Effect`s: pushes to
-/// subscribers, `Events` entries, log lines, a status refresh), which `Daemon` carries out.
-/// Its only I/O is the state store (pending wipes are read and marked delivered as they go
-/// out), so it runs in process against a temporary store.
+/// subscribers, store writes, `Events` entries, log lines, a status refresh), which `Daemon`
+/// carries out in order. Its only I/O is reading the state store (pending wipes), so it runs
+/// in process against a temporary store.
 final class AgentRegistry {
     enum Effect {
         /// Send `update` to the session's subscription.
         case push(AgentSession, Agent.Subscribe.Reply)
+        /// Record in the store that wipe directive `id` went out at `time` (the first
+        /// delivery time is kept; the directive stays pending until acknowledged).
+        case wipeDelivered(id: String, at: UnixMilliseconds)
         /// An `Admin.Events` entry.
         case event(kind: String, appID: AppID?, data: [String: JSONValue])
         /// The state store failed while doing `what`; nothing else was affected.
@@ -149,8 +152,8 @@ final class AgentRegistry {
     }
 
     /// What `Register` and `Subscribe` tell an app about itself; an app that left the
-    /// policy is told it is retired. Handing over the pending wipe directives marks them
-    /// delivered in the store.
+    /// policy is told it is retired. The pending wipe directives handed over are to be
+    /// marked delivered (`Effect.wipeDelivered`).
     private func deliverSnapshot(to session: AgentSession, view: AppView?, effects: inout [Effect]) -> Agent.AppSnapshot {
         Agent.AppSnapshot(state: view?.state ?? .retired, policyVersion: active.version, config: view?.config ?? [:],
                           dlp: view?.dlp ?? [:], compliance: view?.compliance ?? [:],
@@ -167,7 +170,7 @@ final class AgentRegistry {
         return active.compiled.managedAppIDs
     }
 
-    /// The app's pending wipe directives, marked delivered.
+    /// The app's pending wipe directives, each not yet delivered with its `wipeDelivered` effect.
     private func deliverPendingWipes(to appID: AppID, effects: inout [Effect]) -> [Agent.WipeDirective] {
         guard appsWithPendingWipes.contains(appID) else { return [] }
         do {
@@ -175,7 +178,7 @@ final class AgentRegistry {
             let pending = try store.pendingWipes(appID: appID)
             if pending.isEmpty { appsWithPendingWipes.remove(appID) }
             return pending.map { directive in
-                if directive.deliveredAt == nil { _ = try? store.markDelivered(id: directive.id, at: now) }
+                if directive.deliveredAt == nil { effects.append(.wipeDelivered(id: directive.id, at: now)) }
                 return Agent.WipeDirective(id: directive.id, issuedAt: Clock.rfc3339(directive.issuedAt))
             }
         } catch {

@@ -8,7 +8,9 @@ import SystemdKit
 import Varlink
 
 /// proctord: one event loop that owns the policy, the sessions, the state store and both
-/// Varlink sockets. Every member is used from the loop's thread only (the main thread).
+/// Varlink sockets. Every member is used from the loop's thread only (the main thread);
+/// policies are read and compiled on worker threads, which are handed plain values and
+/// hand the result back to the loop (`offLoop`).
 final class Daemon {
     static let version = ProctorRelease.version
 
@@ -46,8 +48,14 @@ final class Daemon {
     private var agentServer: VarlinkServer<ConnectionContext>?
     private var adminServer: VarlinkServer<ConnectionContext>?
     private var reportedDroppedLogs = 0
-    private var refusalLog = RefusalLogLimiter()
+    /// Refusals are logged (and told to `Events` subscribers) at most a burst per uid and
+    /// window, connections and registrations counted apart (`RefusalLogLimiter`).
+    var refusalLimiters: [Refused: RefusalLogLimiter] = [.connection: .init(), .registration: .init()]
+    /// Reports what the limiters suppressed once their windows end; runs only while a window is open.
+    var refusalReportTimer: TimerHandle?
     private var statusUpdatePending = false
+    /// Reloads, applied bundles and rollbacks, one at a time (`PolicyUpdateQueue`).
+    var policyUpdates = PolicyUpdateQueue()
     /// A write of the event history is scheduled (`Daemon+EventHistory`).
     var historyFlushScheduled = false
     /// The last write of the event history failed (logged once until one succeeds).
@@ -238,16 +246,11 @@ final class Daemon {
         server.onConnectionClosed = { [unowned self] context, _ in connectionClosed(context) }
         server.onConnectionRefused = { [unowned self] credentials, refusal in
             var fields: [(String, String)] = [("SOCKET", name), ("REASON", "\(refusal)")]
-            var suppressed = 0
             if let credentials {
-                // Rate-limited per uid: one user refused in a loop must not flood the journal.
-                guard case .log(let before) = refusalLog.refused(uid: credentials.uid, now: MonotonicClock.nanoseconds())
-                else { return }
-                suppressed = before
+                guard logsRefusal(.connection, uid: credentials.uid) else { return }
                 fields += [(DaemonEventField.peerPID, String(credentials.pid)), (DaemonEventField.peerUID, String(credentials.uid))]
             }
-            let also = suppressed > 0 ? " (\(suppressed) more refusals for this uid were not logged)" : ""
-            log(.clientLimitHit, "Refused a connection on the \(name) socket: \(refusal)\(also)", fields)
+            log(.clientLimitHit, "Refused a connection on the \(name) socket: \(refusal)", fields)
         }
         return server
     }
@@ -290,30 +293,7 @@ final class Daemon {
 
     // MARK: Policy changes
 
-    /// Re-reads `policy.d` (SIGHUP, `Admin.Reload`). An invalid directory leaves the
-    /// policy in force untouched.
-    @discardableResult
-    func reload() -> ReloadOutcome {
-        notify { try $0.reloading(status: "Reloading policy.d") }
-        let now = Clock.now()
-        let outcome: ReloadOutcome
-        do {
-            let loaded = try PolicyDirectory.load(configuration.policyDirectory)
-            directory = loaded
-            outcome = ReloadOutcome(at: now, problems: [])
-            activate(ActivePolicy(directory: loaded, bundle: bundle?.policy, bundleVersion: bundle?.record.version,
-                                  loadedAt: now))
-            log(.reloadSucceeded, "Reloaded policy.d: policy \(active.version) in force", policyFields())
-        } catch {
-            outcome = ReloadOutcome(at: now, problems: error.problems)
-            logReloadFailure(outcome)
-        }
-        lastReload = outcome
-        notify { try $0.ready(status: statusLine()) }
-        return outcome
-    }
-
-    private func logReloadFailure(_ outcome: ReloadOutcome) {
+    func logReloadFailure(_ outcome: ReloadOutcome) {
         let errors = outcome.problems.map(\.description).joined(separator: "\n")
         log(.reloadFailed, "Policy reload failed, policy \(active.version) stays in force: "
             + "\(outcome.problems.count) problem(s): \(outcome.problems.first?.description ?? "")",
@@ -330,6 +310,10 @@ final class Daemon {
         for effect in effects {
             switch effect {
             case .push(let session, let update): session.subscription?.send(update)
+            case .wipeDelivered(let id, let time):
+                do throws(StoreError) { _ = try store.markDelivered(id: id, at: time) } catch {
+                    logStorageFailure("marking wipe directive \(id) delivered", error)
+                }
             case .event(let kind, let appID, let data): events.emit(kind: kind, appID: appID, data: data)
             case .storageFailure(let what, let error): logStorageFailure(what, error)
             case .statusChanged: updateStatus()
@@ -416,3 +400,4 @@ struct StartupError: Error, CustomStringConvertible {
     /// `RestartPreventExitStatus=` exempts from `Restart=on-failure`; 1 otherwise.
     var exitStatus: Int32 { isConfigurationError ? 78 : 1 }
 }
+

@@ -17,6 +17,7 @@ enum DaemonEvent: CaseIterable {
     case wipeIssued
     case wipeAcknowledged
     case clientLimitHit
+    case refusalsSuppressed
     case logMessagesDropped
     case eventsDropped
     case stopping
@@ -39,6 +40,7 @@ enum DaemonEvent: CaseIterable {
         case .wipeIssued: MessageID("981bb5fa70264c4fbea3b9063b64cd71")
         case .wipeAcknowledged: MessageID("cf2cd627c1204c1bbd8786a9e3e48459")
         case .clientLimitHit: MessageID("4078c40fa02a4bbfb40469911ae603d1")
+        case .refusalsSuppressed: MessageID("703de64d2c5b41a882b016090d044b2d")
         case .logMessagesDropped: MessageID("9821e4c6e36d418e98e4f9d4d11f6aa9")
         case .eventsDropped: MessageID("a2dd9c5b512b4cc2907f9d3c8f2b1bfb")
         case .stopping: MessageID("a57820dc9c044392a287fe9f65144e6f")
@@ -56,7 +58,7 @@ enum DaemonEvent: CaseIterable {
         case .reloadSucceeded, .policyApplied, .appRegistered, .wipeAcknowledged: .info
         case .wipeIssued: .notice
         case .registrationRefusedIdentity, .registrationRefusedUnknown, .decisionDenied,
-             .clientLimitHit, .logMessagesDropped, .eventsDropped, .notifyFailed: .warning
+             .clientLimitHit, .refusalsSuppressed, .logMessagesDropped, .eventsDropped, .notifyFailed: .warning
         case .reloadFailed, .storageFailure: .error
         case .stateDatabaseCorrupt: .critical
         case .decisionAllowed: .debug
@@ -82,6 +84,8 @@ enum DaemonEventField {
     static let target = "TARGET"
     static let decision = "DECISION"
     static let rule = "RULE"
+    /// How many refusals of one uid went unlogged (`refusalsSuppressed`).
+    static let suppressed = "SUPPRESSED"
     /// The problems of a rejected policy, one per line.
     static let errors = "ERRORS"
 }

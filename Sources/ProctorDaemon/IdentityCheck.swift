@@ -1,8 +1,9 @@
 import LinuxIO
 import ProctorPolicy
 
-/// Who is calling, as the kernel says: `SO_PEERCRED` at accept time, the executable
-/// behind the pid, the user name behind the uid and the groups of the process.
+/// Who is calling, as the kernel says: the ids it stamped (`SO_PEERCRED` at accept time for
+/// a connection, `SCM_CREDENTIALS` for one message's sender), the executable behind the pid,
+/// the user name behind the uid and the groups of the process.
 struct PeerIdentity: Sendable, Equatable {
     var pid: Int32
     var uid: UInt32
@@ -27,6 +28,43 @@ extension PeerIdentity {
                   startTime: try? ProcessIdentity.startTime(ofPID: credentials.pid),
                   userName: (try? UserDatabase.userName(forUID: credentials.uid)).flatMap { $0 },
                   groups: (try? ProcessIdentity.supplementaryGroups(ofPID: credentials.pid)) ?? [])
+    }
+}
+
+/// Why the sender of a message cannot be named as one live process (sent to the caller).
+struct UnverifiableSender: Error, Equatable {
+    let reason: String
+}
+
+extension PeerIdentity {
+    /// The process that sent a message, checked polkit-style (CVE-2013-4288): the ids are
+    /// the kernel's stamp on the message, the executable, start time and groups are read
+    /// from `/proc/PID`, and then the pid must still name the very process that sent it.
+    /// With the sender's pidfd that process must still be alive (a live process keeps its
+    /// pid, so what was read is its own); without one (kernels before 6.5) its start time
+    /// must be the same before and after the reading — weaker: the pid may have been
+    /// reused before the first look.
+    ///
+    /// `sender` nil means the message's bytes came from more than one process (a
+    /// connection shared after a fork): no one process sent it, so none is verified.
+    init(verifyingSender sender: SenderCredentials?) throws(UnverifiableSender) {
+        guard let sender else {
+            throw UnverifiableSender(reason: "the message was written by more than one process (a connection shared "
+                + "after fork), so its sender cannot be verified; send Register from one process")
+        }
+        let credentials = PeerCredentials(pid: sender.pid, uid: sender.uid, gid: sender.gid)
+        if let process = sender.process {
+            self.init(reading: credentials)
+            guard (try? process.isAlive) == true else {
+                throw UnverifiableSender(reason: "pid \(sender.pid) exited before it could be verified")
+            }
+        } else {
+            let before = try? ProcessIdentity.startTime(ofPID: sender.pid)
+            self.init(reading: credentials)
+            guard let before, startTime == before, (try? ProcessIdentity.startTime(ofPID: sender.pid)) == before else {
+                throw UnverifiableSender(reason: "pid \(sender.pid) exited or was replaced while it was being verified")
+            }
+        }
     }
 }
 

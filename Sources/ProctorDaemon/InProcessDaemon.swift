@@ -110,24 +110,37 @@ package final class InProcessDaemon: @unchecked Sendable {
     private func perform<Result: Sendable>(_ work: @escaping @Sendable (Daemon) throws(VarlinkError) -> Result)
         throws(VarlinkError) -> Result
     {
+        try performWaiting { daemon, done throws(VarlinkError) in done(try work(daemon)) }
+    }
+
+    /// Runs `work` on the daemon's thread and waits until it calls `done`, at once or later
+    /// on that thread (a reload finishes after its compile off the loop).
+    private func performWaiting<Result: Sendable>(
+        _ work: @escaping @Sendable (Daemon, @escaping (Result) -> Void) throws(VarlinkError) -> Void) throws(VarlinkError) -> Result
+    {
         guard let daemon else { throw AdminError.storageFailure("the in-process daemon is stopped") }
         let outcome = Mutex<Swift.Result<Result, VarlinkError>?>(nil)
-        let done = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
         let confined = LoopConfined(daemon)
         daemon.loop.execute {
-            let result: Swift.Result<Result, VarlinkError>
-            do throws(VarlinkError) { result = .success(try work(confined.daemon)) } catch { result = .failure(error) }
-            outcome.withLock { $0 = result }
-            done.signal()
+            do throws(VarlinkError) {
+                try work(confined.daemon) { value in
+                    outcome.withLock { $0 = .success(value) }
+                    finished.signal()
+                }
+            } catch {
+                outcome.withLock { $0 = .failure(error) }
+                finished.signal()
+            }
         }
-        done.wait()
+        finished.wait()
         return try outcome.withLock { $0! }.get()
     }
 
     /// Re-reads `policy.d`, as SIGHUP does; the problems when it is invalid (the policy in
     /// force then stays).
     package func reload() -> [PolicyProblem] {
-        (try? perform { daemon in daemon.reload().problems }) ?? []
+        (try? performWaiting { daemon, done in daemon.reload { done($0.problems) } }) ?? []
     }
 
     /// `Admin.Wipe` by the test: the directive's id.

@@ -8,7 +8,7 @@ import Synchronization
 /// The policy in force: `policy.d` (the last version of it that loaded) overlaid by the
 /// last bundle applied through the Admin interface — the bundle wins where both say
 /// something, since it is the newer, deliberate word of the MDM.
-struct ActivePolicy {
+struct ActivePolicy: Sendable {
     let compiled: CompiledPolicy
     let sha256: String
     let sources: [String]

@@ -1,40 +1,87 @@
-/// Decides which refused connections are logged, so a user hammering a full socket cannot
-/// flood the journal: the first refusal of each uid in a window is logged, the rest are only
-/// counted, and the count is reported with the next refusal logged for that uid.
+/// Bounds how many refusals proctord logs per user, so one unprivileged user refused in a
+/// loop (connections at its limit, `Register` calls it may not make) cannot crowd real
+/// events out of the journal, nor push journald's own rate limit into dropping the denials
+/// of registered apps, which are never limited.
+///
+/// Each uid may have `burst` refusals logged per window; the rest are counted, and the
+/// count is reported in one line ("N more refusals for uid U suppressed"): by `expire(now:)`
+/// once the window has passed (so a flood that stopped is still reported), or with the
+/// uid's next logged refusal. A value type that takes the time and returns what to do, so it
+/// tests without a clock or a logger.
 struct RefusalLogLimiter {
     /// What to do with one refusal.
-    enum Decision: Equatable {
-        /// Log it, saying how many of this uid's refusals went unlogged before it.
+    enum Admission: Equatable {
+        /// Log it; `suppressedBefore` refusals of this uid went unlogged since the last report
+        /// (report them first).
         case log(suppressedBefore: Int)
-        /// Count it only.
+        /// Count it without logging.
         case suppress
     }
 
+    /// Refusals of one uid that were not logged, ready to be reported in one line.
+    struct Suppressed: Equatable {
+        let uid: UInt32
+        let count: Int
+    }
+
+    private struct Window {
+        var startedAt: UInt64
+        var logged: Int
+        var suppressed: Int
+    }
+
+    let burst: Int
     /// The length of a window, in monotonic nanoseconds.
     let window: UInt64
-    /// Most uids remembered; past it, windows that have ended are forgotten.
+    /// Most uids tracked at once; past it the oldest windows are reported and forgotten, so
+    /// the table itself stays bounded.
     let maxTrackedUIDs: Int
-    private var windows: [UInt32: (start: UInt64, suppressed: Int)] = [:]
+    private var windows: [UInt32: Window] = [:]
 
-    init(window: Duration = .seconds(10), maxTrackedUIDs: Int = 1024) {
+    init(burst: Int = 10, window: Duration = .seconds(10), maxTrackedUIDs: Int = 1024) {
         let (seconds, attoseconds) = window.components
         self.window = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+        precondition(burst > 0 && self.window > 0 && maxTrackedUIDs > 0)
+        self.burst = burst
         self.maxTrackedUIDs = maxTrackedUIDs
     }
 
-    /// The decision for a refusal of `uid` at monotonic time `now` (nanoseconds).
-    mutating func refused(uid: UInt32, now: UInt64) -> Decision {
-        if let current = windows[uid], now &- current.start < window {
-            windows[uid]!.suppressed += 1
+    /// Whether the refusal of a caller running as `uid` at `now` (monotonic nanoseconds) is logged.
+    mutating func admit(uid: UInt32, now: UInt64) -> Admission {
+        if var current = windows[uid], now &- current.startedAt < window {
+            if current.logged < burst {
+                current.logged += 1
+                windows[uid] = current
+                return .log(suppressedBefore: 0)
+            }
+            current.suppressed += 1
+            windows[uid] = current
             return .suppress
         }
-        let suppressed = windows[uid]?.suppressed ?? 0
-        if windows[uid] == nil, windows.count >= maxTrackedUIDs {
-            windows = windows.filter { now &- $0.value.start < window }
-            // Still full: every tracked uid is in its window. Forget them rather than grow.
-            if windows.count >= maxTrackedUIDs { windows.removeAll() }
-        }
-        windows[uid] = (now, 0)
-        return .log(suppressedBefore: suppressed)
+        let carried = windows[uid]?.suppressed ?? 0
+        windows[uid] = Window(startedAt: now, logged: 1, suppressed: 0)
+        return .log(suppressedBefore: carried)
     }
+
+    /// Ends every window older than the window length (and, past `maxTrackedUIDs`, the
+    /// oldest ones) and returns what each suppressed, so a flood that stopped is still
+    /// reported. Call it periodically while `isIdle` is false.
+    mutating func expire(now: UInt64) -> [Suppressed] {
+        var reports: [Suppressed] = []
+        for (uid, current) in windows where now &- current.startedAt >= window {
+            windows[uid] = nil
+            if current.suppressed > 0 { reports.append(Suppressed(uid: uid, count: current.suppressed)) }
+        }
+        if windows.count > maxTrackedUIDs {
+            let oldest = windows.sorted { $0.value.startedAt < $1.value.startedAt }.prefix(windows.count - maxTrackedUIDs)
+            for (uid, current) in oldest {
+                windows[uid] = nil
+                if current.suppressed > 0 { reports.append(Suppressed(uid: uid, count: current.suppressed)) }
+            }
+        }
+        return reports.sorted { $0.uid < $1.uid }
+    }
+
+    /// Whether no window is open (the caller may stop its expiry timer).
+    var isIdle: Bool { windows.isEmpty }
 }

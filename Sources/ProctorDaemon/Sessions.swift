@@ -1,10 +1,12 @@
 import JSONCore
+import LinuxIO
 import ProctorPolicy
 import Varlink
 
-/// What the daemon knows about one client connection: who is on the other end (from the
-/// kernel, at accept time) and the sessions opened on it, which die with it.
+/// What the daemon knows about one client connection: who connected (from the kernel, at
+/// accept time) and the sessions opened on it, which die with it.
 final class ConnectionContext {
+    /// The process that connected. Not who registers: `Register` checks its own sender.
     let peer: PeerIdentity
     /// Root or a member of the admin group; checked again on every Admin call.
     let mayAdminister: Bool
@@ -29,7 +31,11 @@ final class ConnectionContext {
 final class AgentSession {
     let id: String
     let appID: AppID
+    /// The process that sent `Register`, as verified then (logs, `proctorctl app`).
     let peer: PeerIdentity
+    /// A pidfd of that process (where the kernel hands one over), so a later process that
+    /// got the same pid is not taken for it.
+    let process: ProcessHandle?
     let appVersion: String?
     /// `appVersion` parsed, for `launch` decisions; nil when absent or not a version.
     let semanticVersion: SemanticVersion?
@@ -43,13 +49,23 @@ final class AgentSession {
     /// sent; -1: never.
     var managedAppsGeneration = -1
 
-    init(id: String, appID: AppID, peer: PeerIdentity, appVersion: String?, registeredAt: Int64) {
+    init(id: String, appID: AppID, peer: PeerIdentity, process: ProcessHandle? = nil, appVersion: String?,
+         registeredAt: Int64) {
         self.id = id
         self.appID = appID
         self.peer = peer
+        self.process = process
         self.appVersion = appVersion
         self.semanticVersion = appVersion.flatMap(SemanticVersion.init)
         self.registeredAt = registeredAt
+    }
+
+    /// Whether a message with these kernel-stamped credentials came from the process that
+    /// registered this session.
+    func isRegisteringProcess(_ sender: SenderCredentials?) -> Bool {
+        guard let sender, sender.pid == peer.pid else { return false }
+        guard let process, let senderProcess = sender.process else { return true }
+        return process.refersToSameProcess(as: senderProcess)
     }
 }
 

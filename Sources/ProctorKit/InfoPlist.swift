@@ -67,8 +67,17 @@ struct InfoPlist {
         } catch {
             throw Failure(path: path, problem: "cannot be read (\(describe(error)))")
         }
+        return try parse(data, path: path)
+    }
+
+    /// Reads the bytes of an XML or binary property list whose top level is a dictionary;
+    /// `path` names the file in errors.
+    static func parse(_ data: Data, path: String) throws(Failure) -> InfoPlist {
         guard data.count <= maximumSize else {
             throw Failure(path: path, problem: "larger than \(maximumSize) bytes")
+        }
+        if binaryPropertyListHoldsASet(data) {
+            throw Failure(path: path, problem: "a binary property list with a set in it (an Info.plist has no use for sets)")
         }
         let root: Any
         do {
@@ -80,6 +89,31 @@ struct InfoPlist {
             throw Failure(path: path, problem: "the top level must be a dictionary, found \(type(of: root))")
         }
         return InfoPlist(path: path, dictionary: dictionary)
+    }
+
+    /// Whether `data` is a binary property list that lists a set among its objects.
+    /// Foundation on Linux (swift-corelibs-foundation, Swift 6.3) crashes the process
+    /// bridging a non-empty set out of a binary plist, so such a file is refused before it
+    /// gets there (found by Fuzz/InfoPlistFuzz.swift). Checks every object the offset table
+    /// lists; a trailer that does not add up is left to Foundation, which refuses it.
+    static func binaryPropertyListHoldsASet(_ data: Data) -> Bool {
+        let bytes = [UInt8](data)
+        // "bplist" + 2 version bytes, at least one object, the 32-byte trailer.
+        guard bytes.count >= 41, bytes.starts(with: Array("bplist".utf8)) else { return false }
+        let trailer = bytes.count - 32
+        func bigEndian(_ slice: ArraySlice<UInt8>) -> UInt64 { slice.reduce(0) { $0 << 8 | UInt64($1) } }
+        let offsetSize = Int(bytes[trailer + 6])
+        let objectCount = bigEndian(bytes[trailer + 8 ..< trailer + 16])
+        let tableStart = bigEndian(bytes[trailer + 24 ..< trailer + 32])
+        guard (1...8).contains(offsetSize), objectCount <= UInt64(trailer), tableStart <= UInt64(trailer),
+              Int(tableStart) + Int(objectCount) * offsetSize <= trailer else { return false }
+        for entry in 0..<Int(objectCount) {
+            let start = Int(tableStart) + entry * offsetSize
+            let offset = bigEndian(bytes[start ..< start + offsetSize])
+            // An object's marker byte: 0xC_ is a set of _ objects (0xCF: the count follows).
+            if offset < UInt64(trailer), bytes[Int(offset)] >> 4 == 0xC { return true }
+        }
+        return false
     }
 
     /// The running executable's real path.

@@ -106,6 +106,28 @@ import TestSupport
         #expect(app.errorOutput.contains("Info.plist \(plist.path): not a property list"))
     }
 
+    /// Found by Fuzz/InfoPlistFuzz.swift: Foundation on Linux crashes the process bridging
+    /// a set out of a binary plist, here `{"k": {"a"}}` written by hand (nothing in
+    /// Foundation writes sets).
+    @Test func binaryInfoPlistWithASetIsAnInfoPlistErrorNotACrash() throws {
+        let directory = try TemporaryDirectory()
+        let plist = directory.appending("Info.plist")
+        let objects: [[UInt8]] = [[0xD1, 1, 2], [0x51, 0x6B], [0xC1, 3], [0x51, 0x61]]  // dict, "k", set, "a"
+        var bytes = Array("bplist00".utf8)
+        var offsets: [UInt8] = []
+        for object in objects { offsets.append(UInt8(bytes.count)); bytes += object }
+        let table = UInt8(bytes.count)
+        bytes += offsets
+        // Trailer: 5 unused bytes, sort version, offset size 1, reference size 1, then
+        // object count, top object and offset table start as 64-bit big-endian numbers.
+        bytes += [0, 0, 0, 0, 0, 0, 1, 1] + [0, 0, 0, 0, 0, 0, 0, UInt8(objects.count)] + [UInt8](repeating: 0, count: 8)
+            + [0, 0, 0, 0, 0, 0, 0, table]
+        try Data(bytes).write(to: plist)
+        let app = try TestApp.launch(infoPlist: plist.path)
+        #expect(try app.waitForExit() == ApplicationExitStatus.invalidInfoPlist.rawValue)
+        #expect(app.errorOutput.contains("Info.plist \(plist.path): a binary property list with a set in it"))
+    }
+
     @Test func nonStringPrincipalClassIsAnInfoPlistError() throws {
         let directory = try TemporaryDirectory()
         let plist = directory.appending("Info.plist")

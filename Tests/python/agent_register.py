@@ -2,7 +2,8 @@
 as another program, user or mount namespace: registers as APP_ID on the Agent socket SOCKET
 and prints the outcome ("registered" or the Varlink error's name) on one line. With
 --repeat it then registers again, on a fresh connection, each time a line arrives on
-standard input, until standard input ends.
+standard input, until standard input ends. SOCKET "fd:N" is a connection this process
+inherited on descriptor N (connected by another process).
 
 Usage: agent_register.py SOCKET APP_ID [--repeat]
 """
@@ -12,9 +13,11 @@ import sys
 
 
 def register(path, app_id):
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+    inherited = path.startswith("fd:")
+    with socket.socket(fileno=int(path[3:])) if inherited else socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
         s.settimeout(10)
-        s.connect(path)
+        if not inherited:
+            s.connect(path)
         s.sendall(json.dumps({"method": "io.proctor.Agent.Register", "parameters": {"appId": app_id}}).encode() + b"\0")
         data = b""
         while not data.endswith(b"\0"):

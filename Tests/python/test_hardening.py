@@ -1,11 +1,14 @@
 """Attacks on proctord's transport and logging, each run against the real binary
 (issue 11: never hang, never lie, no single user starves the rest)."""
 import fcntl
+import json
 import os
 import signal
 import socket
 import subprocess
 import time
+
+import pytest
 
 from conftest import Daemon, base_policy, raw_call, write_policy
 from varlink_raw import exchange
@@ -159,4 +162,154 @@ def test_an_agent_connection_that_never_registers_is_closed(workdir):
                                {"session": registered["parameters"]["session"], "action": "print"})
             assert decided["parameters"]["allowed"] is False, "the registered app must still be served"
     finally:
+        d.stop()
+
+
+# Sends COUNT Register calls on one connection without waiting, then reads every reply:
+# argv SOCKET COUNT. Prints how many were refused.
+REGISTER_FLOOD = """
+import json, socket, sys
+count = int(sys.argv[2])
+calls = b"".join(json.dumps({"method": "io.proctor.Agent.Register",
+                             "parameters": {"appId": ("io.proctor.test.absent" if i % 2 else "io.proctor.test.other-exe")}}
+                            ).encode() + b"\\0" for i in range(count))
+with socket.socket(socket.AF_UNIX) as s:
+    s.settimeout(30)
+    s.connect(sys.argv[1])
+    s.sendall(calls)
+    data = b""
+    while data.count(b"\\0") < count:
+        chunk = s.recv(1 << 20)
+        if not chunk:
+            break
+        data += chunk
+print(sum(b'"error"' in reply for reply in data.split(b"\\0")), flush=True)
+"""
+
+
+def test_a_flood_of_refused_registrations_is_logged_in_bounded_lines(workdir):
+    """Issue 11: every refused Register was logged, 40 000 lines in 1.5 s from one user."""
+    d = Daemon(workdir)
+    write_policy(d.config_dir, base_policy())
+    d.start()
+    try:
+        flood = as_user(65534, REGISTER_FLOOD, d.agent, "2000")
+        assert flood.communicate(timeout=60)[0].strip() == "2000"
+        # Another user's refusal is still logged, at once.
+        assert raw_call(d.agent, "io.proctor.Agent.Register", {"appId": "io.proctor.test.rootprobe"})["error"] \
+            == "io.proctor.Agent.UnknownApp"
+        log = d.wait_for_log("io.proctor.test.rootprobe is not in policy")
+        assert "Registration refused: io.proctor.test.rootprobe is not in policy" in log
+        # The flood stopped: what it suppressed is reported once its window ends (10 s).
+        log = d.wait_for_log("more refusals for uid 65534 suppressed", timeout=30)
+        lines = log.splitlines()
+        logged = [line for line in lines if line.startswith("warning Registration refused") and "PEER_UID=65534" in line]
+        suppressed = [int(line.split("SUPPRESSED=")[1].split()[0]) for line in lines
+                      if "more refusals for uid 65534 suppressed (registrations)" in line]
+        assert 1 <= len(logged) <= 20, len(logged)
+        assert len(logged) + sum(suppressed) == 2000, (len(logged), suppressed)
+    finally:
+        d.stop()
+
+
+def large_policy(version, print_rule, apps=10_000):
+    """base_policy plus `apps` generated apps; the notes app's print rule is `print_rule`."""
+    policy = base_policy(version=version)
+    policy["apps"]["io.proctor.test.notes"]["dlp"]["print"] = print_rule
+    for index in range(apps):
+        policy["apps"][f"io.proctor.generated.app{index:06d}"] = {
+            "state": "authorized", "match": {"executable": "/usr/bin/true", "users": ["*"]},
+            "config": {"index": index}}
+    return policy
+
+
+def wait_for_notification(d, text, after=0, timeout=60):
+    """The index of the first notification past `after` holding the line `text`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for index, message in enumerate(list(d.notifications)[after:], start=after):
+            if text in message.split("\n"):
+                return index
+        time.sleep(0.005)
+    raise AssertionError(f"no {text} after notification {after}: {d.notifications}")
+
+
+def test_a_large_reload_does_not_stop_the_agent_socket(workdir):
+    """Issue 11: reloading a 100 000-app policy stalled every client for seconds. policy.d is
+    read and compiled off the event loop; the old policy answers until the new one is in."""
+    d = Daemon(workdir)
+    write_policy(d.config_dir, large_policy("big.1", "block"))
+    d.start(timeout=120)
+    app = socket.socket(socket.AF_UNIX)
+    admins = [socket.socket(socket.AF_UNIX) for _ in range(3)]
+    try:
+        app.settimeout(30)
+        app.connect(d.agent)
+        session = exchange(app, "io.proctor.Agent.Register", {"appId": "io.proctor.test.notes"})["parameters"]["session"]
+
+        def may_print():
+            return exchange(app, "io.proctor.Agent.Decide", {"session": session, "action": "print"})["parameters"]["allowed"]
+
+        assert may_print() is False
+        write_policy(d.config_dir, large_policy("big.2", "allow"))
+        seen = len(d.notifications)
+        for admin in admins:
+            admin.connect(d.admin)
+        admins[0].sendall(b'{"method":"io.proctor.Admin.Reload"}\0')
+        reloading = wait_for_notification(d, "RELOADING=1", after=seen)
+        # The reload has begun: the app is answered now, by the old policy, before the reload ends.
+        assert may_print() is False
+        admins[0].setblocking(False)
+        with pytest.raises(BlockingIOError):
+            admins[0].recv(1)  # no Reload reply yet
+        # Two more reloads while one is in flight are coalesced into one more.
+        for admin in admins[1:]:
+            admin.sendall(b'{"method":"io.proctor.Admin.Reload"}\0')
+        replies = []
+        for admin in admins:
+            admin.setblocking(True)
+            admin.settimeout(120)
+            data = b""
+            while not data.endswith(b"\0"):
+                data += admin.recv(65536)
+            replies.append(json.loads(data[:-1])["parameters"])
+        assert [reply["policy"]["version"] for reply in replies] == ["big.2"] * 3
+        assert all(reply["result"]["ok"] for reply in replies)
+        ready = wait_for_notification(d, "READY=1", after=reloading)
+        assert ready > reloading
+        # Then the new policy is in force.
+        assert may_print() is True
+
+        # A pushed bundle is compiled off the loop too (over the 10 000 apps of policy.d).
+        # With proctord stopped, an ApplyPolicy is queued, then a Decide: it is answered with
+        # the policy in force before the ApplyPolicy is.
+        bundle = base_policy(version="pushed.1")  # the notes app may not print
+        d.process.send_signal(signal.SIGSTOP)
+        try:
+            admins[0].sendall(json.dumps({"method": "io.proctor.Admin.ApplyPolicy",
+                                          "parameters": {"policy": bundle}}).encode() + b"\0")
+            app.sendall(json.dumps({"method": "io.proctor.Agent.Decide",
+                                    "parameters": {"session": session, "action": "print"}}).encode() + b"\0")
+        finally:
+            d.process.send_signal(signal.SIGCONT)
+        data = b""
+        while not data.endswith(b"\0"):
+            data += app.recv(65536)
+        assert json.loads(data[:-1])["parameters"]["allowed"] is True
+        admins[0].setblocking(False)
+        with pytest.raises(BlockingIOError):
+            admins[0].recv(1)  # no ApplyPolicy reply yet
+        admins[0].setblocking(True)
+        data = b""
+        while not data.endswith(b"\0"):
+            data += admins[0].recv(65536)
+        assert json.loads(data[:-1])["parameters"]["version"] == "pushed.1"
+        assert may_print() is False
+        time.sleep(0.2)  # any third RELOADING=1 would have been sent by now
+        starts = [m for m in list(d.notifications)[seen:] if "RELOADING=1" in m.split("\n")]
+        assert 1 <= len(starts) <= 2, starts
+    finally:
+        app.close()
+        for admin in admins:
+            admin.close()
         d.stop()

@@ -145,3 +145,108 @@ def test_a_verified_process_keeps_its_identity_after_an_upgrade_and_a_restart(wo
             unverified.kill()
             unverified.wait()
         daemon.stop()
+
+
+# Connects, then lets another program send on the connection: argv SOCKET PROGRAM APP_ID.
+HAND_ON = f"""
+import socket, subprocess, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.set_inheritable(True)
+sent = subprocess.run([sys.argv[2], {CLIENT!r}, f"fd:{{s.fileno()}}", sys.argv[3]], pass_fds=[s.fileno()],
+                      capture_output=True, text=True, timeout=30)
+print(sent.stdout.strip() or sent.stderr, flush=True)
+"""
+
+# The connector keeps its connection while a child (argv TRUSTED) registers on it and makes
+# one Decide; then the connector itself calls Decide with the child's session. Prints the
+# child's outcome and the connector's: argv SOCKET TRUSTED APP_ID.
+KEEP_AND_USE = """
+import json, socket, subprocess, sys
+
+def call(s, method, parameters):
+    s.sendall(json.dumps({"method": method, "parameters": parameters}).encode() + b"\\0")
+    data = b""
+    while not data.endswith(b"\\0"):
+        data += s.recv(65536)
+    return json.loads(data[:-1])
+
+if sys.argv[1] == "child":
+    s = socket.socket(fileno=int(sys.argv[2]))
+    s.settimeout(10)  # the descriptor is the connector's, non-blocking: wait in poll
+    registered = call(s, "io.proctor.Agent.Register", {"appId": sys.argv[3]})
+    session = registered["parameters"]["session"]
+    decided = call(s, "io.proctor.Agent.Decide", {"session": session, "action": "print"})
+    print(session, decided.get("error", "decided"), flush=True)
+    s.detach()
+    sys.exit(0)
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(sys.argv[1])
+s.set_inheritable(True)
+child = subprocess.run([sys.argv[2], "-c", sys.argv[4], "child", str(s.fileno()), sys.argv[3]], pass_fds=[s.fileno()],
+                       capture_output=True, text=True, timeout=30)
+if not child.stdout.strip():
+    sys.exit("child: " + child.stderr)
+session, outcome = child.stdout.split()
+reply = call(s, "io.proctor.Agent.Decide", {"session": session, "action": "print"})
+print(outcome, reply.get("error", "decided"), reply.get("parameters", {}).get("reason", ""), flush=True)
+"""
+
+# Writes the start of a Register, forks, and lets the child write the rest: argv SOCKET APP_ID.
+TWO_WRITERS = """
+import json, os, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(sys.argv[1])
+message = json.dumps({"method": "io.proctor.Agent.Register", "parameters": {"appId": sys.argv[2]}}).encode() + b"\\0"
+s.sendall(message[:20])
+child = os.fork()
+if child == 0:
+    s.sendall(message[20:])
+    os._exit(0)
+os.waitpid(child, 0)
+data = b""
+while not data.endswith(b"\\0"):
+    data += s.recv(65536)
+reply = json.loads(data[:-1])
+print(reply.get("error", "registered"), reply.get("parameters", {}).get("reason", ""), flush=True)
+"""
+
+
+def test_the_process_that_sends_register_is_checked_not_the_one_that_connected(workdir):
+    """Issue 11, exec after connect: a connection outlives the process image that opened it
+    (fork, exec, descriptor passing). The identity is that of the process that sent Register."""
+    trusted = os.path.join(workdir, "bin", "trusted")
+    os.makedirs(os.path.dirname(trusted))
+    install(os.path.realpath(PYTHON), trusted)  # a copy: another file than python's own
+    app_id = "io.proctor.test.trusted"
+    daemon = start_daemon(workdir, {app_id: {"state": "authorized", "match": {"executable": trusted, "users": ["*"]}}})
+
+    def connect_then_hand_on(connector, sender):
+        done = subprocess.run([connector, "-c", HAND_ON, daemon.agent, sender, app_id],
+                              capture_output=True, text=True, timeout=60)
+        return done.stdout.strip()
+
+    try:
+        # An untrusted program connects; the trusted one sends Register: it is the app.
+        assert connect_then_hand_on(PYTHON, trusted) == "registered"
+        # The trusted program connects; an untrusted one sends Register on its connection.
+        assert connect_then_hand_on(trusted, PYTHON) == "io.proctor.Agent.IdentityMismatch"
+        refusal = daemon.wait_for_log(f"not the file at {trusted}")
+        assert f"Registration refused for {app_id}: pid" in refusal
+
+        # Two processes each wrote part of one Register: no one process sent it.
+        mixed = subprocess.run([trusted, "-c", TWO_WRITERS, daemon.agent, app_id],
+                               capture_output=True, text=True, timeout=60)
+        assert mixed.stdout.startswith("io.proctor.Agent.IdentityMismatch"), (mixed.stdout, mixed.stderr)
+        assert "written by more than one process" in mixed.stdout
+
+        # A session is the registering process's own: the untrusted connector that kept the
+        # connection cannot use the session its trusted child opened on it.
+        kept = subprocess.run([PYTHON, "-c", KEEP_AND_USE, daemon.agent, trusted, app_id, KEEP_AND_USE],
+                              capture_output=True, text=True, timeout=60)
+        assert kept.stdout.startswith("decided io.proctor.Agent.IdentityMismatch"), (kept.stdout, kept.stderr)
+        assert "belongs to the process that registered it" in kept.stdout
+    finally:
+        daemon.stop()

@@ -1,0 +1,65 @@
+#!/bin/sh
+# Runs built fuzz targets one after another: `Fuzz/run.sh SECONDS [TARGET...]` (no target:
+# every one `Fuzz/build.sh` builds).
+# SECONDS > 0: each target fuzzes that long, starting from its seeds in Fuzz/corpus/<target>
+#   (read only) and the inputs earlier runs found in .build/fuzz/corpus/<target>, where new
+#   ones go; a crashing input lands in .build/fuzz/artifacts/. The last line per target sums
+#   up the run (executions, executions per second).
+# SECONDS = 0: each target runs every seed input once (what `make test` does).
+# Exits non-zero at the first target that crashes, leaks, times out or breaks a property.
+set -eu
+cd "$(dirname "$0")/.."
+seconds=$1
+shift
+[ $# -gt 0 ] || set -- $(Fuzz/build.sh --list)
+out=.build/fuzz
+# Swift's own crash backtracer reads memory AddressSanitizer guards and reports that instead
+# of the crash; libFuzzer's report (stack, crashing input) is the one wanted.
+export SWIFT_BACKTRACE=enable=no
+export LSAN_OPTIONS="suppressions=$PWD/Fuzz/lsan-suppressions.txt"
+# The JSON targets mutate with JSON's tokens. Foundation leaks an error object for every
+# plist it refuses (Fuzz/lsan-suppressions.txt), and libFuzzer's leak check after each such
+# input costs ~100 ms: the info-plist target checks leaks only at exit, where they are
+# suppressed.
+target_flags() {
+    case "$1" in
+        json | policy | policy-dir) echo "-dict=Fuzz/json.dict" ;;
+        info-plist) echo "-detect_leaks=0" ;;
+    esac
+}
+
+for target in "$@"; do
+    binary=$out/$target-fuzz
+    seeds=Fuzz/corpus/$target
+    if [ "$seconds" -eq 0 ]; then
+        mkdir -p "$out/artifacts"
+        # shellcheck disable=SC2086
+        "$binary" -runs=0 $(target_flags "$target") -artifact_prefix="$out/artifacts/$target-" "$seeds" 2>"$out/$target-seeds.log" ||
+            { tail -n 60 "$out/$target-seeds.log" >&2; echo "$target: FAILED on a seed input" >&2; exit 1; }
+        echo "$target: $(ls "$seeds" | wc -l) seed inputs, no crash"
+        continue
+    fi
+    mkdir -p "$out/corpus/$target" "$out/artifacts" "$out/logs"
+    # info-plist runs in segments: Foundation's leak (see target_flags) grows a process by
+    # ~1 GB a minute, past libFuzzer's 2 GB memory limit.
+    segment=$seconds
+    [ "$target" = info-plist ] && [ "$seconds" -gt 120 ] && segment=120
+    remaining=$seconds executions=0
+    while [ "$remaining" -gt 0 ]; do
+        length=$((remaining < segment ? remaining : segment))
+        log=$out/logs/$target-$(date -u +%Y%m%dT%H%M%S).log
+        status=0
+        # shellcheck disable=SC2086
+        "$binary" -max_total_time="$length" -timeout=10 -print_final_stats=1 $(target_flags "$target") \
+            -artifact_prefix="$out/artifacts/$target-" "$out/corpus/$target" "$seeds" >"$log" 2>&1 || status=$?
+        executed=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+        executions=$((executions + ${executed:-0}))
+        if [ "$status" -ne 0 ]; then
+            tail -n 40 "$log" >&2
+            echo "$target: FAILED after $executions executions (log: $log)" >&2
+            exit 1
+        fi
+        remaining=$((remaining - length))
+    done
+    echo "$target: ${seconds}s, $executions executions, $((executions / seconds))/s, no crash (last log: $log)"
+done

@@ -1,0 +1,84 @@
+import Dispatch
+import LinuxIO
+import ProctorPolicy
+
+/// Policy changes, one at a time (`PolicyUpdateQueue`), read and compiled off the loop.
+extension Daemon {
+    /// Re-reads `policy.d` (SIGHUP, `Admin.Reload`) and tells `done` the outcome. The
+    /// directory is read and compiled off the loop, which answers with the policy in force
+    /// meanwhile; systemd hears `RELOADING=1` when it starts and `READY=1` when it is in.
+    /// An invalid directory leaves the policy in force untouched.
+    func reload(_ done: @escaping (ReloadOutcome) -> Void = { _ in }) {
+        submit(.reload(waiters: [done]))
+    }
+
+    /// Runs `update` now, or after the updates before it.
+    func submit(_ update: PolicyUpdateQueue.Update) {
+        guard let start = policyUpdates.submit(update) else { return }
+        run(start)
+    }
+
+    private func run(_ update: PolicyUpdateQueue.Update) {
+        let finished = { [unowned self] in
+            if let next = policyUpdates.finish() { run(next) }
+        }
+        switch update {
+        case .reload(let waiters):
+            startReload { outcome in
+                for waiter in waiters { waiter(outcome) }
+                finished()
+            }
+        case .change(let start):
+            start(finished)
+        }
+    }
+
+    private func startReload(_ done: @escaping (ReloadOutcome) -> Void) {
+        notify { try $0.reloading(status: "Reloading policy.d") }
+        let now = Clock.now()
+        let path = configuration.policyDirectory
+        let bundlePolicy = bundle?.policy, bundleVersion = bundle?.record.version
+        offLoop({ () -> Result<(LoadedPolicy, ActivePolicy), PolicyProblems> in
+            do throws(PolicyProblems) {
+                let loaded = try PolicyDirectory.load(path)
+                return .success((loaded, ActivePolicy(directory: loaded, bundle: bundlePolicy, bundleVersion: bundleVersion,
+                                                      loadedAt: now)))
+            } catch {
+                return .failure(error)
+            }
+        }) { [unowned self] result in
+            let outcome: ReloadOutcome
+            switch result {
+            case .success(let (loaded, policy)):
+                directory = loaded
+                outcome = ReloadOutcome(at: now, problems: [])
+                activate(policy)
+                log(.reloadSucceeded, "Reloaded policy.d: policy \(active.version) in force", policyFields())
+            case .failure(let error):
+                outcome = ReloadOutcome(at: now, problems: error.problems)
+                logReloadFailure(outcome)
+            }
+            lastReload = outcome
+            notify { try $0.ready(status: statusLine()) }
+            done(outcome)
+        }
+    }
+
+    /// Runs `work` on a worker thread, then `then` with its result on the loop's thread: for
+    /// reading and compiling policies, which take seconds for 100 000 apps.
+    func offLoop<Value: Sendable>(_ work: @escaping @Sendable () -> Value, then: @escaping (Value) -> Void) {
+        let loop = self.loop
+        let then = LoopBound(then)
+        DispatchQueue.global().async {
+            let value = work()
+            loop.execute { then.value(value) }
+        }
+    }
+}
+
+/// A value made on the loop's thread and used only there, carried through a worker thread
+/// that never touches it (`Daemon.offLoop`), hence unchecked.
+private struct LoopBound<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
