@@ -106,6 +106,11 @@ enum AppsCommand {
             for line in table.lines { fields.addDetail(line) }
         }
 
+        if let compliance = app.complianceState {
+            fields.add("compliance state", compliance.compliant ? "compliant" : "violation: \(compliance.reason)")
+        } else {
+            fields.add("compliance state", app.inPolicy ? "unknown (never registered)" : "not in policy")
+        }
         for (section, value) in [("config", app.config), ("dlp", app.dlp), ("compliance", app.compliance)] {
             let lines = JSONLeaves.lines(.object(value))
             fields.add(section, lines.isEmpty ? "none" : "")
@@ -122,7 +127,7 @@ enum AppsCommand {
             for line in table.lines { fields.addDetail(line) }
         }
 
-        fields.add("policy applied", app.acknowledgements.isEmpty ? "no acknowledgement" : "")
+        fields.add("policy applied", policyAcknowledgement(app))
         if !app.acknowledgements.isEmpty {
             var table = TextTable("POLICY VERSION", "STATUS", "AT")
             for acknowledgement in app.acknowledgements {
@@ -158,6 +163,16 @@ enum AppsCommand {
                                key.lastReleasedAt.map(LocalTime.format) ?? "-", key.destroyedAt.map(LocalTime.format) ?? "-"])
         }
         for line in table.lines { fields.addDetail(line) }
+    }
+
+    /// Whether the app acknowledged the policy in force, and with what result.
+    private static func policyAcknowledgement(_ app: Admin.AppDetail) -> String {
+        guard let latest = app.acknowledgements.first else { return "no acknowledgement" }
+        let result = "\(latest.policyVersion) \(latest.status.rawValue) at \(LocalTime.format(latest.at))"
+        guard let inForce = app.policyVersion, inForce != latest.policyVersion else {
+            return app.policyVersion == nil ? result : "current: " + result
+        }
+        return "behind: policy \(inForce) in force, last acknowledged " + result
     }
 
     /// The app's state in policy; an app that registered once but is no longer in policy has none.

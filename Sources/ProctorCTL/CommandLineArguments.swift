@@ -9,12 +9,22 @@ public struct OptionSpec: Sendable, Hashable {
     public var valueName: String?
     /// What the option does, for the manual.
     public var help: String
+    /// A one-letter spelling, `-n` for `--lines`, parsed as the long name.
+    public var shortName: String?
 
-    public static func flag(_ name: String, help: String) -> OptionSpec { OptionSpec(name: name, valueName: nil, help: help) }
-
-    public static func value(_ name: String, _ valueName: String, help: String) -> OptionSpec {
-        OptionSpec(name: name, valueName: valueName, help: help)
+    public static func flag(_ name: String, short: String? = nil, help: String) -> OptionSpec {
+        OptionSpec(name: name, valueName: nil, help: help, shortName: short)
     }
+
+    public static func value(_ name: String, _ valueName: String, short: String? = nil, help: String) -> OptionSpec {
+        OptionSpec(name: name, valueName: valueName, help: help, shortName: short)
+    }
+
+    /// `-n, --lines` or `--lines`, as manuals show it.
+    public var spellings: String { (shortName.map { $0 + ", " } ?? "") + name }
+
+    /// Whether `word` (without any `=VALUE`) names this option.
+    public func isNamed(_ word: some StringProtocol) -> Bool { word == name || (shortName.map { word == $0 } ?? false) }
 }
 
 /// A mistake in how a command was invoked: printed with a pointer to `--help`, exit 2.
@@ -71,7 +81,7 @@ public struct ParsedArguments: Sendable, Hashable {
             } else {
                 name = argument
             }
-            guard let spec = options.first(where: { $0.name == name }) else {
+            guard let spec = options.first(where: { $0.isNamed(name) }) else {
                 var message = "unknown option \"\(name)\""
                 if let suggestion = SpellingSuggestion.closest(to: name, in: options.map(\.name) + ["--help"]) {
                     message += ", did you mean \"\(suggestion)\"?"
@@ -80,14 +90,14 @@ public struct ParsedArguments: Sendable, Hashable {
             }
             guard let valueName = spec.valueName else {
                 if attached != nil { throw UsageError("option \(name) takes no value") }
-                parsed.flags.insert(name)
+                parsed.flags.insert(spec.name)
                 continue
             }
             if let attached {
-                parsed.values[name, default: []].append(attached)
+                parsed.values[spec.name, default: []].append(attached)
             } else {
                 guard index < arguments.count else { throw UsageError("option \(name) needs a value: \(name) \(valueName)") }
-                parsed.values[name, default: []].append(arguments[index])
+                parsed.values[spec.name, default: []].append(arguments[index])
                 index += 1
             }
         }

@@ -27,13 +27,14 @@ enum Completion {
 
     /// What a placeholder of the command table (`APP`, `--size N`) is completed with.
     enum ValueKind {
-        case appID, action, checkTarget, file, eventKind, none
+        case appID, action, checkTarget, file, eventKind, outputFormat, none
     }
 
     /// Every placeholder the verbs use; a test checks none is missing.
     static let placeholders: [String: ValueKind] = [
         "APP": .appID, "ID": .appID, "ACTION": .action, "TARGET": .checkTarget, "PATH": .file, "FILE": .file, "PREFIX": .file,
-        "K": .eventKind, "N": .none, "V": .none, "VERSION": .none, "JSON": .none, "DURATION": .none, "SECONDS": .none,
+        "K": .eventKind, "N": .none, "TIME": .none, "FORMAT": .outputFormat, "V": .none, "VERSION": .none, "JSON": .none,
+        "DURATION": .none, "SECONDS": .none,
     ]
 
     static func run(_ arguments: [String], environment: [String: String], console: Console) -> ExitStatus {
@@ -63,7 +64,7 @@ enum Completion {
         if let placeholder = state.pendingValue {
             result = values(for: placeholder, state: state, environment: environment)
         } else if typed.hasPrefix("--"), let equals = typed.firstIndex(of: "="),
-                  let spec = state.options.first(where: { $0.name == typed[..<equals] }), let valueName = spec.valueName {
+                  let spec = state.options.first(where: { $0.isNamed(typed[..<equals]) }), let valueName = spec.valueName {
             // `--kind=dec`: the option's values, each written after `--kind=`.
             guard case .words(let values) = values(for: valueName, state: state, environment: environment) else { return .files }
             result = .words(values.map { Candidate(word: spec.name + "=" + $0.word, description: $0.description) })
@@ -88,6 +89,7 @@ enum Completion {
             ? .files : values(for: "APP", state: state, environment: environment)
         case .file: .files
         case .eventKind: .words(EventsCommand.kinds.map { Candidate(word: $0) })
+        case .outputFormat: .words(EventsCommand.outputFormats.map { Candidate(word: $0) })
         case .none: .words([])
         }
     }
@@ -165,7 +167,7 @@ enum Completion {
             }
             if !optionsEnded, word.hasPrefix("-"), word != "-" {
                 let name = String(word.prefix { $0 != "=" })
-                if let spec = options.first(where: { $0.name == name }), let valueName = spec.valueName {
+                if let spec = options.first(where: { $0.isNamed(name) }), let valueName = spec.valueName {
                     if let equals = word.firstIndex(of: "=") {
                         if name == "--address" { address = String(word[word.index(after: equals)...]) }
                     } else {

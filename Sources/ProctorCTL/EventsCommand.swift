@@ -2,86 +2,157 @@ import Glibc
 import JSONCore
 import ProctorProtocol
 
-/// `proctorctl events`: follows proctord's stream of decisions and lifecycle events.
+/// `proctorctl events`: proctord's recorded events, and with `--follow` the live ones after
+/// them, in journalctl's vocabulary.
 enum EventsCommand {
-    /// The kinds of event proctord sends (io.proctor.Admin.EventFilter).
-    static let kinds = ["decision", "lifecycle", "registration", "policy", "wipe", "feedback", "notification", "compliance"]
+    /// The kinds of event proctord records (io.proctor.Admin.EventFilter).
+    static let kinds = ["decision", "lifecycle", "denial", "registration", "policy", "wipe", "feedback", "notification", "compliance"]
+    /// What `--output` takes.
+    static let outputFormats = ["short", "json"]
+    /// How many recorded events `--follow` shows first when neither `--lines` nor `--since` says.
+    static let followBacklog = 10
 
     static let verb = Verb(
         words: ["events"],
-        summary: "print proctord's events as they happen",
+        summary: "print proctord's recorded events, and follow new ones",
         argumentsSynopsis: "",
         positionalCount: 0...0,
         options: [
+            .value("--since", "TIME", short: "-S", help: "Only events that occurred at TIME or later. TIME is an RFC 3339 time "
+                + "(2026-11-29T14:00:00Z), a local time YYYY-MM-DD [HH:MM[:SS]], now, today, yesterday, tomorrow, "
+                + "or relative to now: -1h, -30m, -1d12h, +5m, 2h ago."),
+            .value("--until", "TIME", short: "-U", help: "Only events that occurred before TIME (as for --since)."),
             .value("--app", "ID", help: "Only events of the app ID."),
             .value("--kind", "K", help: "Only events of kind K: " + kinds.joined(separator: ", ")
                 + ". Repeat it, or list kinds separated by commas, for several."),
-            .value("--count", "N", help: "Stop after N events (N at least 1)."),
-            .flag("--follow", help: "When proctord goes away (a restart, a stop), wait for it and go on instead of "
-                + "ending with exit status 3. Events while it is away are missed. proctord must be running when "
-                + "the command starts, so a wrong address is still found at once."),
+            .value("--lines", "N", short: "-n", help: "Only the newest N matching events (0 or more); answered at once. "
+                + "Without it, every matching event proctord keeps (at most 10000, the newest; a note on standard "
+                + "error says when more matched)."),
+            .flag("--follow", short: "-f", help: "After the recorded events (the newest 10 unless --lines or --since says), "
+                + "print new events as they happen, until interrupted. No event is missed or printed twice in between. "
+                + "When proctord goes away (a restart, a stop), wait for it and go on from the last event printed: events "
+                + "it recorded meanwhile are printed then. proctord must be running when the command starts."),
+            .value("--output", "FORMAT", short: "-o", help: "short (the default: one readable line per event) or json "
+                + "(the same as --json)."),
         ] + AdminClient.options(jsonOutput: "each event as one JSON object per line"),
         description: [
-            "Subscribes to proctord's event stream (io.proctor.Admin.Events) and prints each event as it arrives: "
-                + "decisions, app lifecycle events, registrations, policy changes, wipes, feedback, notifications and "
-                + "compliance changes of running apps. "
-                + "proctord sends only events that happen after the subscription; there is no backlog (the journal "
-                + "keeps the history: journalctl -u proctord).",
-            "Runs until interrupted (Ctrl-C), until --count events have been printed, or until proctord goes away. "
-                + "Each event is one line: the time in the local time zone, the kind, the app (- for none) and the "
-                + "event's data as key=value pairs. With --json each event is one JSON object per line, "
-                + "{\"at\", \"kind\", \"appId\", \"data\"} as proctord sends it, ready for jq.",
+            "Prints the events proctord recorded (io.proctor.Admin.EventHistory), oldest first: decisions, app "
+                + "lifecycle events, data-action denials the SDK reported, registrations (including refused launches of "
+                + "blocked or retired apps), policy changes, wipes, feedback, notifications and compliance changes of running apps. proctord keeps a bounded "
+                + "history in its state database (by default the last 100000 events or 30 days, whichever is less: "
+                + "proctord's --event-history-limit and --event-history-age), which survives restarts.",
+            "Each event is one line: when it occurred in the local time zone, the kind, the app (- for none) and the "
+                + "event's data as key=value pairs; receivedAt=TIME follows when proctord received it more than a second "
+                + "later (an app's report queued while proctord was away). With --json (or --output json) each event is "
+                + "one JSON object per line, {\"id\", \"occurredAt\", \"receivedAt\", \"kind\", \"appId\", \"data\"} as "
+                + "proctord sends it, ready for jq.",
         ],
         exitStatuses: [
-            (.success, "--count events were printed, or proctord ended the stream."),
-            (.invalidInput, "The command line is wrong (an unknown kind, a bad --count)."),
+            (.success, "The events were printed (or, with --follow, the stream ended)."),
+            (.invalidInput, "The command line is wrong (an unknown kind, a bad time or --lines, --until with --follow)."),
             (.daemonUnreachable, "proctord is not running at the address, or it went away and --follow was not given."),
             (.daemonRefused, "proctord refused, such as permission denied."),
         ],
         examples: [
-            ("proctorctl events", "Watch everything proctord does."),
-            ("proctorctl events --app com.example.notes --kind decision --follow",
-             "Watch the notes app's decisions, across restarts of proctord."),
-            ("proctorctl events --kind wipe --count 1 --json", "Wait for the next wipe and print it as JSON."),
+            ("proctorctl events -n 20", "The last 20 events."),
+            ("proctorctl events --since -1h --kind decision,denial",
+             "The decisions and denials of the last hour."),
+            ("proctorctl events --since yesterday --until today --app com.example.notes --json",
+             "Everything the notes app did yesterday, as JSON."),
+            ("proctorctl events --app com.example.notes --follow",
+             "The notes app's last 10 events, then its new ones as they happen, across restarts of proctord."),
         ],
         run: run)
 
-    static func run(_ arguments: ParsedArguments, context: CommandContext) throws(CommandFailure) -> ExitStatus {
+    /// What the command line asks for, checked.
+    struct Request {
+        var filter: Admin.EventFilter?
+        var since: String?
+        var until: String?
+        var lines: Int?
+        var follow: Bool
+        var json: Bool
+    }
+
+    static func request(_ arguments: ParsedArguments, now: Int64) throws(CommandFailure) -> Request {
         var filter = Admin.EventFilter(appId: arguments.value("--app"))
         let requestedKinds = arguments.allValues("--kind").flatMap { $0.split(separator: ",").map(String.init) }
         for kind in requestedKinds where !kinds.contains(kind) {
             throw .usage(UsageError("unknown event kind \"\(kind)\", expected one of \(kinds.joined(separator: ", "))"))
         }
         if !requestedKinds.isEmpty { filter.kinds = requestedKinds }
-        var remaining: Int?
-        if let text = arguments.value("--count") {
-            guard let count = Int(text), count >= 1 else {
-                throw .usage(UsageError("--count must be a whole number, 1 or more; found \"\(text)\""))
+        func time(_ option: String) throws(CommandFailure) -> String? {
+            guard let text = arguments.value(option) else { return nil }
+            guard let milliseconds = EventTime.parse(text, now: now) else {
+                throw .usage(UsageError("\(option) expects a time such as 2026-11-29 14:00, -1h, today or "
+                                        + "2026-11-29T14:00:00Z; found \"\(text)\""))
             }
-            remaining = count
+            return RFC3339.string(milliseconds: milliseconds)
         }
-        let request = Admin.Events.Request(filter: filter == Admin.EventFilter() ? nil : filter)
-        let json = arguments.has("--json")
+        var lines: Int?
+        if let text = arguments.value("--lines") {
+            guard let count = Int(text), (0...Admin.EventHistory.maxLimit).contains(count) else {
+                throw .usage(UsageError("--lines must be a whole number from 0 to \(Admin.EventHistory.maxLimit); found \"\(text)\""))
+            }
+            lines = count
+        }
+        let format = arguments.value("--output") ?? "short"
+        guard outputFormats.contains(format) else {
+            throw .usage(UsageError("--output expects \(outputFormats.joined(separator: " or ")); found \"\(format)\""))
+        }
+        let follow = arguments.has("--follow")
+        if follow, arguments.value("--until") != nil {
+            throw .usage(UsageError("--until cannot be combined with --follow: new events occur after any --until"))
+        }
+        return Request(filter: filter == Admin.EventFilter() ? nil : filter, since: try time("--since"), until: try time("--until"),
+                       lines: lines, follow: follow, json: arguments.has("--json") || format == "json")
+    }
+
+    static func run(_ arguments: ParsedArguments, context: CommandContext) throws(CommandFailure) -> ExitStatus {
+        let request = try request(arguments, now: currentMilliseconds())
         var client = try AdminClient(arguments, context: context, timeout: nil)
+        func print(_ event: Admin.Event, _ json: JSONValue?) {
+            context.console.print(request.json ? (json ?? event.json).serializedString() : line(for: event))
+        }
+        // The recorded events: all of them matching, or the newest --lines.
+        let backlog = request.lines ?? (request.follow && request.since == nil ? followBacklog : nil)
+        let history = try client.call(Admin.EventHistory.self,
+                                      Admin.EventHistory.Request(filter: request.filter, since: request.since, until: request.until,
+                                                                 limit: backlog.map { max($0, 1) }))
+        let recorded = try history.message()
+        if backlog != 0 {
+            let raw = history.json["events"]?.arrayValue ?? []
+            for (index, event) in recorded.events.enumerated() { print(event, raw.indices.contains(index) ? raw[index] : nil) }
+        }
+        if recorded.truncated, request.lines == nil, !request.follow {
+            context.console.printError("proctorctl events: more events matched; these are the newest "
+                                       + "\(recorded.events.count) (narrow with --since, --until or --lines)")
+        }
+        guard request.follow else { return .success }
+        // Then the live ones, from the last recorded: proctord replays what came in between.
+        var cursor = recorded.lastId
         while true {
             do {
-                try client.stream(Admin.Events.self, request) { answer throws(CommandFailure) in
+                try client.stream(Admin.Events.self, Admin.Events.Request(filter: request.filter, after: cursor)) { answer throws(CommandFailure) in
                     let event = try answer.message().event
-                    context.console.print(json ? (answer.json["event"] ?? event.json).serializedString() : line(for: event))
-                    if let count = remaining {
-                        remaining = count - 1
-                        return count > 1
-                    }
+                    cursor = max(cursor, event.id)
+                    print(event, answer.json["event"])
                     return true
                 }
                 return .success
-            } catch .daemonUnreachable(let address, let reason) where arguments.has("--follow") {
+            } catch .daemonUnreachable(let address, let reason) {
                 context.console.printError("proctorctl events: lost proctord at \(address)"
                     + (reason.map { " (\($0))" } ?? "") + "; waiting for it")
                 client = try reconnect(arguments, context: context)
                 context.console.printError("proctorctl events: connected to proctord at \(address) again")
             }
         }
+    }
+
+    private static func currentMilliseconds() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec / 1_000_000)
     }
 
     /// Connects again once a second until proctord answers; only a refusal or bad input ends it.
@@ -107,7 +178,13 @@ enum EventsCommand {
             let quoted = text.isEmpty || text.contains(" ") || text.contains("\"") ? JSONValue.string(text).serializedString() : text
             return "\(leaf.path)=\(quoted)"
         }
-        let head = [LocalTime.format(event.at), event.kind, event.appId ?? "-"]
-        return head.joined(separator: "  ") + (pairs.isEmpty ? "" : "  " + pairs.joined(separator: " "))
+        var late: [String] = []
+        if let occurred = RFC3339.milliseconds(event.occurredAt), let received = RFC3339.milliseconds(event.receivedAt),
+           received - occurred >= 1000 {
+            late = ["receivedAt=" + LocalTime.format(event.receivedAt)]
+        }
+        let head = [LocalTime.format(event.occurredAt), event.kind, event.appId ?? "-"]
+        let tail = pairs + late
+        return head.joined(separator: "  ") + (tail.isEmpty ? "" : "  " + tail.joined(separator: " "))
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import ProctorProtocol
 
 /// Renders the daemon's RFC 3339 UTC times in the local time zone (the `TZ` of the
 /// process), ISO 8601 with the offset: `2026-11-29T14:03:05+01:00`.
@@ -18,51 +19,9 @@ enum LocalTime {
         return formatted
     }
 
-    /// Seconds since the epoch of `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`, or nil.
+    /// Seconds since the epoch of an RFC 3339 time, or nil.
     static func parse(_ text: String) -> Int? {
-        let bytes = Array(text.utf8)
-        func number(_ start: Int, _ count: Int) -> Int? {
-            guard start + count <= bytes.count else { return nil }
-            var value = 0
-            for byte in bytes[start..<start + count] {
-                guard (0x30...0x39).contains(byte) else { return nil }
-                value = value * 10 + Int(byte - 0x30)
-            }
-            return value
-        }
-        func byte(_ index: Int, is character: Character) -> Bool {
-            index < bytes.count && bytes[index] == character.asciiValue
-        }
-        guard let year = number(0, 4), byte(4, is: "-"), let month = number(5, 2), byte(7, is: "-"),
-              let day = number(8, 2), byte(10, is: "T") || byte(10, is: "t") || byte(10, is: " "),
-              let hour = number(11, 2), byte(13, is: ":"), let minute = number(14, 2), byte(16, is: ":"),
-              let second = number(17, 2), (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60,
-              second < 61
-        else { return nil }
-        var index = 19
-        if byte(index, is: ".") {
-            index += 1
-            while index < bytes.count, (0x30...0x39).contains(bytes[index]) { index += 1 }
-        }
-        var offset = 0
-        if byte(index, is: "Z") || byte(index, is: "z") {
-            index += 1
-        } else if byte(index, is: "+") || byte(index, is: "-"), let hours = number(index + 1, 2), byte(index + 3, is: ":"),
-                  let minutes = number(index + 4, 2) {
-            offset = (hours * 60 + minutes) * 60 * (byte(index, is: "-") ? -1 : 1)
-            index += 6
-        } else {
-            return nil
-        }
-        guard index == bytes.count else { return nil }
-        var parts = tm()
-        parts.tm_year = Int32(year - 1900)
-        parts.tm_mon = Int32(month - 1)
-        parts.tm_mday = Int32(day)
-        parts.tm_hour = Int32(hour)
-        parts.tm_min = Int32(minute)
-        parts.tm_sec = Int32(second)
-        return Int(timegm(&parts)) - offset
+        RFC3339.milliseconds(text).map { Int($0 / 1000) - ($0 % 1000 < 0 ? 1 : 0) }
     }
 
     /// `3d 4h`, `2h 5m`, `5m 3s`, `42s`: an uptime at a glance.

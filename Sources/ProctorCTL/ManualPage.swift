@@ -38,7 +38,8 @@ enum ManualPage {
 
     /// `*--size* _N_`
     private static func term(_ option: OptionSpec) -> String {
-        "*" + escape(option.name) + "*" + (option.valueName.map { " _" + escape($0) + "_" } ?? "")
+        (option.shortName.map { "*" + escape($0) + "*, " } ?? "") + "*" + escape(option.name) + "*"
+            + (option.valueName.map { " _" + escape($0) + "_" } ?? "")
     }
 
     /// `[TARGET]` as `[_TARGET_]`: the brackets plain, the name underlined.

@@ -61,7 +61,7 @@ public struct Verb: Sendable {
         }
         lines += ["", "OPTIONS"]
         for option in options + [.flag("--help", help: "Show this manual and exit (also -h).")] {
-            lines.append("    " + option.name + (option.valueName.map { " " + $0 } ?? ""))
+            lines.append("    " + option.spellings + (option.valueName.map { " " + $0 } ?? ""))
             lines += TextWrapping.wrap(option.help, indent: 8)
         }
         lines += ["", "EXIT STATUS"]

@@ -65,10 +65,18 @@ extension Daemon {
             })
         }
         table.stream(Admin.Events.self) { [unowned self] request, _, reply throws(VarlinkError) in
-            guard events.add(appID: request.filter?.appId, kinds: request.filter?.kinds.map(Set.init), handle: reply) else {
+            // The replay and the subscription happen in this one loop turn: no event between them.
+            let replay = try request.after.map { after throws(VarlinkError) in
+                try recordedEvents(matching: EventQuery(appID: request.filter?.appId, kinds: request.filter?.kinds,
+                                                        afterID: Int64(after)),
+                                   limit: Admin.EventHistory.maxLimit)
+            } ?? []
+            guard events.add(appID: request.filter?.appId, kinds: request.filter?.kinds.map(Set.init), handle: reply,
+                             replay: replay) else {
                 throw AdminError.invalidParameter("filter", "at most \(events.maxSubscribers) event streams may be open")
             }
         }
+        table.answer(Admin.EventHistory.self) { [unowned self] request, _ throws(VarlinkError) in try eventHistory(request) }
         return table.methods
     }
 }

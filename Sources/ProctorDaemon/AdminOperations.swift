@@ -65,13 +65,31 @@ extension Daemon {
         var detail = Admin.AppDetail(
             appId: appID, inPolicy: view != nil, state: view?.state, sessions: sessions,
             lastRegistration: inventory?.registration.map(Admin.Registration.init),
-            lastEvent: inventory?.lastEvent.map { Admin.LifecycleEvent(at: Clock.rfc3339($0.at), event: $0.event) },
+            lastEvent: lastLifecycleEvent(of: appID, stored: inventory?.lastEvent),
             config: view?.config ?? [:], dlp: view?.dlp ?? [:], compliance: view?.compliance ?? [:],
             feedback: inventory?.feedback.map(Admin.Feedback.init) ?? [],
             acknowledgements: inventory?.acknowledgements.map(Admin.PolicyAcknowledgement.init) ?? [],
             wipes: inventory?.wipes.map(Admin.WipeRecord.init) ?? [])
         do { detail.dataKeys = try dataKeyStates(of: appID) } catch { throw adminError(for: error, while: "reading data keys of \(appID)") }
+        detail.policyVersion = active.version
+        if view != nil, let registration = inventory?.registration {
+            // The engine's own launch rule, for the version the app last registered with.
+            let launch = active.compiled.decide(DecisionRequest(app: appID, action: .launch, target: nil, size: nil,
+                                                                appVersion: registration.appVersion.flatMap(SemanticVersion.init)))
+            let versionRule = launch.violation != nil
+            detail.complianceState = Admin.ComplianceState(compliant: !versionRule,
+                                                           reason: versionRule ? launch.reason : "meets its compliance settings")
+        }
         return detail
+    }
+
+    /// The app's latest lifecycle event: one still waiting for the history's write, else the store's.
+    private func lastLifecycleEvent(of appID: AppID, stored: LifecycleRecord?) -> Admin.LifecycleEvent? {
+        if let queued = events.pending.last(where: { $0.kind == EventKind.lifecycle && $0.appID == appID }),
+           let name = queued.data["event"]?.stringValue {
+            return Admin.LifecycleEvent(at: Clock.rfc3339(queued.occurredAt), event: name)
+        }
+        return stored.map { Admin.LifecycleEvent(at: Clock.rfc3339($0.at), event: $0.event) }
     }
 
     /// Validate and compile off the loop, then on the loop persist (one transaction,
@@ -199,7 +217,7 @@ extension Daemon {
         perform(effects)
         log(.wipeIssued, "Wipe \(directive.id) issued for \(appID) by uid \(context.peer.uid); delivered to \(deliveredTo) session(s)",
             [(DaemonEventField.appID, appID), ("DIRECTIVE_ID", directive.id)] + peerFields(context.peer))
-        events.emit(kind: "wipe", appID: appID, data: ["directiveId": .string(directive.id), "deliveredTo": .number(deliveredTo)])
+        events.emit(kind: EventKind.wipe, appID: appID, data: ["directiveId": .string(directive.id), "deliveredTo": .number(deliveredTo)])
         return Admin.Wipe.Reply(directiveId: directive.id, deliveredTo: deliveredTo)
     }
 
@@ -226,7 +244,7 @@ extension Daemon {
                 throw adminError(for: error, while: "queueing a notification for \(appID)")
             }
         }
-        events.emit(kind: "notification", appID: appID, data: ["payload": .object(request.payload), "delivered": .number(delivered),
+        events.emit(kind: EventKind.notification, appID: appID, data: ["payload": .object(request.payload), "delivered": .number(delivered),
                                                                "queuedUntil": queuedUntil.map(JSONValue.string) ?? .null])
         return Admin.Notify.Reply(delivered: delivered, queuedUntil: queuedUntil)
     }

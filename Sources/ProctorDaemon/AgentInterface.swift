@@ -9,6 +9,8 @@ import Varlink
 extension Daemon {
     /// Sessions one connection may open (an app registers once; a few for helpers).
     static let maxSessionsPerConnection = 16
+    /// The largest `detail` a `ReportEvent` may carry (serialized).
+    static let maxEventDetailBytes = 4096
 
     func agentMethods() -> [String: VarlinkMethod<ConnectionContext>] {
         var table = MethodTable<ConnectionContext>()
@@ -25,12 +27,14 @@ extension Daemon {
         }
         table.answer(Agent.ReportEvent.self) { [unowned self] request, call, context throws(VarlinkError) in
             let session = try session(request.session, of: call, in: context)
-            do throws(StoreError) {
-                try store.recordLifecycleEvent(appID: session.appID, event: request.event, at: Clock.now())
-            } catch {
-                logStorageFailure("recording a lifecycle event of \(session.appID)", error)
+            // Kept in the event history: bounded, so a flood of reports cannot fill memory or disk.
+            if let detail = request.detail, JSONValue.object(detail).serialized().count > Self.maxEventDetailBytes {
+                throw AgentError.invalidParameter("detail", "must be at most \(Self.maxEventDetailBytes) bytes of JSON")
             }
-            events.emit(kind: "lifecycle", appID: session.appID,
+            // Recorded by the batched history write (Daemon+EventHistory), never by a write of
+            // its own: an app reporting at will must not make the loop wait on the disk.
+            events.emit(kind: request.event == "dataActionDenied" ? EventKind.denial : EventKind.lifecycle, appID: session.appID,
+                        occurredAt: request.occurredAt.flatMap(RFC3339.milliseconds),
                         data: ["event": .string(request.event), "detail": request.detail.map(JSONValue.object) ?? .null,
                                "session": .string(session.id)])
             onReport?(session.appID, request)
@@ -75,7 +79,8 @@ extension Daemon {
         guard let entry = active.compiled.appPolicy(appID) else {
             if logsRefusal(.registration, uid: caller.uid) {
                 log(.registrationRefusedUnknown, "Registration refused: \(appID) is not in policy", fields + policyFields())
-                events.emit(kind: "registration", appID: appID, data: ["outcome": "unknownApp", "pid": .number(Int(caller.pid))])
+                events.emit(kind: EventKind.registration, appID: appID,
+                            data: ["outcome": "unknownApp", "pid": .number(Int(caller.pid))])
             }
             throw AgentError.unknownApp(appID)
         }
@@ -85,7 +90,7 @@ extension Daemon {
             if case .mismatch(let why) = verdict {
                 if logsRefusal(.registration, uid: caller.uid) {
                     log(.registrationRefusedIdentity, "Registration refused for \(appID): \(why)", fields)
-                    events.emit(kind: "registration", appID: appID,
+                    events.emit(kind: EventKind.registration, appID: appID,
                                 data: ["outcome": "identityMismatch", "reason": .string(why), "pid": .number(Int(caller.pid))])
                 }
                 throw AgentError.identityMismatch(appID, why)
@@ -107,9 +112,12 @@ extension Daemon {
         }
         log(.appRegistered, "\(appID) registered (state \(entry.state.rawValue))",
             fields + [(DaemonEventField.session, session.id)] + policyFields())
-        events.emit(kind: "registration", appID: appID,
-                    data: ["outcome": "registered", "session": .string(session.id), "pid": .number(Int(caller.pid)),
-                           "version": request.version.map(JSONValue.string) ?? .null])
+        // A blocked or retired app gets its session (to learn its state) but may not run:
+        // its launch is refused, which is what the event says.
+        events.emit(kind: EventKind.registration, appID: appID,
+                    data: ["outcome": .string(entry.state == .authorized ? "registered" : "launchRefused"),
+                           "state": .string(entry.state.rawValue), "session": .string(session.id),
+                           "pid": .number(Int(caller.pid)), "version": request.version.map(JSONValue.string) ?? .null])
         perform(effects)
         // The launch verdict the SDK acts on is a decision like any other: logged and counted.
         let launch = reply.snapshot.launch
@@ -143,7 +151,7 @@ extension Daemon {
         } catch {
             throw agentError(for: error, parameter: "directiveId")
         }
-        events.emit(kind: "wipe", appID: session.appID,
+        events.emit(kind: EventKind.wipe, appID: session.appID,
                     data: ["directiveId": .string(directiveID), "outcome": .string(failed ? "failed" : "completed")])
         onReport?(session.appID, request)
     }
@@ -163,7 +171,7 @@ extension Daemon {
         } catch {
             throw agentError(for: error, parameter: "key")
         }
-        events.emit(kind: "feedback", appID: session.appID,
+        events.emit(kind: EventKind.feedback, appID: session.appID,
                     data: ["key": .string(request.key), "message": .string(request.message), "data": data ?? .null])
         onReport?(session.appID, request)
     }
@@ -182,8 +190,8 @@ extension Daemon {
         return session
     }
 
-    /// Counts a decision, logs it (denials always, allowed ones at debug level) and tells
-    /// `Events` subscribers.
+    /// Counts a decision, logs it (denials always, allowed ones at debug level), keeps denials
+    /// in the event history and tells `Events` subscribers.
     func record(_ decision: Decision, for request: DecisionRequest, peer: PeerIdentity?, session: String?) {
         if decision.allowed { decisionsAllowed += 1 } else { decisionsDenied += 1 }
         let kind: DaemonEvent = decision.allowed ? .decisionAllowed : .decisionDenied
@@ -198,7 +206,11 @@ extension Daemon {
             if let peer { fields += peerFields(peer) }
             log(kind, "\(decision.allowed ? "Allowed" : "Denied") \(request.action.rawValue) for \(request.app): \(decision.reason)", fields)
         }
-        events.emit(kind: "decision", appID: request.app, data: [
+        // Allowed decisions are routine (debug level in the journal too): streamed to `Events`
+        // subscribers but not kept, or a busy machine would push everything else out of the
+        // bounded history within seconds and write it continuously. Denials are kept.
+        guard !decision.allowed || events.hasSubscribers else { return }
+        events.emit(kind: EventKind.decision, appID: request.app, recorded: !decision.allowed, data: [
             "action": .string(request.action.rawValue), "target": request.target.map(JSONValue.string) ?? .null,
             "allowed": .bool(decision.allowed), "rule": .string(decision.rule), "reason": .string(decision.reason),
         ])

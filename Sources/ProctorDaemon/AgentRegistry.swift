@@ -124,7 +124,7 @@ final class AgentRegistry {
                 update(session, reason: .policy, view: view, effects: &effects)
             }
         }
-        effects.append(.event(kind: "policy", appID: nil, data: ["version": .string(policy.version), "sha256": .string(policy.sha256)]))
+        effects.append(.event(kind: EventKind.policy, appID: nil, data: ["version": .string(policy.version), "sha256": .string(policy.sha256)]))
         effects.append(.statusChanged)
         return effects
     }

@@ -36,7 +36,8 @@ final class Daemon {
     var active: ActivePolicy { registry.active }
     var decisionsAllowed = 0
     var decisionsDenied = 0
-    let events = EventFeed()
+    /// The `Admin.Events` streams and the queue of events not yet in the store's history.
+    let events: EventFeed
     /// Signed bundles and the MDM poll (Daemon+Fleet.swift).
     var fleet = FleetState()
     let fleetShared = FleetShared()
@@ -62,6 +63,12 @@ final class Daemon {
     private var statusUpdatePending = false
     /// Reloads, applied bundles and rollbacks, one at a time (`PolicyUpdateQueue`).
     var policyUpdates = PolicyUpdateQueue()
+    /// A write of the event history is scheduled (`Daemon+EventHistory`).
+    var historyFlushScheduled = false
+    /// The last write of the event history failed (logged once until one succeeds).
+    var historyWriteFailing = false
+    /// Dropped events already logged.
+    var reportedDroppedEvents = 0
 
     /// Sets everything up short of serving: directories, lock, store, policy.
     init(configuration: DaemonConfiguration, loop: EventLoop, logger: Logger) throws(StartupError) {
@@ -100,6 +107,12 @@ final class Daemon {
             throw StartupError(message: "the last applied bundle serial cannot be read: \(error)", errno: EIO)
         }
         fleetShared.lastAppliedSerial.store(fleet.lastAppliedSerial ?? 0, ordering: .relaxed)
+
+        do {
+            events = EventFeed(lastID: try store.lastEventID())
+        } catch {
+            throw StartupError(message: "the event history in the state database cannot be read: \(error)", errno: EIO)
+        }
 
         let now = Clock.now()
         var reloadProblems: [PolicyProblem] = []
@@ -145,6 +158,7 @@ final class Daemon {
         // A policy.d edited to retire an app while proctord was stopped counts as well.
         shredDataKeysOfRetiredApps()
         pruneIdentityPins()
+        events.onFirstPending = { [unowned self] in scheduleHistoryFlush(after: Self.historyFlushInterval) }
     }
 
     // MARK: Serving
@@ -156,6 +170,7 @@ final class Daemon {
         // stopped daemon leaves one self-contained file (what an administrator copies). The
         // lock goes with it, so a daemon run in process can start again on the directory.
         defer {
+            flushEventHistory()
             store.close()
             lock = nil
         }

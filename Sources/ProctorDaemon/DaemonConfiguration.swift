@@ -1,5 +1,6 @@
 import Glibc
 import ProctorPolicy
+import ProctorStore
 
 /// Where proctord finds its policy, keeps its state and puts its sockets, and the limits
 /// it enforces, from the command line, then the environment systemd sets, then defaults.
@@ -32,6 +33,14 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// systemd's `$CREDENTIALS_DIRECTORY`: where the decrypted `machine-key` credential is,
     /// when the unit loads one (`LoadCredentialEncrypted=`).
     public var credentialsDirectory: String?
+    /// Events kept in the event history (`Admin.EventHistory`), at most.
+    public var eventHistoryLimit = 100_000
+    /// How long an event stays in the history, in seconds (whichever limit leaves fewer).
+    public var eventHistoryAgeSeconds = 30 * 86_400
+
+    var eventRetention: EventRetention {
+        EventRetention(maxCount: eventHistoryLimit, maxAge: Int64(eventHistoryAgeSeconds) * 1000)
+    }
 
     public var policyDirectory: String { configDirectory + "/policy.d" }
     /// Where signed policy comes from and whether it is required (docs/fleet.md).
@@ -114,7 +123,26 @@ public struct DaemonConfiguration: Sendable, Equatable {
         .count("--message-timeout", "S", "seconds a client may leave a message half-sent before",
                "its connection is closed (default: 10)", set: \.idleMessageTimeoutSeconds),
         .count("--history-limit", "N", "applied policies kept for rollback (default: 20)", set: \.historyLimit),
+        .count("--event-history-limit", "N", "events kept in the event history (proctorctl events)",
+               "(default: 100000)", set: \.eventHistoryLimit),
+        Option(name: "--event-history-age", valueName: "AGE", help: ["how long events stay in the history: seconds, or a",
+                                                                    "number with s, m, h or d (default: 30d); the",
+                                                                    "history keeps what both limits allow"]) {
+            configuration, text throws(UsageError) in
+            guard let seconds = parseAge(text) else {
+                throw UsageError(description: "--event-history-age expects a duration such as 3600, 90m, 12h or 30d, got \"\(text)\"")
+            }
+            configuration.eventHistoryAgeSeconds = seconds
+        },
     ]
+
+    /// `3600`, `90m`, `12h`, `30d` in seconds (at least 1), or nil.
+    static func parseAge(_ text: String) -> Int? {
+        let units: [Character: Int] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+        let (digits, unit) = text.last.flatMap { units[$0] }.map { (text.dropLast(), $0) } ?? (Substring(text), 1)
+        guard let number = Int(digits), number >= 1, number <= Int(Int32.max) else { return nil }
+        return number * unit
+    }
 
     /// What `-h`/`--help` and `--version` stand for in the usage; parsed before the table.
     static let informational = [("-h, --help", "show this help"), ("--version", "show the version")]

@@ -19,6 +19,7 @@ enum DaemonEvent: CaseIterable {
     case clientLimitHit
     case refusalsSuppressed
     case logMessagesDropped
+    case eventsDropped
     case stopping
     case storageFailure
     case stateDatabaseCorrupt
@@ -49,6 +50,7 @@ enum DaemonEvent: CaseIterable {
         case .clientLimitHit: MessageID("4078c40fa02a4bbfb40469911ae603d1")
         case .refusalsSuppressed: MessageID("703de64d2c5b41a882b016090d044b2d")
         case .logMessagesDropped: MessageID("9821e4c6e36d418e98e4f9d4d11f6aa9")
+        case .eventsDropped: MessageID("a2dd9c5b512b4cc2907f9d3c8f2b1bfb")
         case .stopping: MessageID("a57820dc9c044392a287fe9f65144e6f")
         case .storageFailure: MessageID("931641eee5d6428d9b294d4fb6b7c16d")
         case .stateDatabaseCorrupt: MessageID("a5a9416875de497a85b9dc282e4cd38e")
@@ -72,7 +74,7 @@ enum DaemonEvent: CaseIterable {
         case .reloadSucceeded, .policyApplied, .appRegistered, .wipeAcknowledged, .bundleApplied, .machineKeyLoaded: .info
         case .wipeIssued: .notice
         case .registrationRefusedIdentity, .registrationRefusedUnknown, .decisionDenied,
-             .clientLimitHit, .refusalsSuppressed, .logMessagesDropped, .notifyFailed, .bundleFetchFailed,
+             .clientLimitHit, .refusalsSuppressed, .logMessagesDropped, .eventsDropped, .notifyFailed, .bundleFetchFailed,
              .statusReportFailed, .dataKeyRefused: .warning
         case .reloadFailed, .storageFailure, .bundleRefused, .fleetConfigurationInvalid: .error
         case .stateDatabaseCorrupt: .critical

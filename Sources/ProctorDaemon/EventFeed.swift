@@ -1,10 +1,34 @@
 import JSONCore
+import ProctorPolicy
 import ProctorProtocol
+import ProctorStore
 import Varlink
 
-/// `Admin.Events` subscribers and what they asked for. Nothing is built for an event
-/// nobody listens to, so decisions cost nothing extra while no admin is watching.
+/// proctord's events: each gets an id, goes at once to the `Admin.Events` streams whose
+/// filter matches, and waits in a bounded queue until the daemon writes the queue to the
+/// state store's history in one transaction (`Daemon.flushEventHistory`). The queue is
+/// part of the history: `EventHistory` and a stream's replay read the store and the queue.
 final class EventFeed {
+    /// An event not yet written to the store.
+    struct Pending: Equatable {
+        let id: Int64
+        let occurredAt: UnixMilliseconds
+        let receivedAt: UnixMilliseconds
+        let kind: String
+        let appID: AppID?
+        let data: [String: JSONValue]
+
+        var record: EventRecord {
+            EventRecord(id: id, occurredAt: occurredAt, receivedAt: receivedAt, kind: kind, appID: appID,
+                        data: JSONValue.object(data).serializedString())
+        }
+
+        var message: Admin.Event {
+            Admin.Event(id: Int(id), kind: kind, appId: appID, data: data, occurredAt: Clock.rfc3339(occurredAt),
+                        receivedAt: Clock.rfc3339(receivedAt))
+        }
+    }
+
     private struct Subscriber {
         let appID: String?
         let kinds: Set<String>?
@@ -14,23 +38,47 @@ final class EventFeed {
     private var subscribers: [ObjectIdentifier: Subscriber] = [:]
     /// Most concurrent `Events` streams (each holds a connection's output buffer).
     let maxSubscribers = 64
+    /// Most events waiting to be written; past it the oldest is dropped and counted.
+    let maxPending: Int
+    /// The id of the newest event (0 before the first ever).
+    private(set) var lastID: Int64
+    private(set) var pending: [Pending] = []
+    /// Events dropped from a full queue since start (the store could not keep up or failed).
+    private(set) var droppedCount = 0
+    /// Told when an event enters an empty queue: time to schedule a write.
+    var onFirstPending: (() -> Void)?
 
-    var isEmpty: Bool { subscribers.isEmpty }
+    init(lastID: Int64, maxPending: Int = 10_000) {
+        self.lastID = lastID
+        self.maxPending = maxPending
+    }
 
-    /// Adds a stream; false when `maxSubscribers` are already open.
-    func add(appID: String?, kinds: Set<String>?, handle: VarlinkReplyHandle) -> Bool {
+    /// Adds a stream; false when `maxSubscribers` are already open. `replay` (recorded
+    /// events the client asked for) is sent first, in the same loop turn, so nothing
+    /// emitted in between is missed or sent twice.
+    func add(appID: String?, kinds: Set<String>?, handle: VarlinkReplyHandle, replay: [Admin.Event] = []) -> Bool {
         guard subscribers.count < maxSubscribers else { return false }
+        for event in replay { handle.send(Admin.Events.Reply(event: event).fields) }
         let key = ObjectIdentifier(handle)
         subscribers[key] = Subscriber(appID: appID, kinds: kinds, handle: handle)
         handle.onCancel = { [weak self] in self?.subscribers[key] = nil }
         return true
     }
 
-    /// Sends an event to every subscriber whose filter matches. `data` is built only
-    /// when someone will receive it.
-    func emit(kind: String, appID: String?, data: @autoclosure () -> [String: JSONValue]) {
+    /// Whether any `Events` stream is open.
+    var hasSubscribers: Bool { !subscribers.isEmpty }
+
+    /// Records an event that happened at `occurredAt` (now when nil) and sends it to every
+    /// subscriber whose filter matches. With `recorded: false` it is only streamed: it keeps
+    /// no place in the history and carries the id of the last recorded event.
+    func emit(kind: String, appID: String?, occurredAt: UnixMilliseconds? = nil, recorded: Bool = true,
+              data: [String: JSONValue]) {
+        let now = Clock.now()
+        if recorded { lastID += 1 }
+        let event = Pending(id: lastID, occurredAt: occurredAt ?? now, receivedAt: now, kind: kind, appID: appID, data: data)
+        if recorded { enqueue([event]) }
         guard !subscribers.isEmpty else { return }
-        var event: [String: JSONValue]?
+        var reply: [String: JSONValue]?
         for (key, subscriber) in subscribers {
             if let wanted = subscriber.appID, wanted != appID { continue }
             if let kinds = subscriber.kinds, !kinds.contains(kind) { continue }
@@ -38,11 +86,38 @@ final class EventFeed {
                 subscribers[key] = nil
                 continue
             }
-            if event == nil {
-                event = Admin.Events.Reply(event: Admin.Event(at: Clock.rfc3339(Clock.now()), kind: kind, appId: appID,
-                                                              data: data())).fields
-            }
-            subscriber.handle.send(event!)
+            if reply == nil { reply = Admin.Events.Reply(event: event.message).fields }
+            subscriber.handle.send(reply!)
         }
+    }
+
+    /// Takes every waiting event, oldest first, for one write.
+    func takePending() -> [Pending] {
+        defer { pending.removeAll(keepingCapacity: true) }
+        return pending
+    }
+
+    /// Puts back a batch whose write failed, ahead of what came since. The caller schedules
+    /// the next attempt (`onFirstPending` is not told).
+    func restore(_ batch: [Pending]) {
+        let newer = pending
+        pending = []
+        enqueue(batch + newer, announcing: false)
+    }
+
+    /// Waiting events that `query` matches, oldest first.
+    func pending(matching query: EventQuery) -> [Pending] {
+        pending.filter { query.matches(id: $0.id, occurredAt: $0.occurredAt, kind: $0.kind, appID: $0.appID) }
+    }
+
+    private func enqueue(_ events: [Pending], announcing: Bool = true) {
+        let wasEmpty = pending.isEmpty
+        pending += events
+        if pending.count > maxPending {
+            let excess = pending.count - maxPending
+            pending.removeFirst(excess)
+            droppedCount += excess
+        }
+        if announcing, wasEmpty, !pending.isEmpty { onFirstPending?() }
     }
 }

@@ -469,6 +469,10 @@ public enum Admin {
         public var wipes: [WipeRecord]
         /// The app's data-key generations by user; set after `init` (absent: none).
         public var dataKeys: [DataKeyState]? = nil
+        /// The version of the policy in force.
+        public var policyVersion: String?
+        /// Nil for an app that never registered or is not in policy.
+        public var complianceState: ComplianceState?
 
         public init(appId: String, inPolicy: Bool, state: AppState?, sessions: [Session], lastRegistration: Registration?,
                     lastEvent: LifecycleEvent?, config: [String: JSONValue], dlp: [String: JSONValue],
@@ -502,6 +506,8 @@ public enum Admin {
             acknowledgements = try message.messages("acknowledgements")
             wipes = try message.messages("wipes")
             dataKeys = try message.optionalMessages("dataKeys")
+            policyVersion = try message.optionalString("policyVersion")
+            complianceState = try message.optionalMessage("complianceState")
         }
 
         public var fields: [String: JSONValue] {
@@ -514,8 +520,28 @@ public enum Admin {
             if let lastRegistration { fields["lastRegistration"] = lastRegistration.json }
             if let lastEvent { fields["lastEvent"] = lastEvent.json }
             if let dataKeys { fields["dataKeys"] = .messages(dataKeys) }
+            if let policyVersion { fields["policyVersion"] = .string(policyVersion) }
+            if let complianceState { fields["complianceState"] = complianceState.json }
             return fields
         }
+    }
+
+    /// `ComplianceState`: whether the app's last registered version meets its compliance settings.
+    public struct ComplianceState: ProtocolMessage {
+        public var compliant: Bool
+        public var reason: String
+
+        public init(compliant: Bool, reason: String) {
+            self.compliant = compliant
+            self.reason = reason
+        }
+
+        public init(reading message: MessageReader) throws(MalformedMessage) {
+            compliant = try message.bool("compliant")
+            reason = try message.string("reason")
+        }
+
+        public var fields: [String: JSONValue] { ["compliant": .bool(compliant), "reason": .string(reason)] }
     }
 
     /// `HistoryEntry`: an applied policy kept for rollback.
@@ -579,29 +605,40 @@ public enum Admin {
         }
     }
 
-    /// `Event`: one event of the `Events` stream.
+    /// `Event`: one event of the `Events` stream or of `EventHistory`.
     public struct Event: ProtocolMessage {
-        public var at: String
+        /// Increases with each event proctord records, in the order it received them.
+        public var id: Int
         public var kind: String
         public var appId: String?
         public var data: [String: JSONValue]
+        /// When it happened (for an app's report, the time the app gave).
+        public var occurredAt: String
+        /// When proctord received or produced it; also sent as `at`, for older clients.
+        public var receivedAt: String
 
-        public init(at: String, kind: String, appId: String?, data: [String: JSONValue]) {
-            self.at = at
+        public init(id: Int, kind: String, appId: String?, data: [String: JSONValue], occurredAt: String, receivedAt: String) {
+            self.id = id
             self.kind = kind
             self.appId = appId
             self.data = data
+            self.occurredAt = occurredAt
+            self.receivedAt = receivedAt
         }
 
         public init(reading message: MessageReader) throws(MalformedMessage) {
-            at = try message.string("at")
+            id = try message.int("id")
             kind = try message.string("kind")
             appId = try message.optionalString("appId")
             data = try message.object("data")
+            occurredAt = try message.string("occurredAt")
+            receivedAt = try message.string("receivedAt")
         }
 
         public var fields: [String: JSONValue] {
-            var fields: [String: JSONValue] = ["at": .string(at), "kind": .string(kind), "data": .object(data)]
+            var fields: [String: JSONValue] = ["id": .number(id), "kind": .string(kind), "data": .object(data),
+                                               "occurredAt": .string(occurredAt), "receivedAt": .string(receivedAt),
+                                               "at": .string(receivedAt)]
             if let appId { fields["appId"] = .string(appId) }
             return fields
         }

@@ -460,16 +460,25 @@ extension Admin {
 
         public struct Request: ProtocolMessage {
             public var filter: EventFilter?
+            /// Replay the recorded events with a larger id first (EventHistory's `lastId`).
+            public var after: Int?
 
-            public init(filter: EventFilter?) { self.filter = filter }
+            public init(filter: EventFilter?, after: Int? = nil) {
+                self.filter = filter
+                self.after = after
+            }
 
             public init(reading message: MessageReader) throws(MalformedMessage) {
                 filter = try message.optionalMessage("filter")
+                after = try message.optionalInt("after")
+                if let after, after < 0 { throw MalformedMessage(field: message.path(of: "after"), reason: "must be 0 or more") }
             }
 
             public var fields: [String: JSONValue] {
-                guard let filter else { return [:] }
-                return ["filter": filter.json]
+                var fields: [String: JSONValue] = [:]
+                if let filter { fields["filter"] = filter.json }
+                if let after { fields["after"] = .number(after) }
+                return fields
             }
         }
 
@@ -486,10 +495,84 @@ extension Admin {
         }
     }
 
+    public enum EventHistory: ProtocolMethod {
+        public static let interface = Admin.interface
+        public static let name = "EventHistory"
+        /// The most events one reply carries, and the default `limit`.
+        public static let maxLimit = 10_000
+
+        public struct Request: ProtocolMessage {
+            public var filter: EventFilter?
+            /// RFC 3339; events that occurred at or after it.
+            public var since: String?
+            /// RFC 3339; events that occurred before it.
+            public var until: String?
+            /// The newest this many (1…`maxLimit`).
+            public var limit: Int?
+
+            public init(filter: EventFilter?, since: String? = nil, until: String? = nil, limit: Int? = nil) {
+                self.filter = filter
+                self.since = since
+                self.until = until
+                self.limit = limit
+            }
+
+            public init(reading message: MessageReader) throws(MalformedMessage) {
+                filter = try message.optionalMessage("filter")
+                since = try message.optionalString("since")
+                until = try message.optionalString("until")
+                limit = try message.optionalInt("limit")
+                for (key, value) in [("since", since), ("until", until)] {
+                    if let value, RFC3339.milliseconds(value) == nil {
+                        throw MalformedMessage(field: message.path(of: key),
+                                               reason: "\"\(value)\" is not an RFC 3339 time such as 2026-11-29T12:00:00Z")
+                    }
+                }
+                if let limit, !(1...maxLimit).contains(limit) {
+                    throw MalformedMessage(field: message.path(of: "limit"), reason: "must be 1 to \(maxLimit)")
+                }
+            }
+
+            public var fields: [String: JSONValue] {
+                var fields: [String: JSONValue] = [:]
+                if let filter { fields["filter"] = filter.json }
+                if let since { fields["since"] = .string(since) }
+                if let until { fields["until"] = .string(until) }
+                if let limit { fields["limit"] = .number(limit) }
+                return fields
+            }
+        }
+
+        public struct Reply: ProtocolMessage {
+            /// Oldest first.
+            public var events: [Event]
+            /// The newest recorded event's id, whatever the filter; 0 when none.
+            public var lastId: Int
+            /// More events matched than were sent.
+            public var truncated: Bool
+
+            public init(events: [Event], lastId: Int, truncated: Bool) {
+                self.events = events
+                self.lastId = lastId
+                self.truncated = truncated
+            }
+
+            public init(reading message: MessageReader) throws(MalformedMessage) {
+                events = try message.messages("events")
+                lastId = try message.int("lastId")
+                truncated = try message.bool("truncated")
+            }
+
+            public var fields: [String: JSONValue] {
+                ["events": .messages(events), "lastId": .number(lastId), "truncated": .bool(truncated)]
+            }
+        }
+    }
+
     /// Every method of the interface, for checks against the interface file.
     public static let methods: [any ProtocolMethod.Type] = [
         Status.self, ListApps.self, GetApp.self, GetPolicy.self, ValidatePolicy.self, ApplyPolicy.self, ApplyBundle.self,
         Reload.self,
-        Decide.self, Wipe.self, Notify.self, PolicyHistory.self, RollbackPolicy.self, Events.self,
+        Decide.self, Wipe.self, Notify.self, PolicyHistory.self, RollbackPolicy.self, Events.self, EventHistory.self,
     ]
 }

@@ -194,11 +194,14 @@ public enum Agent {
             /// One of `Agent.reportableEvents`.
             public var event: String
             public var detail: [String: JSONValue]?
+            /// RFC 3339: when it happened, for a report sent later than that.
+            public var occurredAt: String?
 
-            public init(session: String, event: String, detail: [String: JSONValue]?) {
+            public init(session: String, event: String, detail: [String: JSONValue]?, occurredAt: String? = nil) {
                 self.session = session
                 self.event = event
                 self.detail = detail
+                self.occurredAt = occurredAt
             }
 
             public init(reading message: MessageReader) throws(MalformedMessage) {
@@ -209,11 +212,17 @@ public enum Agent {
                                            reason: "expected one of \(reportableEvents.sorted().joined(separator: ", "))")
                 }
                 detail = try message.optionalObject("detail")
+                occurredAt = try message.optionalString("occurredAt")
+                if let occurredAt, RFC3339.milliseconds(occurredAt) == nil {
+                    throw MalformedMessage(field: message.path(of: "occurredAt"),
+                                           reason: "\"\(occurredAt)\" is not an RFC 3339 time such as 2026-11-29T12:00:00Z")
+                }
             }
 
             public var fields: [String: JSONValue] {
                 var fields: [String: JSONValue] = ["session": .string(session), "event": .string(event)]
                 if let detail { fields["detail"] = .object(detail) }
+                if let occurredAt { fields["occurredAt"] = .string(occurredAt) }
                 return fields
             }
         }

@@ -109,6 +109,20 @@ enum Schema {
             CHECK ((wrapped IS NULL) = (destroyed_at IS NOT NULL))
         );
         """,
+        // 7: the event history behind Admin.EventHistory, bounded by count and age. Ids are
+        // given by the daemon (AUTOINCREMENT keeps the highest ever used after pruning).
+        """
+        CREATE TABLE events (
+            id           INTEGER PRIMARY KEY AUTOINCREMENT,
+            occurred_at  INTEGER NOT NULL,
+            received_at  INTEGER NOT NULL,
+            kind         TEXT    NOT NULL,
+            app_id       TEXT,
+            data         TEXT    NOT NULL
+        );
+        CREATE INDEX events_by_app ON events (app_id, id);
+        CREATE INDEX events_by_received_at ON events (received_at);
+        """,
     ]
 
     /// The `user_version` this build writes and understands.

@@ -13,18 +13,6 @@ extension StateStore {
         }
     }
 
-    /// Records `appID`'s latest lifecycle event (replacing the previous one).
-    public func recordLifecycleEvent(appID: String, event: String, at time: UnixMilliseconds) throws(StoreError) {
-        try FieldLimit.check(appID, field: "appId", maxCharacters: FieldLimit.appID)
-        try FieldLimit.check(event, field: "event", maxCharacters: FieldLimit.eventName)
-        try writeTransaction { () throws(StoreError) in
-            try connection.run("""
-                INSERT INTO lifecycle_events (app_id, event, at) VALUES (?, ?, ?)
-                ON CONFLICT (app_id) DO UPDATE SET event = excluded.event, at = excluded.at
-                """, [.text(appID), .text(event), .integer(time)])
-        }
-    }
-
     /// Records `appID`'s feedback under `key`, replacing any earlier value for that key.
     /// - Throws: `.invalidField` naming `key` (1…100 characters), `message` (≤ 1000) or `data`
     ///   (≤ 16 KiB); `.limitExceeded` for a new key when the app already has

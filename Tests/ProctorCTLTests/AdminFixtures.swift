@@ -34,7 +34,9 @@ enum AdminFixtures {
     ]]
 
     static let app: [String: JSONValue] = ["app": [
-        "appId": "io.proctor.demo.notes", "inPolicy": true, "state": "authorized",
+        "appId": "io.proctor.demo.notes", "inPolicy": true, "state": "authorized", "policyVersion": "2026-11-29.3",
+        "complianceState": ["compliant": false,
+                            "reason": "The app's version is below compliance.minVersion and onViolation is block."],
         "sessions": [
             ["id": "s-7f3a", "pid": 4242, "uid": 1000, "executable": "/usr/local/bin/proctor-demo",
              "registeredAt": "2026-11-29T13:00:00Z", "subscribed": true],
@@ -83,11 +85,11 @@ enum AdminFixtures {
     }
 
     static let events: [[String: JSONValue]] = [
-        ["at": "2026-11-29T14:00:00Z", "kind": "decision", "appId": "io.proctor.demo.notes",
+        ["id": 4, "occurredAt": "2026-11-29T14:00:00Z", "receivedAt": "2026-11-29T14:00:00Z", "at": "2026-11-29T14:00:00Z", "kind": "decision", "appId": "io.proctor.demo.notes",
          "data": ["action": "print", "allowed": false, "rule": "apps[\"io.proctor.demo.notes\"].dlp.print",
                   "reason": "Printing is blocked."]],
-        ["at": "2026-11-29T14:00:01Z", "kind": "policy", "appId": nil, "data": ["version": "2026-11-29.3"]],
-        ["at": "2026-11-29T14:00:02Z", "kind": "lifecycle", "appId": "io.proctor.demo.notes",
+        ["id": 5, "occurredAt": "2026-11-29T14:00:01Z", "receivedAt": "2026-11-29T14:00:01Z", "at": "2026-11-29T14:00:01Z", "kind": "policy", "appId": nil, "data": ["version": "2026-11-29.3"]],
+        ["id": 6, "occurredAt": "2026-11-29T14:00:02Z", "receivedAt": "2026-11-29T14:00:02Z", "at": "2026-11-29T14:00:02Z", "kind": "lifecycle", "appId": "io.proctor.demo.notes",
          "data": ["event": "willResignActive"]],
     ]
 

@@ -42,7 +42,8 @@ import Testing
         #expect(try complete(["policy", "apply", ""]) == ["files"])
         #expect(try complete(["--address", ""]) == ["files"])
         #expect(try complete(["events", "--kind", "l"]) == ["words", "lifecycle"])
-        #expect(try complete(["events", "--kind=d"]) == ["words", "--kind=decision"])
+        #expect(try complete(["events", "--kind=de"]) == ["words", "--kind=decision", "--kind=denial"])
+        #expect(try complete(["events", "-o", "j"]) == ["words", "json"])
         #expect(try complete(["check", "--size", ""]) == ["words"])
         #expect(try complete(["status", "extra", ""]) == ["words"])
     }

@@ -1,62 +1,67 @@
 import JSONCore
 import Testing
+import Varlink
 
-/// `proctorctl events` against a fake proctord that streams canned events.
+/// `proctorctl events` against a fake proctord that answers `EventHistory` with canned
+/// events. (`--follow` against the real daemon: Tests/python/test_events.py.)
 @Suite struct EventsTests {
     static let decisionLine = "2026-11-29T15:00:00+01:00  decision  io.proctor.demo.notes  action=print allowed=false "
         + #"reason="Printing is blocked." rule="apps[\"io.proctor.demo.notes\"].dlp.print""#
     static let policyLine = "2026-11-29T15:00:01+01:00  policy  -  version=2026-11-29.3"
 
-    @Test func eventsPrintOneLineEachAndStopAfterCount() throws {
-        let server = try FakeAdminServer(replies: [:], eventBatches: [AdminFixtures.events])
+    static func history(_ events: [[String: JSONValue]], truncated: Bool = false) -> FakeAdminServer.Handler {
+        { _ in ["events": .array(events.map(JSONValue.object)), "lastId": 6, "truncated": .bool(truncated)] }
+    }
+
+    @Test func linesAskForTheNewestNAndPrintOneLineEach() throws {
+        let server = try FakeAdminServer(replies: ["EventHistory": Self.history(Array(AdminFixtures.events.prefix(2)))])
         defer { server.stop() }
-        let result = try proctorctl(["events", "--count", "2", "--address", server.path])
+        let result = try proctorctl(["events", "-n", "2", "--address", server.path])
         #expect(result.status == 0)
         #expect(result.error == "")
         #expect(result.outputLines == [Self.decisionLine, Self.policyLine])
-        #expect(server.calls.first?.method == "io.proctor.Admin.Events")
-        #expect(server.calls.first?.more == true)
-        #expect(server.calls.first?.parameters == [:])
+        #expect(server.calls.map(\.method) == ["io.proctor.Admin.EventHistory"])
+        #expect(server.calls.first?.parameters == ["limit": 2])
     }
 
     @Test func jsonIsOneEventObjectPerLine() throws {
-        let server = try FakeAdminServer(replies: [:], eventBatches: [AdminFixtures.events])
+        let server = try FakeAdminServer(replies: ["EventHistory": Self.history(AdminFixtures.events)])
         defer { server.stop() }
-        let result = try proctorctl(["events", "--json", "--count", "3", "--address", server.path])
-        #expect(result.status == 0)
-        #expect(result.outputLines == AdminFixtures.events.map { JSONValue.object($0).serializedString() })
+        for format in [["--json"], ["--output", "json"], ["-o=json"]] {
+            let result = try proctorctl(["events"] + format + ["--address", server.path])
+            #expect(result.status == 0)
+            #expect(result.outputLines == AdminFixtures.events.map { JSONValue.object($0).serializedString() })
+        }
     }
 
-    @Test func appAndKindsBecomeTheFilter() throws {
-        let server = try FakeAdminServer(replies: [:], eventBatches: [AdminFixtures.events])
+    @Test func appKindsAndTimesBecomeTheQuery() throws {
+        let server = try FakeAdminServer(replies: ["EventHistory": Self.history([])])
         defer { server.stop() }
-        let result = try proctorctl(["events", "--app", "io.proctor.demo.notes", "--kind", "decision,policy", "--kind=wipe",
-                                     "--count", "1", "--address", server.path])
+        let result = try proctorctl(["events", "--app", "io.proctor.demo.notes", "--kind", "decision,policy", "--kind=denial",
+                                     "--since", "2026-11-29 14:00", "-U", "2026-11-29T15:30:00+01:00", "--address", server.path])
         #expect(result.status == 0)
-        #expect(server.calls.first?.parameters == ["filter": ["appId": "io.proctor.demo.notes",
-                                                              "kinds": ["decision", "policy", "wipe"]]])
+        #expect(result.output == "")
+        #expect(server.calls.first?.parameters == [
+            "filter": ["appId": "io.proctor.demo.notes", "kinds": ["decision", "policy", "denial"]],
+            "since": "2026-11-29T13:00:00.000Z", "until": "2026-11-29T14:30:00.000Z",
+        ])
     }
 
-    @Test func aDaemonGoingAwayEndsTheStreamWithExitThree() throws {
-        let server = try FakeAdminServer(replies: [:], eventBatches: [[AdminFixtures.events[0]], [AdminFixtures.events[1]]])
+    @Test func aTruncatedAnswerIsSaidOnStandardError() throws {
+        let server = try FakeAdminServer(replies: ["EventHistory": Self.history([AdminFixtures.events[0]], truncated: true)])
         defer { server.stop() }
         let result = try proctorctl(["events", "--address", server.path])
-        #expect(result.status == 3)
+        #expect(result.status == 0)
         #expect(result.outputLines == [Self.decisionLine])
-        #expect(result.error == "proctorctl: cannot talk to proctord at \(server.path): the service closed the connection\n")
+        #expect(result.error == "proctorctl events: more events matched; these are the newest 1 (narrow with --since, --until or --lines)\n")
     }
 
-    @Test func followReconnectsWhenTheDaemonComesBack() throws {
-        let server = try FakeAdminServer(replies: [:], eventBatches: [[AdminFixtures.events[0]], [AdminFixtures.events[1]]])
+    @Test func aLateReportShowsWhenProctordReceivedIt() throws {
+        var late = AdminFixtures.events[1]
+        late["receivedAt"] = "2026-11-29T14:05:01Z"
+        let server = try FakeAdminServer(replies: ["EventHistory": Self.history([late])])
         defer { server.stop() }
-        let result = try proctorctl(["events", "--follow", "--count", "2", "--address", server.path])
-        #expect(result.status == 0)
-        #expect(result.outputLines == [Self.decisionLine, Self.policyLine])
-        #expect(result.error == """
-            proctorctl events: lost proctord at \(server.path) (the service closed the connection); waiting for it
-            proctorctl events: connected to proctord at \(server.path) again
-
-            """)
-        #expect(server.calls.count == 2)
+        let result = try proctorctl(["events", "--address", server.path])
+        #expect(result.outputLines == [Self.policyLine + " receivedAt=2026-11-29T15:05:01+01:00"])
     }
 }

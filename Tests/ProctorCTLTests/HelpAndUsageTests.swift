@@ -79,10 +79,14 @@ import Testing
         (["notify", "a.b", "[1]"], "the payload JSON must be a JSON object, found an array"),
         (["notify", "a.b", "{"], "the payload JSON is not valid JSON: line 1, column 2: unexpected end of input: expected a key or '}'"),
         (["events", "--kind", "decision,weather"], "unknown event kind \"weather\", expected one of decision, lifecycle, "
-            + "registration, policy, wipe, feedback, notification, compliance"),
+            + "denial, registration, policy, wipe, feedback, notification, compliance"),
+        (["events", "-n", "-1"], "--lines must be a whole number from 0 to 10000; found \"-1\""),
+        (["events", "--since", "last tuesday"], "--since expects a time such as 2026-11-29 14:00, -1h, today or "
+            + "2026-11-29T14:00:00Z; found \"last tuesday\""),
+        (["events", "--follow", "--until", "-1h"], "--until cannot be combined with --follow: new events occur after any --until"),
+        (["events", "-o", "yaml"], "--output expects short or json; found \"yaml\""),
         (["notify", "a.b", "{}", "--ttl", "31d"], "--ttl must be a duration such as 90s, 30m, 24h or 7d, of at most 30d; found \"31d\""),
         (["notify", "a.b", "{}", "--ttl", "1.5h"], "--ttl must be a duration such as 90s, 30m, 24h or 7d, of at most 30d; found \"1.5h\""),
-        (["events", "--count", "0"], "--count must be a whole number, 1 or more; found \"0\""),
         (["status", "--jsn"], "unknown option \"--jsn\", did you mean \"--json\"?"),
         (["status", "extra"], "expected 0 arguments (), found 1"),
         (["policy", "apply"], "expected 1 argument (FILE), found 0"),

@@ -90,7 +90,7 @@ import Testing
     }
 
     @Test func usageNamesEveryOptionTheParserAccepts() throws {
-        #expect(DaemonConfiguration.options.count == 14)
+        #expect(DaemonConfiguration.options.count == 16)
         for option in DaemonConfiguration.options {
             #expect(DaemonConfiguration.usage.contains("\n  " + option.name + (option.valueName.map { " " + $0 } ?? "") + " "),
                      "usage lacks \(option.name)")

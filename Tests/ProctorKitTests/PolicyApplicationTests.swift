@@ -87,6 +87,32 @@ import Varlink
         }
     }
 
+    /// Regression: didEnterBackground reached proctord only after SIGCONT, because the process
+    /// stopped before the reporter's thread sent it.
+    @Test func backgroundIsReportedBeforeTheProcessStops() throws {
+        let daemon = try RunningDaemon(policy: Self.policy())
+        let app = try PolicyTestApp.launch(appID: Self.appID, daemon: daemon)
+        try waitForLine(in: app) { $0 == "delegate didBecomeActive" }
+        try app.send(SIGTSTP)
+        try app.waitForSchedulerState("T")
+        let lastLifecycleEvent = { () throws -> JSONValue? in
+            try daemon.admin("EventHistory", ["filter": ["appId": .string(Self.appID), "kinds": ["lifecycle"]], "limit": 1])["events"]?
+                .arrayValue?.last
+        }
+        let event = try #require(try lastLifecycleEvent())
+        #expect(event["data"]?["event"]?.stringValue == "didEnterBackground")
+        #expect(try app.schedulerState() == "T")
+        // The app's own time: no later than when proctord received it.
+        let occurred = try #require(event["occurredAt"]?.stringValue), received = try #require(event["receivedAt"]?.stringValue)
+        #expect(occurred <= received)
+        try app.send(SIGCONT)
+        try eventually("proctord records the return to the foreground") {
+            try lastLifecycleEvent()?["data"]?["event"]?.stringValue == "didBecomeActive"
+        }
+        try app.send(SIGTERM)
+        #expect(try app.waitForExit() == 0)
+    }
+
     // MARK: Wipes
 
     @Test func retiredAppWipesItsDeclaredDirectoryAndOnlyThat() throws {
@@ -205,7 +231,7 @@ import Varlink
         let daemon = try RunningDaemon(policy: Self.policy())
         let events = try VarlinkClient(path: daemon.adminSocket, timeout: .seconds(10))
         var stream = try events.callMore("io.proctor.Admin.Events",
-                                         ["filter": ["appId": .string(Self.appID), "kinds": ["lifecycle"]]])
+                                         ["filter": ["appId": .string(Self.appID), "kinds": ["lifecycle", "denial"]]])
         let app = try PolicyTestApp.launch(appID: Self.appID, daemon: daemon, environment: Self.dataCasesEnvironment)
         let answers = try dataGuardAnswers(of: app, round: 1)
         let expected = try Self.daemonAnswers(daemon)
@@ -215,10 +241,14 @@ import Varlink
         // Lifecycle events and each denial reach proctord in the order the delegate saw them.
         let denials = expected.filter { !$0 }.count
         var reported: [String] = []
+        var kinds: [String] = []
         while reported.count < denials + 2, let reply = try stream.next() {
             reported.append(reply["event"]?["data"]?["event"]?.stringValue ?? "?")
+            kinds.append(reply["event"]?["kind"]?.stringValue ?? "?")
         }
         #expect(reported == ["didFinishLaunching"] + Array(repeating: "dataActionDenied", count: denials) + ["didBecomeActive"])
+        // A denial is not a lifecycle event: it has a kind of its own.
+        #expect(kinds == ["lifecycle"] + Array(repeating: "denial", count: denials) + ["lifecycle"])
         try app.send(SIGTERM)
         #expect(try app.waitForExit() == 0)
     }

@@ -140,6 +140,8 @@ struct SampleBuilder {
             case "action": return "clipboard.copy"
             case "event": return "didBecomeActive"
             case "appVersion": return "2.3.0"
+            // Times are checked as RFC 3339; an Event's `at` repeats its `receivedAt`.
+            case "at", "occurredAt", "receivedAt", "since", "until": return "2026-11-29T12:00:00Z"
             default: return .string("\(name)-text")
             }
         case .object: return ["key": "value"]

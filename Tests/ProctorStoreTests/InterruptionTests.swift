@@ -86,7 +86,7 @@ import Testing
             #expect(history.allSatisfy { $0.sha256 == SHA256.hexDigest(of: $0.version) }, "round \(round): a torn row")
             #expect(try store.currentBundle() == history.first)
             #expect(!versions.contains { ["r3", "r6", "r9", "r12", "r15", "r18"].contains($0) }, "an uncommitted row appeared")
-            try store.recordLifecycleEvent(appID: "probe", event: "round\(round)", at: Int64(round))
+            try store.recordRegistration(appID: "probe", at: Int64(round), appVersion: nil, pid: 1, uid: 0)
             store.close()
         }
     }

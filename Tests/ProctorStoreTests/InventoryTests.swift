@@ -10,8 +10,10 @@ import Testing
 
         try store.recordRegistration(appID: "com.example.notes", at: 1, appVersion: "2.0", pid: 10, uid: 1000)
         try store.recordRegistration(appID: "com.example.notes", at: 2, appVersion: nil, pid: 11, uid: 1001)
-        try store.recordLifecycleEvent(appID: "com.example.notes", event: "didFinishLaunching", at: 3)
-        try store.recordLifecycleEvent(appID: "com.example.notes", event: "didEnterBackground", at: 4)
+        try store.appendEvents([], lifecycle: [LifecycleUpdate(appID: "com.example.notes", event: "didFinishLaunching", at: 3)],
+                               retention: EventRetention(maxCount: 10, maxAge: 1000), now: 3)
+        try store.appendEvents([], lifecycle: [LifecycleUpdate(appID: "com.example.notes", event: "didEnterBackground", at: 4)],
+                               retention: EventRetention(maxCount: 10, maxAge: 1000), now: 4)
         try store.recordPolicyAcknowledgement(appID: "com.example.notes", policyVersion: "1", status: .applied, at: 5)
         try store.recordPolicyAcknowledgement(appID: "com.example.notes", policyVersion: "2", status: .unsupported, at: 6)
         try store.recordPolicyAcknowledgement(appID: "com.example.notes", policyVersion: "1", status: .error, at: 7)
@@ -113,10 +115,12 @@ import Testing
             try store.recordRegistration(appID: "a", at: 1, appVersion: "", pid: 1, uid: 0)
         }
         #expect(throws: StoreError.invalidField(field: "appId", reason: "must be at most 255 characters, got 256")) {
-            try store.recordLifecycleEvent(appID: String(repeating: "a", count: 256), event: "x", at: 1)
+            try store.appendEvents([], lifecycle: [LifecycleUpdate(appID: String(repeating: "a", count: 256), event: "x", at: 1)],
+                                   retention: EventRetention(maxCount: 10, maxAge: 1000), now: 1)
         }
         #expect(throws: StoreError.invalidField(field: "event", reason: "must not be empty")) {
-            try store.recordLifecycleEvent(appID: "a", event: "", at: 1)
+            try store.appendEvents([], lifecycle: [LifecycleUpdate(appID: "a", event: "", at: 1)],
+                                   retention: EventRetention(maxCount: 10, maxAge: 1000), now: 1)
         }
         #expect(try store.knownApps().isEmpty)
     }

@@ -11,7 +11,7 @@ import Varlink
     @Test(arguments: [
         ("io.proctor.Agent", ["AcknowledgeWipe", "Decide", "GetDataKey", "Register", "ReportEvent", "ReportFeedback", "Subscribe"],
          ["AppBlocked", "DataKeyUnavailable", "IdentityMismatch", "InvalidParameter", "InvalidSession", "StorageFailure", "UnknownApp"]),
-        ("io.proctor.Admin", ["ApplyBundle", "ApplyPolicy", "Decide", "Events", "GetApp", "GetPolicy", "ListApps", "Notify", "PolicyHistory",
+        ("io.proctor.Admin", ["ApplyBundle", "ApplyPolicy", "Decide", "EventHistory", "Events", "GetApp", "GetPolicy", "ListApps", "Notify", "PolicyHistory",
                               "Reload", "RollbackPolicy", "Status", "ValidatePolicy", "Wipe"],
          ["BundleRefused", "InvalidParameter", "InvalidPolicy", "StorageFailure", "UnknownApp", "UnknownVersion",
           "VersionConflict", "VersionReused"]),

@@ -17,7 +17,7 @@ INTERFACES = pathlib.Path(__file__).resolve().parents[2] / "Sources" / "ProctorP
         (
             "io.proctor.Admin",
             {"Status", "ListApps", "GetApp", "GetPolicy", "ValidatePolicy", "ApplyPolicy", "ApplyBundle", "Reload", "Decide",
-             "Wipe", "Notify", "PolicyHistory", "RollbackPolicy", "Events"},
+             "Wipe", "Notify", "PolicyHistory", "RollbackPolicy", "Events", "EventHistory"},
         ),
     ],
 )

@@ -102,3 +102,46 @@ def test_not_running(workdir):
         admin = os.path.join(workdir, "no.sock")
     result = proctorctl(Nowhere, "status", check=3)
     assert result.stderr.strip() == f"proctorctl: proctord is not running at {Nowhere.admin}"
+
+
+def test_app_shows_compliance_state_and_the_acknowledged_policy(workdir):
+    from conftest import Daemon, this_executable, write_policy
+    from test_events import session
+    from varlink_raw import exchange
+    old = {"state": "authorized", "match": {"executable": this_executable(), "users": ["*"]},
+           "compliance": {"minVersion": "2.0.0", "onViolation": "block"}}
+    d = Daemon(workdir)
+    write_policy(d.config_dir, base_policy(**{"io.proctor.test.old": old}))
+    d.start()
+    try:
+        assert "compliance state:   unknown (never registered)" in proctorctl(d, "app", "io.proctor.test.old", check=0).stdout
+        with session(d, "io.proctor.test.notes") as (sock, sid):
+            exchange(sock, "io.proctor.Agent.ReportFeedback", {"session": sid, "key": "policy", "severity": "info",
+                                                               "message": "ok", "data": {"version": "test.1", "result": "applied"}})
+        with socket_register(d, "io.proctor.test.old", "1.0.0"):
+            pass
+        notes = proctorctl(d, "app", "io.proctor.test.notes", check=0).stdout
+        assert "compliance state:   compliant" in notes
+        assert "policy applied:     current: test.1 applied at " in notes
+        detail = json.loads(proctorctl(d, "app", "io.proctor.test.old", "--json", check=0).stdout)["app"]
+        assert detail["policyVersion"] == "test.1"
+        assert detail["complianceState"]["compliant"] is False
+        assert "below compliance.minVersion" in detail["complianceState"]["reason"]
+        assert "compliance state:   violation: " in proctorctl(d, "app", "io.proctor.test.old", check=0).stdout
+    finally:
+        d.stop()
+
+
+def socket_register(daemon, app_id, version):
+    import contextlib
+    import socket
+    from varlink_raw import exchange
+
+    @contextlib.contextmanager
+    def registered():
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.connect(daemon.agent)
+            reply = exchange(sock, "io.proctor.Agent.Register", {"appId": app_id, "version": version})
+            assert "error" not in reply, reply
+            yield
+    return registered()

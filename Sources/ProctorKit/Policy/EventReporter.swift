@@ -53,9 +53,15 @@ final class EventReporter: Sendable {
         thread.start()
     }
 
-    /// Queues `ReportEvent(event, detail)`.
+    /// Queues `ReportEvent(event, detail)` with the time it happened (now), so an event
+    /// queued while proctord is away keeps its own time in proctord's history.
     func event(_ event: String, detail: [String: JSONValue]? = nil) {
-        enqueue(Report(Agent.ReportEvent.self) { Agent.ReportEvent.Request(session: $0, event: event, detail: detail) })
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let occurredAt = RFC3339.string(milliseconds: Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec / 1_000_000))
+        enqueue(Report(Agent.ReportEvent.self) {
+            Agent.ReportEvent.Request(session: $0, event: event, detail: detail, occurredAt: occurredAt)
+        })
     }
 
     /// Queues `ReportFeedback`.

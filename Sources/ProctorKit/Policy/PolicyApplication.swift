@@ -391,7 +391,14 @@ open class PolicyApplication: Application {
 
     open override func didBecomeActive() { reporter?.event("didBecomeActive"); super.didBecomeActive() }
     open override func willResignActive() { reporter?.event("willResignActive"); super.willResignActive() }
-    open override func didEnterBackground() { reporter?.event("didEnterBackground"); super.didEnterBackground() }
+    /// The process stops (SIGSTOP) when this returns, and the reporter's thread with it: the
+    /// report is sent before, so proctord learns of it when it happens, not after SIGCONT
+    /// (bounded, and it carries its own time if proctord is slow or away).
+    open override func didEnterBackground() {
+        reporter?.event("didEnterBackground")
+        super.didEnterBackground()
+        reporter?.flush(timeout: .milliseconds(500))
+    }
     open override func willEnterForeground() { reporter?.event("willEnterForeground"); super.willEnterForeground() }
     open override func didReceiveMemoryWarning() { reporter?.event("didReceiveMemoryWarning"); super.didReceiveMemoryWarning() }
     open override func userDidChange() { reporter?.event("userDidChange"); super.userDidChange() }

@@ -1,0 +1,134 @@
+import JSONCore
+
+/// One recorded event of the daemon's history (`Admin.EventHistory`).
+public struct EventRecord: Sendable, Equatable {
+    /// Given by the daemon, increasing in the order it received events.
+    public let id: Int64
+    public let occurredAt: UnixMilliseconds
+    public let receivedAt: UnixMilliseconds
+    public let kind: String
+    public let appID: String?
+    /// The event's data as JSON text.
+    public let data: String
+
+    public init(id: Int64, occurredAt: UnixMilliseconds, receivedAt: UnixMilliseconds, kind: String, appID: String?,
+                data: String) {
+        self.id = id
+        self.occurredAt = occurredAt
+        self.receivedAt = receivedAt
+        self.kind = kind
+        self.appID = appID
+        self.data = data
+    }
+}
+
+/// Which recorded events to read: all of them when every field is nil.
+public struct EventQuery: Sendable, Equatable {
+    public var appID: String?
+    public var kinds: [String]?
+    /// Occurred at or after.
+    public var since: UnixMilliseconds?
+    /// Occurred before.
+    public var until: UnixMilliseconds?
+    /// Ids above this one.
+    public var afterID: Int64?
+
+    public init(appID: String? = nil, kinds: [String]? = nil, since: UnixMilliseconds? = nil, until: UnixMilliseconds? = nil,
+                afterID: Int64? = nil) {
+        self.appID = appID
+        self.kinds = kinds
+        self.since = since
+        self.until = until
+        self.afterID = afterID
+    }
+
+    /// Whether an event is one this query reads (for events not yet written).
+    public func matches(id: Int64, occurredAt: UnixMilliseconds, kind: String, appID: String?) -> Bool {
+        (self.appID == nil || self.appID == appID) && (kinds?.contains(kind) ?? true)
+            && (since.map { occurredAt >= $0 } ?? true) && (until.map { occurredAt < $0 } ?? true)
+            && (afterID.map { id > $0 } ?? true)
+    }
+}
+
+/// How much event history to keep: at most `maxCount` events, none received before `maxAge`
+/// milliseconds ago; whichever leaves fewer.
+public struct EventRetention: Sendable, Equatable {
+    public var maxCount: Int
+    public var maxAge: UnixMilliseconds
+
+    public init(maxCount: Int, maxAge: UnixMilliseconds) {
+        self.maxCount = maxCount
+        self.maxAge = maxAge
+    }
+}
+
+/// An app's latest lifecycle event, kept apart from the history (`GetApp`'s `lastEvent`).
+public struct LifecycleUpdate: Sendable, Equatable {
+    public let appID: String
+    public let event: String
+    public let at: UnixMilliseconds
+
+    public init(appID: String, event: String, at: UnixMilliseconds) {
+        self.appID = appID
+        self.event = event
+        self.at = at
+    }
+}
+
+extension StateStore {
+    /// Appends `events` to the history, records the apps' latest lifecycle events and prunes
+    /// what `retention` no longer keeps, in one transaction **without an fsync**
+    /// (`synchronous=NORMAL` for this transaction only): a crash of the process loses none
+    /// of it, a power loss may lose it back to the last fsynced write (any other write
+    /// method's commit, or a checkpoint). Nothing else is weakened: every other write stays
+    /// `synchronous=FULL`.
+    public func appendEvents(_ events: [EventRecord], lifecycle: [LifecycleUpdate], retention: EventRetention,
+                             now: UnixMilliseconds) throws(StoreError) {
+        for update in lifecycle {
+            try FieldLimit.check(update.appID, field: "appId", maxCharacters: FieldLimit.appID)
+            try FieldLimit.check(update.event, field: "event", maxCharacters: FieldLimit.eventName)
+        }
+        if connection.isReadOnly { throw .readOnly(path: databasePath) }
+        try connection.run("PRAGMA synchronous = NORMAL")
+        defer { try? connection.run("PRAGMA synchronous = FULL") }
+        try writeTransaction { () throws(StoreError) in
+            for event in events {
+                try connection.run("""
+                    INSERT INTO events (id, occurred_at, received_at, kind, app_id, data) VALUES (?, ?, ?, ?, ?, ?)
+                    """, [.integer(event.id), .integer(event.occurredAt), .integer(event.receivedAt), .text(event.kind),
+                          .optionalText(event.appID), .text(event.data)])
+            }
+            for update in lifecycle {
+                try connection.run("""
+                    INSERT INTO lifecycle_events (app_id, event, at) VALUES (?, ?, ?)
+                    ON CONFLICT (app_id) DO UPDATE SET event = excluded.event, at = excluded.at
+                    """, [.text(update.appID), .text(update.event), .integer(update.at)])
+            }
+            // Both by index: the primary key and received_at.
+            try connection.run("DELETE FROM events WHERE id <= (SELECT max(id) FROM events) - ?",
+                               [.integer(Int64(retention.maxCount))])
+            try connection.run("DELETE FROM events WHERE received_at < ?", [.integer(now - retention.maxAge)])
+        }
+    }
+
+    /// The newest `limit` recorded events matching `query`, oldest first.
+    public func events(matching query: EventQuery, limit: Int) throws(StoreError) -> [EventRecord] {
+        let kinds = query.kinds.map { JSONValue.array($0.map(JSONValue.string)).serializedString() }
+        let rows = try connection.query("""
+            SELECT id, occurred_at, received_at, kind, app_id, data FROM events
+            WHERE (?1 IS NULL OR app_id = ?1) AND (?2 IS NULL OR kind IN (SELECT value FROM json_each(?2)))
+              AND (?3 IS NULL OR occurred_at >= ?3) AND (?4 IS NULL OR occurred_at < ?4) AND (?5 IS NULL OR id > ?5)
+            ORDER BY id DESC LIMIT ?6
+            """, [.optionalText(query.appID), .optionalText(kinds), .optionalInteger(query.since),
+                  .optionalInteger(query.until), .optionalInteger(query.afterID), .integer(Int64(limit))]) {
+            EventRecord(id: $0.integer(0), occurredAt: $0.integer(1), receivedAt: $0.integer(2), kind: $0.text(3),
+                        appID: $0.optionalText(4), data: $0.text(5))
+        }
+        return rows.reversed()
+    }
+
+    /// The highest event id ever recorded (kept after pruning); 0 when none.
+    public func lastEventID() throws(StoreError) -> Int64 {
+        try connection.query("SELECT seq FROM sqlite_sequence WHERE name = 'events'") { $0.integer(0) }.first ?? 0
+    }
+}

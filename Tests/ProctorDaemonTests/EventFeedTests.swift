@@ -1,0 +1,45 @@
+import JSONCore
+import ProctorStore
+import Testing
+@testable import ProctorDaemon
+
+/// The queue in front of the event history's batched write.
+@Suite struct EventFeedTests {
+    @Test func eventsGetIncreasingIdsAndAWriteIsAskedForOncePerBatch() {
+        let feed = EventFeed(lastID: 41)
+        var asked = 0
+        feed.onFirstPending = { asked += 1 }
+        feed.emit(kind: "decision", appID: "a", data: [:])
+        feed.emit(kind: "lifecycle", appID: "a", occurredAt: 5, data: ["event": "didBecomeActive"])
+        #expect(asked == 1)
+        #expect(feed.pending.map(\.id) == [42, 43])
+        #expect(feed.pending[1].occurredAt == 5 && feed.pending[1].receivedAt > 5)
+        #expect(feed.pending(matching: EventQuery(kinds: ["lifecycle"])).map(\.id) == [43])
+        #expect(feed.takePending().count == 2 && feed.pending.isEmpty)
+        feed.emit(kind: "policy", appID: nil, data: [:])
+        #expect(asked == 2)
+        #expect(feed.lastID == 44)
+    }
+
+    @Test func aFullQueueDropsTheOldestAndCountsThem() {
+        let feed = EventFeed(lastID: 0, maxPending: 3)
+        for _ in 1...5 { feed.emit(kind: "decision", appID: nil, data: [:]) }
+        #expect(feed.pending.map(\.id) == [3, 4, 5])
+        #expect(feed.droppedCount == 2)
+    }
+
+    @Test func aFailedBatchGoesBackAheadOfNewerEventsWithinTheBound() {
+        let feed = EventFeed(lastID: 0, maxPending: 4)
+        var asked = 0
+        feed.onFirstPending = { asked += 1 }
+        for _ in 1...3 { feed.emit(kind: "decision", appID: nil, data: [:]) }
+        let batch = feed.takePending()
+        feed.restore(batch)
+        #expect(asked == 1, "the caller schedules the retry")
+        _ = feed.takePending()
+        for _ in 1...2 { feed.emit(kind: "decision", appID: nil, data: [:]) }
+        feed.restore(batch)
+        #expect(feed.pending.map(\.id) == [2, 3, 4, 5])
+        #expect(feed.droppedCount == 1)
+    }
+}
