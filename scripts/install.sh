@@ -37,7 +37,7 @@ else
     zshcompletiondir=$PREFIX/share/zsh/site-functions
 fi
 fishcompletiondir=$PREFIX/share/fish/vendor_completions.d
-manpages=(proctorctl.1 proctor-policy.5 proctord.8)
+manpages=(proctorctl.1 proctor-policy.5 proctord.8 proctord.conf.5)
 policydir=/etc/proctor/policy.d
 
 fail() { echo "install.sh: $*" >&2; exit 1; }

@@ -7,7 +7,7 @@ import pytest
 
 from conftest import BIN, REPO
 
-PAGES = ["proctorctl.1", "proctor-policy.5", "proctord.8"]
+PAGES = ["proctorctl.1", "proctor-policy.5", "proctord.8", "proctord.conf.5"]
 
 
 @pytest.fixture(scope="module")
@@ -98,3 +98,17 @@ def test_policy_page_names_every_action_and_setting(pages):
     for key in ["clipboard", "share", "print", "screenCapture", "fileExport", "notifications",
                 "minVersion", "onViolation", "offlineGraceSeconds", "state", "match", "config"]:
         assert re.search(rf"^ +([a-zA-Z]+, )*{key}\b", text, re.MULTILINE), f"proctor-policy(5) does not describe {key}"
+
+
+def test_configuration_page_describes_every_key_the_parser_takes(pages):
+    """The keys come from the parser's own table (FleetConfiguration.swift), so a new key
+    without a line in proctord.conf(5) fails here."""
+    text, _ = render(pages / "proctord.conf.5", width="200")
+    with open(os.path.join(REPO, "Sources", "ProctorFleet", "FleetConfiguration.swift")) as source:
+        table = re.search(r'"Source": \[([^\]]+)\],\s*"Policy": \[([^\]]+)\]', source.read())
+    keys = re.findall(r'"(\w+)"', table.group(1) + table.group(2))
+    assert len(keys) >= 8
+    for key in keys:
+        assert re.search(rf"^ +({key}=|\S+=, {key}=)", text, re.MULTILINE), f"proctord.conf(5) does not describe {key}="
+    for section in ["[Source] SECTION", "[Policy] SECTION"]:
+        assert section in text
