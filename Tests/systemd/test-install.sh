@@ -36,7 +36,7 @@ check "units, sysusers.d, tmpfiles.d and catalog installed" \
 check "the installed units pass systemd-analyze verify" \
     sh -c "cd '$dest/usr/lib/systemd/system' && sed -i 's|^ExecStart=.*|ExecStart=$BIN_DIR/systemdkit-probe serve|' proctord.service &&
            out=\$(systemd-analyze verify --man=no proctord.service proctord.socket proctord-admin.socket 2>&1) && [ -z \"\$out\" ] || { echo \"\$out\"; false; }"
-for page in man1/proctorctl.1 man5/proctor-policy.5 man8/proctord.8; do
+for page in man1/proctorctl.1 man5/proctor-policy.5 man5/proctord.conf.5 man8/proctord.8; do
     check "$page installed and rendered by man without warnings" \
         sh -c "out=\$(MANWIDTH=80 man --warnings -l '$dest/usr/share/man/$page' 2>&1 >/dev/null) && [ -z \"\$out\" ] || { echo \"\$out\"; false; }"
 done
