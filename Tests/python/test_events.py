@@ -65,29 +65,32 @@ def test_history_queries(daemon):
     kinds = [(e["kind"], e.get("appId")) for e in everything]
     assert kinds == [("registration", "io.proctor.test.notes"), ("lifecycle", "io.proctor.test.notes"),
                      ("decision", "io.proctor.test.notes"), ("denial", "io.proctor.test.notes"),
-                     ("lifecycle", "io.proctor.test.notes"), ("registration", "io.proctor.test.blocked")]
+                     ("lifecycle", "io.proctor.test.notes"), ("registration", "io.proctor.test.blocked"),
+                     # The blocked app's launch verdict, a denied decision (allowed ones are not kept).
+                     ("decision", "io.proctor.test.blocked")]
     ids = [e["id"] for e in everything]
     assert ids == sorted(ids) and len(set(ids)) == len(ids)
     assert everything[0]["data"]["outcome"] == "registered"
     # A blocked app gets its session but may not run: a refused launch, not "registered".
-    assert everything[-1]["data"]["outcome"] == "launchRefused" and everything[-1]["data"]["state"] == "blocked"
+    assert everything[-2]["data"]["outcome"] == "launchRefused" and everything[-2]["data"]["state"] == "blocked"
+    assert everything[-1]["data"]["allowed"] is False and everything[-1]["data"]["action"] == "launch"
     assert everything[3]["data"]["detail"] == {"action": "clipboard.copy", "target": "org.example.browser"}
     for event in everything:
         assert event["at"] == event["receivedAt"]
 
     # -n: the newest N at once; the readable form is one line per event.
     assert [e["id"] for e in events_json(daemon, "-n", "2")] == ids[-2:]
-    lines = proctorctl(daemon, "events", "--lines", "3", check=0).stdout.splitlines()
-    assert len(lines) == 3 and "  denial  io.proctor.test.notes  " in lines[0]
+    lines = proctorctl(daemon, "events", "--lines", "4", check=0).stdout.splitlines()
+    assert len(lines) == 4 and "  denial  io.proctor.test.notes  " in lines[0]
     # --app, --kind (repeated and comma-separated), --output json.
-    assert [e["kind"] for e in events_json(daemon, "--app", "io.proctor.test.blocked")] == ["registration"]
-    assert [e["kind"] for e in events_json(daemon, "--kind", "denial,decision")] == ["decision", "denial"]
+    assert [e["kind"] for e in events_json(daemon, "--app", "io.proctor.test.blocked")] == ["registration", "decision"]
+    assert [e["kind"] for e in events_json(daemon, "--kind", "denial,decision")] == ["decision", "denial", "decision"]
     out = proctorctl(daemon, "events", "--output", "json", "--kind", "lifecycle", "--kind", "registration",
                      "--app", "io.proctor.test.notes", check=0).stdout
     assert [json.loads(line)["kind"] for line in out.splitlines()] == ["registration", "lifecycle", "lifecycle"]
 
     # --since/--until: relative and absolute, RFC 3339 and local.
-    assert len(events_json(daemon, "--since", "-1h")) == 6
+    assert len(events_json(daemon, "--since", "-1h")) == 7
     assert events_json(daemon, "--until", "-1h") == []
     assert events_json(daemon, "--since", "+1h") == []
     middle = everything[2]["occurredAt"]
@@ -96,8 +99,8 @@ def test_history_queries(daemon):
     assert [e["id"] for e in events_json(daemon, "--until", middle)] == [e["id"] for e in everything
                                                                           if e["occurredAt"] < middle]
     today = datetime.now().strftime("%Y-%m-%d")
-    assert len(events_json(daemon, "--since", today + " 00:00")) == 6
-    assert len(events_json(daemon, "--since", "today", "--until", "tomorrow")) == 6
+    assert len(events_json(daemon, "--since", today + " 00:00")) == 7
+    assert len(events_json(daemon, "--since", "today", "--until", "tomorrow")) == 7
     assert events_json(daemon, "--until", "yesterday") == []
     bad = proctorctl(daemon, "events", "--since", "soon")
     assert bad.returncode == 2 and "--since expects a time" in bad.stderr
