@@ -6,7 +6,7 @@ import ProctorProtocol
 /// them, in journalctl's vocabulary.
 enum EventsCommand {
     /// The kinds of event proctord records (io.proctor.Admin.EventFilter).
-    static let kinds = ["decision", "lifecycle", "denial", "registration", "policy", "wipe", "feedback", "notification", "compliance"]
+    static let kinds = ["decision", "lifecycle", "denial", "registration", "policy", "wipe", "feedback", "notification", "compliance", "dataKey"]
     /// What `--output` takes.
     static let outputFormats = ["short", "json"]
     /// How many recorded events `--follow` shows first when neither `--lines` nor `--since` says.
@@ -38,7 +38,7 @@ enum EventsCommand {
         description: [
             "Prints the events proctord recorded (io.proctor.Admin.EventHistory), oldest first: decisions, app "
                 + "lifecycle events, data-action denials the SDK reported, registrations (including refused launches of "
-                + "blocked or retired apps), policy changes, wipes, feedback, notifications and compliance changes of running apps. proctord keeps a bounded "
+                + "blocked or retired apps), policy changes, wipes, feedback, notifications, compliance changes of running apps and data keys released or destroyed. proctord keeps a bounded "
                 + "history in its state database (by default the last 100000 events or 30 days, whichever is less: "
                 + "proctord's --event-history-limit and --event-history-age), which survives restarts.",
             "Each event is one line: when it occurred in the local time zone, the kind, the app (- for none) and the "

@@ -123,6 +123,7 @@ extension Daemon {
         let launch = reply.snapshot.launch
         record(Decision(allowed: launch.allowed, rule: launch.rule, reason: launch.reason, violation: launch.violation),
                for: session.launchRequest, peer: context.peer, session: session.id)
+        shredDataKeysOnViolation(of: session, verdict: launch)
         return reply
     }
 

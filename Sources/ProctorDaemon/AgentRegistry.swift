@@ -36,6 +36,9 @@ final class AgentRegistry {
         case event(kind: String, appID: AppID?, data: [String: JSONValue])
         /// The state store failed while doing `what`; nothing else was affected.
         case storageFailure(what: String, StoreError)
+        /// The session's launch verdict is a violation whose `onViolation` is `wipe`: its
+        /// user's data keys are to be destroyed, as the SDK wipes the files.
+        case complianceWipe(AgentSession, Agent.LaunchVerdict)
         /// The number of sessions or the policy changed (systemd's STATUS= line).
         case statusChanged
     }
@@ -84,7 +87,7 @@ final class AgentRegistry {
         update(session, reason: .current, view: view, effects: &effects)
         for payload in takeQueuedNotifications(of: session.appID, effects: &effects) {
             update(session, reason: .notification, view: view, notification: payload, effects: &effects)
-            effects.append(.event(kind: "notification", appID: session.appID,
+            effects.append(.event(kind: EventKind.notification, appID: session.appID,
                                   data: ["payload": .object(payload), "delivered": 1, "fromQueue": true]))
         }
         return effects
@@ -116,12 +119,13 @@ final class AgentRegistry {
                 let verdict = launchVerdict(for: session)
                 guard managedAppsChanged || session.lastView != view || session.lastLaunch != verdict else { continue }
                 if let previous = session.lastLaunch, previous.allowed != verdict.allowed || previous.violation != verdict.violation {
-                    effects.append(.event(kind: "compliance", appID: appID, data: [
+                    effects.append(.event(kind: EventKind.compliance, appID: appID, data: [
                         "session": .string(session.id), "version": session.appVersion.map(JSONValue.string) ?? .null,
                         "launch": verdict.json,
                     ]))
                 }
                 update(session, reason: .policy, view: view, effects: &effects)
+                if !verdict.allowed, verdict.violation == .wipe { effects.append(.complianceWipe(session, verdict)) }
             }
         }
         effects.append(.event(kind: EventKind.policy, appID: nil, data: ["version": .string(policy.version), "sha256": .string(policy.sha256)]))

@@ -24,7 +24,7 @@ extension Daemon {
         }
         do throws(DataKeyVault.Failure) {
             let (key, record) = try dataKeys.release(appID: appID, uid: uid, at: Clock.now())
-            events.emit(kind: "dataKey", appID: appID, data: ["outcome": "released", "uid": .number(Int(uid)),
+            events.emit(kind: EventKind.dataKey, appID: appID, data: ["outcome": "released", "uid": .number(Int(uid)),
                                                               "generation": .number(Int(record.generation))])
             return Agent.GetDataKey.Reply(key: key.base64ForTransfer, keyId: record.keyID, generation: Int(record.generation))
         } catch {
@@ -41,15 +41,29 @@ extension Daemon {
         }
     }
 
-    /// Destroys every data key of `appID` durably (crypto-shredding) before the caller
-    /// answers; every kind of wipe calls this — `proctorctl wipe`, retirement, a compliance
-    /// violation whose `onViolation` is `wipe`. `reason` goes to the log line.
-    func shredDataKeys(of appID: AppID, reason: String) throws(StoreError) {
-        let destroyed = try store.destroyDataKeys(appID: appID, at: Clock.now())
+    /// Destroys the data keys of `appID` — every user's, or `uid`'s alone — durably
+    /// (crypto-shredding) before the caller answers; every kind of wipe calls this —
+    /// `proctorctl wipe` and retirement (every user), a compliance violation whose
+    /// `onViolation` is `wipe` (the user whose session runs the violating version).
+    /// `reason` goes to the log line.
+    func shredDataKeys(of appID: AppID, uid: UInt32? = nil, reason: String) throws(StoreError) {
+        let destroyed = try store.destroyDataKeys(appID: appID, uid: uid, at: Clock.now())
         guard destroyed > 0 else { return }
         log(.dataKeysDestroyed, "Destroyed \(destroyed) data key(s) of \(appID): \(reason)", [(DaemonEventField.appID, appID)])
-        events.emit(kind: "dataKey", appID: appID, data: ["outcome": "destroyed", "count": .number(destroyed),
+        events.emit(kind: EventKind.dataKey, appID: appID, data: ["outcome": "destroyed", "count": .number(destroyed),
                                                           "reason": .string(reason)])
+    }
+
+    /// A session's launch verdict says `onViolation: wipe`: the SDK wipes the files, and the key
+    /// of the session's user goes here, so a copy of them stays unreadable too.
+    func shredDataKeysOnViolation(of session: AgentSession, verdict: Agent.LaunchVerdict) {
+        guard !verdict.allowed, verdict.violation == .wipe else { return }
+        do throws(StoreError) {
+            try shredDataKeys(of: session.appID, uid: session.peer.uid,
+                              reason: "compliance violation of version \(session.appVersion ?? "(none)"): onViolation is wipe")
+        } catch {
+            logStorageFailure("destroying the data keys of \(session.appID) after a compliance violation", error)
+        }
     }
 
     /// After a policy change: the keys of apps the policy now marks `retired` are destroyed.

@@ -98,6 +98,8 @@ enum EventKind {
     static let wipe = "wipe"
     static let feedback = "feedback"
     static let notification = "notification"
-
-    static let all = [decision, lifecycle, denial, registration, policy, wipe, feedback, notification]
+    /// A running session's launch verdict changed with the policy.
+    static let compliance = "compliance"
+    /// A data key released to an app, or destroyed (never the key itself).
+    static let dataKey = "dataKey"
 }

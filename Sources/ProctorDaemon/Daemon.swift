@@ -358,6 +358,7 @@ final class Daemon {
                 }
             case .event(let kind, let appID, let data): events.emit(kind: kind, appID: appID, data: data)
             case .storageFailure(let what, let error): logStorageFailure(what, error)
+            case .complianceWipe(let session, let verdict): shredDataKeysOnViolation(of: session, verdict: verdict)
             case .statusChanged: updateStatus()
             }
         }

@@ -59,17 +59,23 @@ extension StateStore {
         }
     }
 
-    /// Destroys every live key of `appID` (all users): the wrapped bytes are overwritten in the
-    /// database file (`secure_delete`) and the write-ahead log, which held them too, is
-    /// checkpointed and truncated, so when this returns the key is gone from the disk as SQLite
-    /// sees it. The rows stay, with `destroyedAt`, for the administrator.
+    /// Destroys every live key of `appID` — of every user, or of `uid` alone: the wrapped bytes
+    /// are overwritten in the database file (`secure_delete`) and the write-ahead log, which held
+    /// them too, is checkpointed and truncated, so when this returns the key is gone from the disk
+    /// as SQLite sees it. The rows stay, with `destroyedAt`, for the administrator.
     /// - Returns: how many keys were destroyed.
     @discardableResult
-    public func destroyDataKeys(appID: String, at time: UnixMilliseconds) throws(StoreError) -> Int {
+    public func destroyDataKeys(appID: String, uid: UInt32? = nil, at time: UnixMilliseconds) throws(StoreError) -> Int {
         let destroyed = try writeTransaction { () throws(StoreError) -> Int in
             try connection.run("PRAGMA secure_delete = ON")
-            try connection.run("UPDATE data_keys SET wrapped = NULL, destroyed_at = ? WHERE app_id = ? AND destroyed_at IS NULL",
-                               [.integer(time), .text(appID)])
+            if let uid {
+                try connection.run("UPDATE data_keys SET wrapped = NULL, destroyed_at = ? "
+                                   + "WHERE app_id = ? AND uid = ? AND destroyed_at IS NULL",
+                                   [.integer(time), .text(appID), .integer(Int64(uid))])
+            } else {
+                try connection.run("UPDATE data_keys SET wrapped = NULL, destroyed_at = ? WHERE app_id = ? AND destroyed_at IS NULL",
+                                   [.integer(time), .text(appID)])
+            }
             return connection.changes
         }
         if destroyed > 0 {

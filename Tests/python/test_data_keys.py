@@ -185,6 +185,36 @@ def test_retirement_destroys_the_key_and_a_blocked_or_noncompliant_app_gets_none
         daemon.stop()
 
 
+def test_a_compliance_violation_with_onviolation_wipe_destroys_that_users_key(workdir):
+    """Issue 13 §3: `onViolation: wipe` shreds the key in proctord, at launch and while the app
+    runs — only the key of the user whose session runs the violating version."""
+    apps = {NOTES: {"state": "authorized", "match": {"executable": this_executable(), "users": ["*"]},
+                    "compliance": {"minVersion": "2.0.0", "onViolation": "wipe"}}}
+    daemon = started(workdir, **apps)
+    try:
+        key_bytes(data_key(daemon, version="2.1.0"))
+        assert wrapped_hex(daemon, 1) is not None
+        # At launch: an old version registers, and the key is gone before Register answers.
+        AppConnection(daemon, NOTES, version="1.0.0").close()
+        assert wrapped_hex(daemon, 1) is None
+        assert "compliance violation of version 1.0.0" in daemon.wait_for_log("Destroyed 1 data key(s)")
+
+        # While running: a compliant, subscribed session loses its user's key when minVersion rises.
+        app = AppConnection(daemon, NOTES, version="2.1.0")
+        try:
+            assert key_bytes(app.data_key()) and wrapped_hex(daemon, 2) is not None
+            assert "error" not in exchange(app.socket, "io.proctor.Agent.Subscribe", {"session": app.session}, more=True)
+            apps[NOTES]["compliance"]["minVersion"] = "3.0.0"
+            write_policy(daemon.config_dir, base_policy(version="test.2", **apps))
+            proctorctl(daemon, "reload", check=0)
+            assert "compliance violation of version 2.1.0" in daemon.wait_for_log("compliance violation of version 2.1.0")
+            assert wrapped_hex(daemon, 2) is None
+        finally:
+            app.close()
+    finally:
+        daemon.stop()
+
+
 def test_a_session_of_another_connection_app_executable_or_user_cannot_obtain_the_key(workdir):
     daemon = started(workdir)
     try:
