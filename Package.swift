@@ -74,8 +74,8 @@ let package = Package(
                                                   "LinuxIO", "ProctorCrypto", "KernelKeyring"]),
         // The SDK's test kit runs proctord's own code (ProctorDaemon) inside the test process.
         .target(name: "ProctorKitTesting", dependencies: ["ProctorKit", "ProctorDaemon", "ProctorProtocol", "ProctorPolicy", "JSONCore",
-                                                         "Varlink", "ProctorCrypto"]),
-        .target(name: "TestSupport"),
+                                                         "Varlink", "ProctorCrypto", "LinuxIO"]),
+        .target(name: "TestSupport", dependencies: ["LinuxIO"]),
 
         .executableTarget(name: "proctord", dependencies: ["ProctorDaemon"]),
         .executableTarget(name: "proctorctl", dependencies: ["ProctorCTL"]),

@@ -2,6 +2,7 @@ import Foundation
 public import JSONCore
 public import ProctorKit
 public import ProctorPolicy
+import LinuxIO
 import ProctorDaemon
 import ProctorProtocol
 import Synchronization
@@ -75,9 +76,11 @@ public final class FakeAgent: AgentTransport {
     ///   when the daemon cannot start.
     public init(policy document: String) throws {
         try Self.check(document)
-        var template = Array((FileManager.default.temporaryDirectory.path + "/proctor-fake-agent-XXXXXX").utf8CString)
-        guard let created = mkdtemp(&template) else { throw FakeAgentError.cannotStart("mkdtemp failed (errno \(errno))") }
-        directory = String(cString: created)
+        do {
+            directory = try Directory.makeTemporary(prefix: "proctor-fake-agent", in: FileManager.default.temporaryDirectory.path)
+        } catch {
+            throw FakeAgentError.cannotStart("cannot create its directory: \(error)")
+        }
         try FileManager.default.createDirectory(atPath: directory + "/config/policy.d", withIntermediateDirectories: true)
         let daemon = InProcessDaemon(directory: directory) { [log] appID, report in log.record(report, of: appID) }
         self.daemon = Mutex(daemon)

@@ -1,5 +1,5 @@
 public import Foundation
-import Glibc
+import LinuxIO
 
 /// A fresh directory under the system's temporary folder, removed with everything in it
 /// when the value is deinitialised (or by `remove()`).
@@ -9,13 +9,13 @@ public final class TemporaryDirectory: Sendable {
 
     /// Creates the directory (`mkdtemp`, mode 0700); `prefix` names it for whoever finds it.
     public init(prefix: String = "proctor-test") throws {
-        // mkdtemp replaces the six trailing X's with a unique suffix.
-        let suffix = String(repeating: "X", count: 6)
-        var template = Array("\(NSTemporaryDirectory().trimmingSuffix("/"))/\(prefix).\(suffix)".utf8CString)
-        guard let created = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw TestSupportError("mkdtemp failed: \(String(cString: strerror(errno)))")
+        let created: String
+        do {
+            created = try Directory.makeTemporary(prefix: prefix, in: NSTemporaryDirectory().trimmingSuffix("/"))
+        } catch {
+            throw TestSupportError("mkdtemp failed: \(error)")
         }
-        url = URL(fileURLWithPath: String(cString: created), isDirectory: true)
+        url = URL(fileURLWithPath: created, isDirectory: true)
     }
 
     /// The URL of `name` inside the directory.

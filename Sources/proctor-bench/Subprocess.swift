@@ -106,13 +106,11 @@ struct TemporaryDirectory {
 
     init(prefix: String) throws(BenchError) {
         let parent = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
-        // mkdtemp replaces the six trailing X's with a unique suffix.
-        let suffix = String(repeating: "X", count: 6)
-        var template = Array("\(parent)/\(prefix).\(suffix)".utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw BenchError("mkdtemp failed: \(String(cString: strerror(errno)))")
+        do {
+            path = try Directory.makeTemporary(prefix: prefix, in: parent)
+        } catch {
+            throw BenchError("mkdtemp failed: \(error)")
         }
-        path = String(cString: made)
     }
 
     func remove() {
