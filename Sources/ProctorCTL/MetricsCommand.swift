@@ -11,10 +11,11 @@ enum MetricsCommand {
         options: AdminClient.options(),
         description: [
             "Asks proctord (io.proctor.Admin.Status) for its counters and prints them in the Prometheus text "
-                + "exposition format (version 0.0.4), ending with '# EOF': decisions by result, sessions and apps, log "
-                + "messages dropped and lost, uptime, the policy's load time, and for signed bundles the highest serial "
-                + "applied, the last fetch time, fetch failures and refused bundles. Counters count since proctord "
-                + "started.",
+                + "exposition format (version 0.0.4, which node_exporter's textfile collector reads): decisions by action "
+                + "and result, registrations refused by reason, sessions and apps, log messages dropped and lost, state "
+                + "storage failures, uptime, the policy's load time, and for signed bundles the highest serial applied "
+                + "and when, the last fetch and the last successful one, fetch failures and refused bundles. Counters "
+                + "count since proctord started.",
             "Written to a file in node_exporter's textfile directory (atomically: write a temporary file, then "
                 + "rename), prometheus-node-exporter exposes them.",
         ],
@@ -36,9 +37,14 @@ enum MetricsCommand {
     static func lines(_ reply: Admin.Status.Reply) -> [String] {
         var text = MetricsText()
         let counts = reply.counts
-        text.family("proctor_decisions_total", .counter, "Decisions proctord made since it started, by result.",
-                    [("result=\"allowed\"", Double(counts.decisionsAllowed)),
-                     ("result=\"denied\"", Double(counts.decisionsDenied))])
+        text.family("proctor_decisions_total", .counter, "Decisions proctord made since it started, by action and result.",
+                    counts.decisions.flatMap { count in
+                        let action = "action=\"\(MetricsText.escape(count.action))\""
+                        return [("\(action),result=\"allowed\"", Double(count.allowed)),
+                                ("\(action),result=\"denied\"", Double(count.denied))]
+                    })
+        text.family("proctor_registrations_refused_total", .counter, "Registrations refused since proctord started, by reason.",
+                    counts.registrationsRefused.map { ("reason=\"\(MetricsText.escape($0.reason))\"", Double($0.count)) })
         text.family("proctor_sessions", .gauge, "Open app sessions.", [("", Double(counts.sessions))])
         text.family("proctor_apps_connected", .gauge, "Apps with at least one session.", [("", Double(counts.appsConnected))])
         text.family("proctor_apps_known", .gauge, "Apps in policy or seen registering.", [("", Double(counts.appsKnown))])
@@ -46,6 +52,8 @@ enum MetricsCommand {
                     [("", Double(counts.logMessagesDropped))])
         text.family("proctor_log_sink_failures_total", .counter, "Log messages the log sink failed to write.",
                     [("", Double(counts.logSinkFailures))])
+        text.family("proctor_storage_failures_total", .counter, "State storage operations that failed.",
+                    [("", Double(counts.storageFailures))])
         text.family("proctor_uptime_seconds", .gauge, "Seconds since proctord started.", [("", reply.uptimeSeconds)])
         if let loaded = LocalTime.parse(reply.policy.loadedAt) {
             text.family("proctor_policy_loaded_timestamp_seconds", .gauge, "When the policy in force was loaded.",
@@ -55,16 +63,23 @@ enum MetricsCommand {
             if let serial = fleet.lastAppliedSerial {
                 text.family("proctor_bundle_serial", .gauge, "The highest signed bundle serial applied.", [("", Double(serial))])
             }
-            if let at = fleet.lastFetchAt.flatMap(LocalTime.parse) {
-                text.family("proctor_bundle_last_fetch_timestamp_seconds", .gauge, "When the bundle was last fetched.",
-                            [("", Double(at))])
-            }
+            timestamp(&text, "proctor_bundle_applied_timestamp_seconds", "When that serial was applied.", fleet.lastAppliedAt)
+            timestamp(&text, "proctor_bundle_last_fetch_timestamp_seconds", "When the bundle was last fetched or tried.",
+                      fleet.lastFetchAt)
+            timestamp(&text, "proctor_bundle_last_successful_fetch_timestamp_seconds",
+                      "When the server last answered a fetch with a bundle or 304.", fleet.lastSuccessfulFetchAt)
             text.family("proctor_bundle_fetch_failures_total", .counter, "Failed bundle fetches.",
                         [("", Double(fleet.fetchFailures))])
             text.family("proctor_bundles_refused_total", .counter, "Signed bundles refused (and unsigned pushes refused).",
                         [("", Double(fleet.bundlesRefused))])
         }
-        return text.lines + ["# EOF"]
+        return text.lines
+    }
+
+    /// A gauge of Unix seconds for an RFC 3339 time of the reply, if there is one.
+    private static func timestamp(_ text: inout MetricsText, _ name: String, _ help: String, _ time: String?) {
+        guard let seconds = time.flatMap(LocalTime.parse) else { return }
+        text.family(name, .gauge, help, [("", Double(seconds))])
     }
 }
 

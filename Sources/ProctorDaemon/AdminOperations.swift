@@ -32,8 +32,10 @@ extension Daemon {
             version: Self.version, startedAt: Clock.rfc3339(startedAt), uptimeSeconds: uptime, policy: active.info,
             lastReload: lastReload?.result,
             counts: Admin.Counts(appsKnown: appsKnown, appsConnected: registry.sessionsByApp.count, sessions: registry.sessionCount,
-                                 decisionsAllowed: decisionsAllowed, decisionsDenied: decisionsDenied,
-                                 logMessagesDropped: logger.droppedCount, logSinkFailures: logger.counters.sinkFailures),
+                                 decisionsAllowed: counters.decisionsAllowed, decisionsDenied: counters.decisionsDenied,
+                                 decisions: counters.decisionCounts, registrationsRefused: counters.refusalCounts,
+                                 logMessagesDropped: logger.droppedCount, logSinkFailures: logger.counters.sinkFailures,
+                                 storageFailures: counters.storageFailures),
             fleet: fleetStatus)
     }
 

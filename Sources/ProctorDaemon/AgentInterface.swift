@@ -77,6 +77,7 @@ extension Daemon {
         // Refusals are logged and told to `Events` subscribers a burst per uid at a time, the
         // rest counted (`logsRefusal`): anyone may send Register in a loop.
         guard let entry = active.compiled.appPolicy(appID) else {
+            counters.countRefusal(.unknownApp)
             if logsRefusal(.registration, uid: caller.uid) {
                 log(.registrationRefusedUnknown, "Registration refused: \(appID) is not in policy", fields + policyFields())
                 events.emit(kind: EventKind.registration, appID: appID,
@@ -88,6 +89,7 @@ extension Daemon {
             let verdict = unverifiable.map { IdentityCheck.Verdict.mismatch($0.reason) }
                 ?? verifyIdentity(of: caller, against: entry.match, appID: appID)
             if case .mismatch(let why) = verdict {
+                counters.countRefusal(.identityMismatch)
                 if logsRefusal(.registration, uid: caller.uid) {
                     log(.registrationRefusedIdentity, "Registration refused for \(appID): \(why)", fields)
                     events.emit(kind: EventKind.registration, appID: appID,
@@ -97,6 +99,7 @@ extension Daemon {
             }
         }
         guard context.sessions.count < Self.maxSessionsPerConnection else {
+            counters.countRefusal(.sessionLimit)
             throw AgentError.invalidParameter("appId", "a connection may hold at most \(Self.maxSessionsPerConnection) sessions")
         }
         let now = Clock.now()
@@ -194,7 +197,7 @@ extension Daemon {
     /// Counts a decision, logs it (denials always, allowed ones at debug level), keeps denials
     /// in the event history and tells `Events` subscribers.
     func record(_ decision: Decision, for request: DecisionRequest, peer: PeerIdentity?, session: String?) {
-        if decision.allowed { decisionsAllowed += 1 } else { decisionsDenied += 1 }
+        counters.countDecision(request.action, allowed: decision.allowed)
         let kind: DaemonEvent = decision.allowed ? .decisionAllowed : .decisionDenied
         if logger.isEnabled(kind.priority) {
             var fields: [(String, String)] = [

@@ -24,7 +24,11 @@ struct FleetState {
     /// Bumped whenever the poller is replaced, so a late outcome of an old one is ignored.
     var generation = 0
     var lastAppliedSerial: Int?
+    /// When `lastAppliedSerial` was applied (from the store, so it survives restarts).
+    var lastAppliedAt: UnixMilliseconds?
     var lastFetchAt: UnixMilliseconds?
+    /// The last fetch the server answered with a bundle or a 304.
+    var lastSuccessfulFetchAt: UnixMilliseconds?
     /// `fetched`, `unchanged`, `applied`, `refused` or `failed`.
     var lastFetchResult: String?
     var nextFetchAt: UnixMilliseconds?
@@ -83,8 +87,7 @@ extension Daemon {
         startReporting()
         guard let url = fleet.configuration.source.bundleURL else { return }
         let source = fleet.configuration.source
-        let request = FetchRequest(url: url, caCertificate: source.caCertificate, clientCertificate: source.clientCertificate,
-                                   clientKey: source.clientKey, maximumBytes: SignedBundle.maximumBytes)
+        let request = source.request(url, maximumBytes: SignedBundle.maximumBytes)
         let keys = fleet.trustedKeys
         let generation = fleet.generation
         let shared = fleetShared
@@ -116,8 +119,7 @@ extension Daemon {
     private func startReporting() {
         let source = fleet.configuration.source
         guard let url = source.statusURL else { return }
-        let request = FetchRequest(url: url, caCertificate: source.caCertificate, clientCertificate: source.clientCertificate,
-                                   clientKey: source.clientKey, maximumBytes: 64 * 1024)
+        let request = source.request(url, maximumBytes: 64 * 1024)
         let shared = fleetShared
         let loop = self.loop
         let generation = fleet.generation
@@ -154,6 +156,7 @@ extension Daemon {
         guard generation == fleet.generation, let url = fleet.configuration.source.bundleURL else { return }
         let now = Clock.now()  // milliseconds: two polls within a second stay apart in Status
         fleet.lastFetchAt = now
+        if case .success = outcome.result { fleet.lastSuccessfulFetchAt = now }
         fleet.nextFetchAt = now + UnixMilliseconds(outcome.nextPollAt - outcome.finishedAt) * 1000
         switch (outcome.result, verdict) {
         case (.failure(let failure), _):
@@ -245,6 +248,7 @@ extension Daemon {
         }
         bundle = (policy, record)
         fleet.lastAppliedSerial = verified.serial
+        fleet.lastAppliedAt = record.appliedAt
         fleetShared.lastAppliedSerial.store(verified.serial, ordering: .relaxed)
         activate(ActivePolicy(directory: directory, bundle: policy, bundleVersion: record.version, loadedAt: Clock.now()))
         log(.bundleApplied, "Applied signed bundle serial \(verified.serial) from \(source), signed by key \(verified.keyID): "
@@ -272,7 +276,8 @@ extension Daemon {
         Admin.FleetStatus(bundleUrl: fleet.configuration.source.bundleURL,
                           requireSignedBundles: fleet.configuration.requireSignedBundles,
                           trustedKeys: fleet.trustedKeys.keys.keys.sorted(), lastAppliedSerial: fleet.lastAppliedSerial,
-                          lastFetchAt: fleet.lastFetchAt.map(Clock.rfc3339), lastFetchResult: fleet.lastFetchResult,
+                          lastAppliedAt: fleet.lastAppliedAt.map(Clock.rfc3339), lastFetchAt: fleet.lastFetchAt.map(Clock.rfc3339),
+                          lastSuccessfulFetchAt: fleet.lastSuccessfulFetchAt.map(Clock.rfc3339), lastFetchResult: fleet.lastFetchResult,
                           nextFetchAt: fleet.nextFetchAt.map(Clock.rfc3339), lastError: fleet.lastError,
                           fetchFailures: fleet.fetchFailures, bundlesRefused: fleet.bundlesRefused)
     }

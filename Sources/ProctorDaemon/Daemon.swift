@@ -34,8 +34,8 @@ final class Daemon {
     /// it carries out.
     let registry: AgentRegistry
     var active: ActivePolicy { registry.active }
-    var decisionsAllowed = 0
-    var decisionsDenied = 0
+    /// Decisions, refused registrations and storage failures since start (`DaemonCounters`).
+    var counters = DaemonCounters()
     /// The `Admin.Events` streams and the queue of events not yet in the store's history.
     let events: EventFeed
     /// Signed bundles and the MDM poll (Daemon+Fleet.swift).
@@ -100,7 +100,8 @@ final class Daemon {
 
         do {
             (fleet.configuration, fleet.trustedKeys) = try Self.loadFleetSettings(configuration)
-            fleet.lastAppliedSerial = try store.lastAppliedSerial().map { Int($0.serial) }
+            let applied = try store.lastAppliedSerial()
+            (fleet.lastAppliedSerial, fleet.lastAppliedAt) = (applied.map { Int($0.serial) }, applied?.appliedAt)
         } catch let error as FleetSetupError {
             throw StartupError(message: error.description, errno: EINVAL, isConfigurationError: true)
         } catch {
@@ -372,6 +373,7 @@ final class Daemon {
     }
 
     func logStorageFailure(_ what: String, _ error: StoreError) {
+        counters.storageFailures += 1
         log(.storageFailure, "State storage failed while \(what): \(error)", [("STATE_DIRECTORY", configuration.stateDirectory)])
     }
 

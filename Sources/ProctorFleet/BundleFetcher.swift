@@ -8,6 +8,8 @@ public struct FetchRequest: Sendable, Hashable {
     public var caCertificate: String?
     public var clientCertificate: String?
     public var clientKey: String?
+    /// An AF_UNIX socket to connect to instead of the URL's host (`FleetConfiguration.Source.unixSocket`).
+    public var unixSocket: String?
     /// The ETag of the last bundle fetched: sent as `If-None-Match`, so an unchanged bundle is a 304.
     public var etag: String?
     /// The largest body accepted (the policy size limit, as a bundle).
@@ -146,6 +148,10 @@ public final class BundleFetcher: @unchecked Sendable {
             if let path = request.caCertificate { _ = ccurl_setopt_string(handle, CURLOPT_CAINFO, path) }
             if let path = request.clientCertificate { _ = ccurl_setopt_string(handle, CURLOPT_SSLCERT, path) }
             if let path = request.clientKey { _ = ccurl_setopt_string(handle, CURLOPT_SSLKEY, path) }
+            if let path = request.unixSocket {
+                _ = ccurl_setopt_string(handle, CURLOPT_UNIX_SOCKET_PATH, path)
+                _ = ccurl_setopt_string(handle, CURLOPT_NOPROXY, "*")  // the socket is the way out, not a proxy
+            }
             _ = ccurl_setopt_list(handle, CURLOPT_HTTPHEADER, headers)
             if let body = request.jsonBody {
                 // COPYPOSTFIELDS: libcurl keeps its own copy, so no Swift buffer must outlive this call.

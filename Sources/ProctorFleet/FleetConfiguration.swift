@@ -32,6 +32,10 @@ public struct FleetConfiguration: Sendable, Hashable {
         public var statusURL: String?
         /// Seconds between status documents at the latest.
         public var statusIntervalSeconds = 3600
+        /// `UnixSocket=`: connect to this AF_UNIX socket instead of the URL's host (a
+        /// `systemd-socket-proxyd` forwarding to the MDM), so proctord itself needs no network.
+        /// TLS, its host name check and the `Host:` header still use the URL's host.
+        public var unixSocket: String?
 
         public init() {}
     }
@@ -108,7 +112,7 @@ private struct ConfigurationReader {
     init(file: String) { self.file = file }
 
     static let keys: [String: [String]] = [
-        "Source": ["BundleURL", "PollIntervalSec", "CACertificate", "ClientCertificate", "ClientKey", "StatusURL",
+        "Source": ["BundleURL", "PollIntervalSec", "CACertificate", "ClientCertificate", "ClientKey", "UnixSocket", "StatusURL",
                    "StatusIntervalSec"],
         "Policy": ["RequireSignedBundles"],
     ]
@@ -162,6 +166,7 @@ private struct ConfigurationReader {
         case "CACertificate": configuration.source.caCertificate = try path(value, key, line)
         case "ClientCertificate": configuration.source.clientCertificate = try path(value, key, line)
         case "ClientKey": configuration.source.clientKey = try path(value, key, line)
+        case "UnixSocket": configuration.source.unixSocket = try path(value, key, line)
         case "RequireSignedBundles": configuration.requireSignedBundles = try boolean(value, key, line)
         default: preconditionFailure("a key in ConfigurationReader.keys without a case: \(key)")
         }
@@ -213,5 +218,15 @@ extension Substring {
         while let first = text.first, first == " " || first == "\t" || first == "\r" { text.removeFirst() }
         while let last = text.last, last == " " || last == "\t" || last == "\r" { text.removeLast() }
         return text
+    }
+}
+
+extension FleetConfiguration.Source {
+    /// A request to `url` (the bundle or the status URL) with this source's TLS settings and socket.
+    public func request(_ url: String, maximumBytes: Int) -> FetchRequest {
+        var request = FetchRequest(url: url, caCertificate: caCertificate, clientCertificate: clientCertificate,
+                                   clientKey: clientKey, maximumBytes: maximumBytes)
+        request.unixSocket = unixSocket
+        return request
     }
 }

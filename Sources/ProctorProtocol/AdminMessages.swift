@@ -96,7 +96,11 @@ public enum Admin {
         public var requireSignedBundles: Bool
         public var trustedKeys: [String]
         public var lastAppliedSerial: Int?
+        /// When the serial in force was applied (kept across restarts).
+        public var lastAppliedAt: String?
         public var lastFetchAt: String?
+        /// The last fetch the server answered (a bundle or a 304), whatever came of the bundle.
+        public var lastSuccessfulFetchAt: String?
         /// `fetched`, `unchanged`, `applied`, `refused` or `failed`.
         public var lastFetchResult: String?
         public var nextFetchAt: String?
@@ -106,13 +110,16 @@ public enum Admin {
         public var bundlesRefused: Int
 
         public init(bundleUrl: String?, requireSignedBundles: Bool, trustedKeys: [String], lastAppliedSerial: Int?,
-                    lastFetchAt: String?, lastFetchResult: String?, nextFetchAt: String?, lastError: FleetError?,
+                    lastAppliedAt: String?, lastFetchAt: String?, lastSuccessfulFetchAt: String?,
+                    lastFetchResult: String?, nextFetchAt: String?, lastError: FleetError?,
                     fetchFailures: Int, bundlesRefused: Int) {
             self.bundleUrl = bundleUrl
             self.requireSignedBundles = requireSignedBundles
             self.trustedKeys = trustedKeys
             self.lastAppliedSerial = lastAppliedSerial
+            self.lastAppliedAt = lastAppliedAt
             self.lastFetchAt = lastFetchAt
+            self.lastSuccessfulFetchAt = lastSuccessfulFetchAt
             self.lastFetchResult = lastFetchResult
             self.nextFetchAt = nextFetchAt
             self.lastError = lastError
@@ -125,7 +132,9 @@ public enum Admin {
             requireSignedBundles = try message.bool("requireSignedBundles")
             trustedKeys = try message.strings("trustedKeys")
             lastAppliedSerial = try message.optionalInt("lastAppliedSerial")
+            lastAppliedAt = try message.optionalString("lastAppliedAt")
             lastFetchAt = try message.optionalString("lastFetchAt")
+            lastSuccessfulFetchAt = try message.optionalString("lastSuccessfulFetchAt")
             lastFetchResult = try message.optionalString("lastFetchResult")
             nextFetchAt = try message.optionalString("nextFetchAt")
             lastError = try message.optionalMessage("lastError")
@@ -139,7 +148,9 @@ public enum Admin {
                                                "fetchFailures": .number(fetchFailures), "bundlesRefused": .number(bundlesRefused)]
             if let bundleUrl { fields["bundleUrl"] = .string(bundleUrl) }
             if let lastAppliedSerial { fields["lastAppliedSerial"] = .number(lastAppliedSerial) }
+            if let lastAppliedAt { fields["lastAppliedAt"] = .string(lastAppliedAt) }
             if let lastFetchAt { fields["lastFetchAt"] = .string(lastFetchAt) }
+            if let lastSuccessfulFetchAt { fields["lastSuccessfulFetchAt"] = .string(lastSuccessfulFetchAt) }
             if let lastFetchResult { fields["lastFetchResult"] = .string(lastFetchResult) }
             if let nextFetchAt { fields["nextFetchAt"] = .string(nextFetchAt) }
             if let lastError { fields["lastError"] = lastError.json }
@@ -168,25 +179,33 @@ public enum Admin {
         public var fields: [String: JSONValue] { ["at": .string(at), "reason": .string(reason), "message": .string(message)] }
     }
 
-    /// `Counts`: apps, sessions, decisions, and log messages dropped or lost.
+    /// `Counts`: apps, sessions, decisions (in all and by action), registrations refused, log
+    /// messages dropped or lost, and state storage failures.
     public struct Counts: ProtocolMessage {
         public var appsKnown: Int
         public var appsConnected: Int
         public var sessions: Int
         public var decisionsAllowed: Int
         public var decisionsDenied: Int
+        public var decisions: [DecisionCount]
+        public var registrationsRefused: [RefusalCount]
         public var logMessagesDropped: Int
         public var logSinkFailures: Int
+        public var storageFailures: Int
 
         public init(appsKnown: Int, appsConnected: Int, sessions: Int, decisionsAllowed: Int, decisionsDenied: Int,
-                    logMessagesDropped: Int, logSinkFailures: Int) {
+                    decisions: [DecisionCount], registrationsRefused: [RefusalCount],
+                    logMessagesDropped: Int, logSinkFailures: Int, storageFailures: Int) {
             self.appsKnown = appsKnown
             self.appsConnected = appsConnected
             self.sessions = sessions
             self.decisionsAllowed = decisionsAllowed
             self.decisionsDenied = decisionsDenied
+            self.decisions = decisions
+            self.registrationsRefused = registrationsRefused
             self.logMessagesDropped = logMessagesDropped
             self.logSinkFailures = logSinkFailures
+            self.storageFailures = storageFailures
         }
 
         public init(reading message: MessageReader) throws(MalformedMessage) {
@@ -195,15 +214,59 @@ public enum Admin {
             sessions = try message.int("sessions")
             decisionsAllowed = try message.int("decisionsAllowed")
             decisionsDenied = try message.int("decisionsDenied")
+            decisions = try message.messages("decisions")
+            registrationsRefused = try message.messages("registrationsRefused")
             logMessagesDropped = try message.int("logMessagesDropped")
             logSinkFailures = try message.int("logSinkFailures")
+            storageFailures = try message.int("storageFailures")
         }
 
         public var fields: [String: JSONValue] {
             ["appsKnown": .number(appsKnown), "appsConnected": .number(appsConnected), "sessions": .number(sessions),
              "decisionsAllowed": .number(decisionsAllowed), "decisionsDenied": .number(decisionsDenied),
-             "logMessagesDropped": .number(logMessagesDropped), "logSinkFailures": .number(logSinkFailures)]
+             "decisions": .messages(decisions), "registrationsRefused": .messages(registrationsRefused),
+             "logMessagesDropped": .number(logMessagesDropped), "logSinkFailures": .number(logSinkFailures),
+             "storageFailures": .number(storageFailures)]
         }
+    }
+
+    /// `DecisionCount`: decisions on one action since proctord started.
+    public struct DecisionCount: ProtocolMessage {
+        public var action: String
+        public var allowed: Int
+        public var denied: Int
+
+        public init(action: String, allowed: Int, denied: Int) {
+            self.action = action
+            self.allowed = allowed
+            self.denied = denied
+        }
+
+        public init(reading message: MessageReader) throws(MalformedMessage) {
+            action = try message.string("action")
+            allowed = try message.int("allowed")
+            denied = try message.int("denied")
+        }
+
+        public var fields: [String: JSONValue] { ["action": .string(action), "allowed": .number(allowed), "denied": .number(denied)] }
+    }
+
+    /// `RefusalCount`: refusals for one reason since proctord started.
+    public struct RefusalCount: ProtocolMessage {
+        public var reason: String
+        public var count: Int
+
+        public init(reason: String, count: Int) {
+            self.reason = reason
+            self.count = count
+        }
+
+        public init(reading message: MessageReader) throws(MalformedMessage) {
+            reason = try message.string("reason")
+            count = try message.int("count")
+        }
+
+        public var fields: [String: JSONValue] { ["reason": .string(reason), "count": .number(count)] }
     }
 
     /// `Session`: a connected session of an app.

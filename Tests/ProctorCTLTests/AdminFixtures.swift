@@ -22,7 +22,9 @@ enum AdminFixtures {
              ["path": "apps[\"com.example.mail\"].dlp.print", "message": "found \"maybe\", expected \"allow\" or \"block\""],
          ]],
          "counts": ["appsKnown": 5, "appsConnected": 1, "sessions": 3, "decisionsAllowed": 120, "decisionsDenied": 7,
-                    "logMessagesDropped": 2, "logSinkFailures": 3]]
+                    "decisions": [["action": "launch", "allowed": 100, "denied": 2], ["action": "print", "allowed": 20, "denied": 5]],
+                    "registrationsRefused": [["reason": "unknown-app", "count": 4], ["reason": "identity-mismatch", "count": 1]],
+                    "logMessagesDropped": 2, "logSinkFailures": 3, "storageFailures": 0]]
     }
 
     static let apps: [String: JSONValue] = ["apps": [

@@ -40,6 +40,35 @@ import Testing
         #expect(requests.first?["userAgent"] as? String == "proctord")
     }
 
+    /// proctord without a network: through an AF_UNIX socket that systemd's own forwarder
+    /// (`systemd-socket-proxyd`, as proctord-mdm.service runs it) connects to the server. TLS
+    /// still verifies the URL's host name, and the URL's host and port are only names then.
+    @Test func fetchesThroughAUnixSocketForwarder() throws {
+        try server.publish(#"{"bundle": "via socket"}"#)
+        let socket = server.file("mdm.socket")
+        let forwarder = try ChildProcess(URL(fileURLWithPath: "/usr/bin/systemd-socket-activate"),
+                                         arguments: ["-l", socket, "/lib/systemd/systemd-socket-proxyd", "127.0.0.1:\(server.port)"])
+        defer { try? forwarder.send(SIGKILL) }
+        try waitUntil { FileManager.default.fileExists(atPath: socket) }
+        var viaSocket = FetchRequest(url: "https://localhost:1/bundle", caCertificate: server.file("ca.pem"), maximumBytes: 1 << 20)
+        viaSocket.unixSocket = socket
+        let fetcher = BundleFetcher()
+        guard case .fetched(let body, let etag?) = try fetcher.fetch(viaSocket) else {
+            Issue.record("no body with an ETag through the socket")
+            return
+        }
+        #expect(body == Array(#"{"bundle": "via socket"}"#.utf8))
+        viaSocket.etag = etag
+        #expect(try fetcher.fetch(viaSocket) == .notModified)
+        // The name TLS checks is still the URL's: 127.0.0.1 is not on the certificate.
+        var wrongName = viaSocket
+        wrongName.url = "https://127.0.0.1:1/bundle"
+        #expect(failure(wrongName)?.name == "tls")
+        var noSocket = viaSocket
+        noSocket.unixSocket = server.file("absent.socket")
+        #expect(failure(noSocket)?.name == "unreachable")
+    }
+
     @Test func aCertificateNamingAnotherHostIsRefused() throws {
         try server.publish("{}")
         // The certificate names localhost only; 127.0.0.1 is the same server under another name.
@@ -173,12 +202,13 @@ import Testing
         let posts = (try server.log()["requests"] as? [[String: Any]] ?? []).filter { $0["method"] as? String == "POST" }
         #expect(posts.allSatisfy { $0["contentType"] as? String == "application/json" })
     }
+}
 
-    func waitUntil(_ condition: () throws -> Bool) throws {
-        let deadline = ContinuousClock.now + .seconds(20)
-        while try !condition() {
-            guard ContinuousClock.now < deadline else { throw CancellationError() }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
+/// Waits up to 20 s for `condition`.
+private func waitUntil(_ condition: () throws -> Bool) throws {
+    let deadline = ContinuousClock.now + .seconds(20)
+    while try !condition() {
+        guard ContinuousClock.now < deadline else { throw CancellationError() }
+        Thread.sleep(forTimeInterval: 0.05)
     }
 }

@@ -21,6 +21,7 @@ import Testing
             CACertificate=/etc/proctor/mdm-ca.pem
             ClientCertificate=/etc/proctor/client.pem
             ClientKey=/etc/proctor/client.key
+            UnixSocket=/run/proctor/mdm
             StatusURL=https://mdm.example.com/proctor/status
             StatusIntervalSec=900
 
@@ -35,6 +36,7 @@ import Testing
         expected.source.caCertificate = "/etc/proctor/mdm-ca.pem"
         expected.source.clientCertificate = "/etc/proctor/client.pem"
         expected.source.clientKey = "/etc/proctor/client.key"
+        expected.source.unixSocket = "/run/proctor/mdm"
         expected.source.statusURL = "https://mdm.example.com/proctor/status"
         expected.source.statusIntervalSeconds = 900
         expected.requireSignedBundles = true
@@ -66,7 +68,8 @@ import Testing
         ("[Policy]\nRequireSignedBundles=maybe", 2, "RequireSignedBundles", "expected yes or no, found \"maybe\""),
         ("\n[Source]\nBundleUrl=https://mdm/b", 3, "BundleUrl",
          "unknown key in [Source]; known keys: BundleURL=, PollIntervalSec=, CACertificate=, ClientCertificate=, ClientKey=, "
-            + "StatusURL=, StatusIntervalSec="),
+            + "UnixSocket=, StatusURL=, StatusIntervalSec="),
+        ("[Source]\nUnixSocket=run/proctor/mdm", 2, "UnixSocket", "expected an absolute file path, found \"run/proctor/mdm\""),
         ("[Policy]\nBundleURL=https://mdm/b", 2, "BundleURL", "unknown key in [Policy]; known keys: RequireSignedBundles="),
         ("BundleURL=https://mdm/b", 1, "BundleURL", "outside a section: put it under [Source] or [Policy]"),
         ("[Source]\nPollIntervalSec=60\nPollIntervalSec=90", 3, "PollIntervalSec", "already set on line 2"),

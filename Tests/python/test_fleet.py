@@ -278,15 +278,34 @@ def test_metrics_parse_as_prometheus_text_and_count_fleet_events(fleet, workdir)
     mdm.publish(sign(key, base_policy("fleet.0"), workdir, serial=99))
     proctorctl(daemon, "reload", check=0)
     next_fetch(daemon, reply)
-    proctorctl(daemon, "check", "io.proctor.test.notes", "print", check=1)
+    with varlink.Client(address="unix:" + daemon.agent) as client, client.open("io.proctor.Agent") as con:
+        session = con.Register("io.proctor.test.notes")["session"]
+        assert con.Decide(session, "print")["allowed"] is False
+        with pytest.raises(varlink.VarlinkError):
+            con.Register("com.example.not-in-policy")
+    mdm.stop()
+    proctorctl(daemon, "reload", check=0)
+    failed = next_fetch(daemon, reply)
+    assert failed["fleet"]["lastFetchResult"] == "failed"
     text = proctorctl(daemon, "metrics", check=0).stdout
-    assert text.endswith("# EOF\n")
-    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
-               for family in text_string_to_metric_families(text) for s in family.samples}
+    families = {family.name: family for family in text_string_to_metric_families(text)}
+    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value for family in families.values() for s in family.samples}
     assert samples[("proctor_bundle_serial", ())] == 100
     assert samples[("proctor_bundles_refused_total", ())] == 1
-    assert samples[("proctor_bundle_fetch_failures_total", ())] == 0
-    assert samples[("proctor_apps_known", ())] == 4
-    assert ("proctor_decisions_total", (("result", "denied"),)) in samples
-    assert samples[("proctor_bundle_last_fetch_timestamp_seconds", ())] > time.time() - 60
+    assert samples[("proctor_bundle_fetch_failures_total", ())] == 1
+    assert samples[("proctor_apps_known", ())] >= 4
+    assert samples[("proctor_decisions_total", (("action", "print"), ("result", "denied")))] == 1
+    assert samples[("proctor_decisions_total", (("action", "launch"), ("result", "allowed")))] == 1
+    assert samples[("proctor_decisions_total", (("action", "clipboard.copy"), ("result", "allowed")))] == 0
+    assert samples[("proctor_registrations_refused_total", (("reason", "unknown-app"),))] == 1
+    assert samples[("proctor_registrations_refused_total", (("reason", "identity-mismatch"),))] == 0
+    assert samples[("proctor_storage_failures_total", ())] == 0
+    assert samples[("proctor_log_messages_dropped_total", ())] == 0
+    assert samples[("proctor_sessions", ())] == 0
+    assert families["proctor_decisions"].type == "counter" and families["proctor_bundle_serial"].type == "gauge"
+    # The last fetch failed; the last successful one is the 304 or refusal before it.
+    last = samples[("proctor_bundle_last_fetch_timestamp_seconds", ())]
+    successful = samples[("proctor_bundle_last_successful_fetch_timestamp_seconds", ())]
+    assert time.time() - 60 < successful <= last
+    assert samples[("proctor_bundle_applied_timestamp_seconds", ())] <= successful
     assert samples[("proctor_policy_loaded_timestamp_seconds", (("version", "fleet.1"),))] > time.time() - 60
