@@ -2,8 +2,9 @@
 """An MDM stand-in for ProctorFleetTests: HTTPS on 127.0.0.1 with a CA and certificates made here
 by openssl, plus a CONNECT proxy, so the fetcher is tested against real TLS and real sockets.
 
-Usage: bundle_server.py DIR   (DIR: an empty directory for the certificates and the bundle)
-Prints "READY <https port> <proxy port>" once both listen. The certificate names only
+Usage: bundle_server.py [--trace] DIR   (DIR: an empty directory for the certificates and the bundle)
+Prints "READY <https port> <proxy port>" once both listen; with --trace then one line per
+request answered, "<method> <path> <status>" (proctor-bench counts polls by them). The certificate names only
 DNS:localhost, so https://127.0.0.1:PORT/ is a name mismatch.
 
 Paths: /bundle (DIR/bundle, with an ETag, 304 on If-None-Match), /slow-start (answers after
@@ -14,7 +15,8 @@ to /report, which answers 204 — or 500 while DIR/report-fails exists).
 """
 import hashlib, http.server, json, os, select, socket, ssl, subprocess, sys, threading, time
 
-directory = sys.argv[1]
+trace = sys.argv[1] == "--trace"
+directory = sys.argv[2 if trace else 1]
 log = {"requests": [], "connects": [], "posts": []}
 
 
@@ -43,6 +45,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 
     def reply(self, status, body=b"", headers=()):
+        if trace:
+            print(self.command, self.path, status, flush=True)
         self.send_response(status)
         for name, value in headers:
             self.send_header(name, value)

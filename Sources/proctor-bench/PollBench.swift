@@ -1,0 +1,141 @@
+import Glibc
+import LinuxIO
+import ProctorBundle
+import ProctorCrypto
+import ProctorPolicy
+
+/// What one unchanged poll of the MDM costs proctord: a real proctord polls a real HTTPS server
+/// (Tests/ProctorFleetTests/bundle_server.py, Python's `ssl`) every second, and every answer is a
+/// 304. The figure is proctord's CPU time (all threads, from the scheduler's per-thread
+/// nanosecond counters) from one 304 to the next: the request, the TLS handshake (the test server
+/// closes the connection after each answer, as an MDM or CDN would between polls minutes apart),
+/// the outcome handed to the loop, and whatever else proctord did in that second.
+enum PollBench: BenchCommand {
+    static let name = "poll"
+    static let summary = "proctord's CPU time (ms) per unchanged (304) poll over HTTPS"
+    static let serverScript = "Tests/ProctorFleetTests/bundle_server.py"
+
+    static func run(_ options: BenchOptions, report: (Figure) -> Void) throws {
+        let directory = try TemporaryDirectory(prefix: "proctor-bench-poll")
+        defer { directory.remove() }
+        let server = try MDMServer(script: try serverPath(), directory: directory.path + "/mdm")
+        defer { server.process.stop() }
+
+        // A signed bundle and its key in keys.d, so the first poll applies it and the rest are 304s.
+        try DaemonUnderTest.writePolicy(SyntheticPolicy(appCount: 10).policy, into: directory.path)
+        let key = try SigningKeyPair.generate()
+        let bundle = SignedBundle.sign(SyntheticPolicy(appCount: 10).policy, serial: 1, issuedAt: Int(time(nil)),
+                                       expiresAt: Int(time(nil)) + 86_400, with: key)
+        try writeFile(directory.path + "/mdm/bundle", bundle)
+        guard mkdir(directory.path + "/config/keys.d", 0o755) == 0 else { throw BenchError("cannot create keys.d") }
+        try key.publicKey.save(to: directory.path + "/config/keys.d/bench.pub")
+        try writeFile(directory.path + "/config/proctord.conf", Array("""
+            [Source]
+            BundleURL=https://localhost:\(server.port)/bundle
+            PollIntervalSec=1
+            CACertificate=\(directory.path)/mdm/ca.pem
+
+            """.utf8))
+        let daemon = try DaemonUnderTest(options: options, directory: directory)
+        defer { daemon.process.stop() }
+
+        guard try server.waitFor("GET /bundle 200") else { throw BenchError("proctord never fetched the bundle") }
+        guard try server.waitFor("GET /bundle 304") else { throw BenchError("the second poll was not a 304") }
+        let runs = options.quick ? 5 : 20
+        var samples: [Double] = []
+        var before = try cpuNanoseconds(of: daemon.process.pid)
+        for _ in 0..<runs {
+            guard try server.waitFor("GET /bundle 304") else { throw BenchError("a poll was not a 304") }
+            usleep(200_000)  // proctord handles the answer after the server sent it
+            let after = try cpuNanoseconds(of: daemon.process.pid)
+            samples.append(Double(after - before) / 1_000_000)
+            before = after
+        }
+        report(Figure(name: "fleet.poll304.cpu", unit: "ms", samples: samples))
+    }
+
+    /// proctord's CPU time so far: the sum of its threads' `/proc/PID/task/TID/schedstat`
+    /// (nanoseconds on a CPU; `/proc/PID/stat` counts only in 10 ms ticks).
+    static func cpuNanoseconds(of pid: pid_t) throws(BenchError) -> UInt64 {
+        guard let tasks = opendir("/proc/\(pid)/task") else { throw BenchError("cannot list the threads of pid \(pid)") }
+        defer { closedir(tasks) }
+        var total: UInt64 = 0
+        while let entry = readdir(tasks) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard !name.hasPrefix("."), let text = try? readTextFile("/proc/\(pid)/task/\(name)/schedstat"),
+                  let field = text.split(separator: " ").first, let nanoseconds = UInt64(field) else { continue }
+            total += nanoseconds
+        }
+        return total
+    }
+
+    /// bundle_server.py: beside the checkout's build folder (walking up from this executable),
+    /// or in the current directory.
+    static func serverPath() throws(BenchError) -> String {
+        var folder = try BenchDaemonWorkload.executablePath()
+        while let slash = folder.lastIndex(of: "/"), slash != folder.startIndex {
+            folder = String(folder[..<slash])
+            if access(folder + "/" + serverScript, R_OK) == 0 { return folder + "/" + serverScript }
+        }
+        guard access(serverScript, R_OK) == 0 else { throw BenchError("cannot find \(serverScript)") }
+        return serverScript
+    }
+}
+
+/// bundle_server.py with `--trace`: one line on its standard output per request answered.
+private final class MDMServer {
+    let process: Subprocess
+    private(set) var port = 0
+    private let output: CInt
+    private var pending: [UInt8] = []
+
+    init(script: String, directory: String) throws(BenchError) {
+        guard mkdir(directory, 0o755) == 0 else { throw BenchError("cannot create \(directory)") }
+        var ends: [CInt] = [0, 0]
+        guard pipe(&ends) == 0 else { throw BenchError("pipe failed: \(String(cString: strerror(errno)))") }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }  // the child's stdout is a dup2, without it
+        output = ends[0]
+        do {
+            process = try Subprocess.spawn("/usr/bin/python3", [script, "--trace", directory], environment: ["PATH=/usr/bin:/bin"],
+                                           redirect: [(ends[1], 1)])
+        } catch {
+            close(ends[0])
+            close(ends[1])
+            throw error
+        }
+        close(ends[1])
+        let ready = (try? readLine())?.split(separator: " ") ?? []
+        guard ready.count == 3, ready[0] == "READY", let port = Int(ready[1]) else {
+            process.stop()
+            throw BenchError("\(script) did not start (python3 with its ssl module is needed)")
+        }
+        self.port = port
+    }
+
+    deinit { close(output) }
+
+    /// Reads request lines until one is `line`; false if the server stopped talking.
+    func waitFor(_ line: String) throws(BenchError) -> Bool {
+        while let next = try readLine() {
+            if next == line { return true }
+        }
+        return false
+    }
+
+    /// The next line, waiting at most 30 s for it (nil: the output ended).
+    private func readLine() throws(BenchError) -> String? {
+        while true {
+            if let newline = pending.firstIndex(of: 10) {
+                defer { pending.removeSubrange(...newline) }
+                return String(decoding: pending[..<newline], as: UTF8.self)
+            }
+            var waiting = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
+            guard poll(&waiting, 1, 30_000) == 1 else { throw BenchError("bundle_server.py said nothing for 30 s") }
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let count = chunk.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return nil }
+            pending += chunk[..<count]
+        }
+    }
+}
