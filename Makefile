@@ -8,9 +8,12 @@ DESTDIR     ?=
 # venv, the sqlite3 CLI (store fault tests), and systemd, util-linux (unshare, nsenter,
 # setpriv, mount), iproute2 (ss) and procps for the real-systemd box — present on this image,
 # checked so a leaner one still works. Manual pages: scdoc builds them, man-db renders them
-# in the tests. Completion tests: bash-completion, zsh and fish.
+# in the tests. Completion tests: bash-completion, zsh and fish. Fleet tests in the box
+# (Tests/systemd/test-fleet.sh): Debian's prometheus-node-exporter serves proctor-metrics'
+# file, systemd-journal-remote receives the journal systemd-journal-upload sends, curl scrapes.
 APT_PACKAGES = libsystemd-dev libsqlite3-dev libsodium-dev libkeyutils-dev libcurl4-openssl-dev openssl \
-               python3-venv sqlite3 systemd util-linux iproute2 procps scdoc man-db bash-completion zsh fish
+               python3-venv sqlite3 systemd util-linux iproute2 procps scdoc man-db bash-completion zsh fish \
+               prometheus-node-exporter systemd-journal-remote curl
 VENV        := .venv
 RUN_DIR     := $(CURDIR)/run
 MAN_DIR     := .build/man
@@ -56,7 +59,8 @@ test: deps venv
 	$(MAKE) --no-print-directory test-systemd
 	$(MAKE) --no-print-directory fuzz-build
 
-test-systemd: deps
+# The fleet test parses node_exporter's answer with the venv's prometheus_client.
+test-systemd: deps venv
 	for product in proctord proctorctl systemdkit-probe; do $(SWIFT) build --product $$product || exit 1; done
 	Tests/systemd/run.sh "$$($(SWIFT) build --show-bin-path)"
 

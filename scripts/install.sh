@@ -86,7 +86,14 @@ chmod 0644 "$DESTDIR$unitdir/proctord.service.new"
 mv "$DESTDIR$unitdir/proctord.service.new" "$DESTDIR$unitdir/proctord.service"
 grep -qx "ExecStart=$bindir/proctord" "$DESTDIR$unitdir/proctord.service" ||
     fail "could not point ExecStart= of proctord.service at $bindir/proctord"
-install -m 0644 "$repo/systemd/proctord.socket" "$repo/systemd/proctord-admin.socket" "$DESTDIR$unitdir/"
+install -m 0644 "$repo/systemd/proctord.socket" "$repo/systemd/proctord-admin.socket" "$repo/systemd/proctor-metrics.timer" \
+    "$DESTDIR$unitdir/"
+sed "s|/usr/local/bin/proctorctl|$bindir/proctorctl|g" "$repo/systemd/proctor-metrics.service" \
+    > "$DESTDIR$unitdir/proctor-metrics.service.new"
+chmod 0644 "$DESTDIR$unitdir/proctor-metrics.service.new"
+mv "$DESTDIR$unitdir/proctor-metrics.service.new" "$DESTDIR$unitdir/proctor-metrics.service"
+grep -q "$bindir/proctorctl metrics" "$DESTDIR$unitdir/proctor-metrics.service" ||
+    fail "could not point proctor-metrics.service at $bindir/proctorctl"
 install -m 0644 "$repo/systemd/proctor.sysusers" "$DESTDIR$sysusersdir/proctor.conf"
 install -m 0644 "$repo/systemd/proctor.tmpfiles" "$DESTDIR$tmpfilesdir/proctor.conf"
 install -m 0644 "$repo/systemd/proctor.catalog" "$DESTDIR$catalogdir/proctor.catalog"
@@ -117,4 +124,5 @@ if [ -z "$DESTDIR" ]; then
         systemctl daemon-reload
     fi
     say "done; start with: systemctl enable --now proctord.socket proctord-admin.socket"
+    say "metrics for prometheus-node-exporter's textfile collector: systemctl enable --now proctor-metrics.timer"
 fi

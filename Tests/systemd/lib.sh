@@ -115,8 +115,9 @@ box_boot() {
         echo "Wants=systemd-journald.service systemd-journald.socket systemd-journald-dev-log.socket $*"
         echo "After=systemd-journald.service"
     } > "$BOX_ROOT/units/box-$BOX_NAME.target"
-    # Units name the built binaries where the services can see them.
-    sed -i -e "s|$BOX_BIN_GIVEN/|$BOX_SERVICE_BIN/|g" -e "s|$BOX_BIN_DIR/|$BOX_SERVICE_BIN/|g" "$BOX_ROOT"/units/*
+    # Units (and their drop-ins, units/NAME.d/*.conf) name the built binaries where the
+    # services can see them.
+    find "$BOX_ROOT/units" -type f -exec sed -i -e "s|$BOX_BIN_GIVEN/|$BOX_SERVICE_BIN/|g" -e "s|$BOX_BIN_DIR/|$BOX_SERVICE_BIN/|g" {} +
     cat > "$BOX_ROOT/boot.sh" <<BOOT
 #!/bin/bash
 set -e
