@@ -86,8 +86,10 @@ chmod 0644 "$DESTDIR$unitdir/proctord.service.new"
 mv "$DESTDIR$unitdir/proctord.service.new" "$DESTDIR$unitdir/proctord.service"
 grep -qx "ExecStart=$bindir/proctord" "$DESTDIR$unitdir/proctord.service" ||
     fail "could not point ExecStart= of proctord.service at $bindir/proctord"
+# proctord-mdm.socket/.service: the way to the MDM for machines that pull (docs/fleet.md),
+# enabled by the drop-in systemd/proctord-fleet.conf only where BundleURL= is set.
 install -m 0644 "$repo/systemd/proctord.socket" "$repo/systemd/proctord-admin.socket" "$repo/systemd/proctor-metrics.timer" \
-    "$DESTDIR$unitdir/"
+    "$repo/systemd/proctord-mdm.socket" "$repo/systemd/proctord-mdm.service" "$DESTDIR$unitdir/"
 sed "s|/usr/local/bin/proctorctl|$bindir/proctorctl|g" "$repo/systemd/proctor-metrics.service" \
     > "$DESTDIR$unitdir/proctor-metrics.service.new"
 chmod 0644 "$DESTDIR$unitdir/proctor-metrics.service.new"

@@ -33,12 +33,12 @@ check "units, sysusers.d, tmpfiles.d and catalog installed" \
     test -f "$dest/usr/lib/systemd/system/proctord.socket" -a -f "$dest/usr/lib/systemd/system/proctord-admin.socket" \
         -a -f "$dest/usr/lib/sysusers.d/proctor.conf" -a -f "$dest/usr/lib/tmpfiles.d/proctor.conf" \
         -a -f "$dest/usr/lib/systemd/catalog/proctor.catalog"
-check "proctor-metrics.service and .timer installed, the service naming the installed proctorctl" \
-    sh -c "test -f '$dest/usr/lib/systemd/system/proctor-metrics.timer' &&
+check "proctor-metrics.service and .timer, proctord-mdm.socket installed, the service naming the installed proctorctl" \
+    sh -c "test -f '$dest/usr/lib/systemd/system/proctor-metrics.timer' -a -f '$dest/usr/lib/systemd/system/proctord-mdm.socket' &&
            grep -qF '/usr/bin/proctorctl metrics > ' '$dest/usr/lib/systemd/system/proctor-metrics.service'"
 check "the installed units pass systemd-analyze verify" \
     sh -c "cd '$dest/usr/lib/systemd/system' && sed -i 's|^ExecStart=.*|ExecStart=$BIN_DIR/systemdkit-probe serve|' proctord.service &&
-           out=\$(systemd-analyze verify --man=no proctord.service proctord.socket proctord-admin.socket proctor-metrics.timer 2>&1) && [ -z \"\$out\" ] || { echo \"\$out\"; false; }"
+           out=\$(systemd-analyze verify --man=no proctord.service proctord.socket proctord-admin.socket proctor-metrics.timer proctord-mdm.socket 2>&1) && [ -z \"\$out\" ] || { echo \"\$out\"; false; }"
 for page in man1/proctorctl.1 man5/proctor-policy.5 man5/proctord.conf.5 man8/proctord.8; do
     check "$page installed and rendered by man without warnings" \
         sh -c "out=\$(MANWIDTH=80 man --warnings -l '$dest/usr/share/man/$page' 2>&1 >/dev/null) && [ -z \"\$out\" ] || { echo \"\$out\"; false; }"
