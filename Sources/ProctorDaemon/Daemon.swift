@@ -267,6 +267,7 @@ final class Daemon {
         server.makeContext = { [unowned self] connection in
             let context = context(for: connection.peer)
             context.onFirstSession = { connection.markEstablished() }
+            context.setReceivesSenderProcesses = { connection.receiveSenderProcesses($0) }
             return context
         }
         server.onConnectionClosed = { [unowned self] context, _ in connectionClosed(context) }
