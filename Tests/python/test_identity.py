@@ -158,10 +158,8 @@ sent = subprocess.run([sys.argv[2], {CLIENT!r}, f"fd:{{s.fileno()}}", sys.argv[3
 print(sent.stdout.strip() or sent.stderr, flush=True)
 """
 
-# The connector keeps its connection while a child (argv TRUSTED) registers on it and makes
-# one Decide; then the connector itself calls Decide with the child's session. Prints the
-# child's outcome and the connector's: argv SOCKET TRUSTED APP_ID.
-KEEP_AND_USE = """
+# The scripts below run as programs of their own: one call on a socket, its reply parsed.
+CALL = """
 import json, socket, subprocess, sys
 
 def call(s, method, parameters):
@@ -170,7 +168,12 @@ def call(s, method, parameters):
     while not data.endswith(b"\\0"):
         data += s.recv(65536)
     return json.loads(data[:-1])
+"""
 
+# The connector keeps its connection while a child (argv TRUSTED) registers on it and makes
+# one Decide; then the connector itself calls Decide with the child's session. Prints the
+# child's outcome and the connector's: argv SOCKET TRUSTED APP_ID.
+KEEP_AND_USE = CALL + """
 if sys.argv[1] == "child":
     s = socket.socket(fileno=int(sys.argv[2]))
     s.settimeout(10)  # the descriptor is the connector's, non-blocking: wait in poll
@@ -255,16 +258,7 @@ def test_the_process_that_sends_register_is_checked_not_the_one_that_connected(w
 # A registered process registers once more on its connection, then hands the connection to a
 # child (the same program) that sends Register twice: argv parent SOCKET APP_ID SCRIPT.
 # Prints the four outcomes, then the reason of the child's first.
-REGISTER_AGAIN = """
-import json, socket, subprocess, sys
-
-def call(s, method, parameters):
-    s.sendall(json.dumps({"method": method, "parameters": parameters}).encode() + b"\\0")
-    data = b""
-    while not data.endswith(b"\\0"):
-        data += s.recv(65536)
-    return json.loads(data[:-1])
-
+REGISTER_AGAIN = CALL + """
 def register(s):
     reply = call(s, "io.proctor.Agent.Register", {"appId": sys.argv[3]})
     return reply.get("error", "registered"), reply.get("parameters", {}).get("reason", "")
