@@ -52,9 +52,8 @@ static inline int clinux_flock(int fd, int operation) {
 #define CLINUX_SCM_PIDFD 0x04
 #define CLINUX_MSG_CMSG_CLOEXEC 0x40000000
 
-/// Turns a boolean socket option of level SOL_SOCKET on; -1 and errno on failure.
-static inline int clinux_enable_socket_option(int fd, int option) {
-    int on = 1;
+/// Turns a boolean socket option of level SOL_SOCKET on (`on` 1) or off (0); -1 and errno on failure.
+static inline int clinux_set_socket_option(int fd, int option, int on) {
     return setsockopt(fd, SOL_SOCKET, option, &on, sizeof on);
 }
 

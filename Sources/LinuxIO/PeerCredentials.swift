@@ -53,14 +53,20 @@ public struct SenderCredentials: Hashable, Sendable, CustomStringConvertible {
     /// The sender's effective group id.
     public let gid: gid_t
     /// A pidfd for the sender (kernel 6.5+), to confirm it is still the same live process
-    /// after reading `/proc/PID/…`; nil where the kernel has no SO_PASSPIDFD.
+    /// after reading `/proc/PID/…`; nil where the kernel has no SO_PASSPIDFD or the
+    /// receiver turned it off (`StreamConnection.receiveSenderProcesses(_:)`).
     public let process: ProcessHandle?
+    /// When the bytes were received (`MonotonicClock.nanoseconds()` right after the read
+    /// returned); 0 when unknown. The sender wrote them before this: a process known to be
+    /// alive after `receivedAt` held the pid when they were written.
+    public let receivedAt: UInt64
 
-    public init(pid: pid_t, uid: uid_t, gid: gid_t, process: ProcessHandle? = nil) {
+    public init(pid: pid_t, uid: uid_t, gid: gid_t, process: ProcessHandle? = nil, receivedAt: UInt64 = 0) {
         self.pid = pid
         self.uid = uid
         self.gid = gid
         self.process = process
+        self.receivedAt = receivedAt
     }
 
     /// Whether both name the same process with the same ids (pidfds compared where both have one).

@@ -140,6 +140,10 @@ public final class StreamConnection {
     /// Whether each read collects the sender's credentials (SO_PASSCRED, and a pidfd with
     /// SO_PASSPIDFD where the kernel has it).
     public let receivesSenderCredentials: Bool
+    /// Whether reads still come with a pidfd for their sender (`SenderCredentials.process`):
+    /// the kernel makes one per read, which costs a file and a `close` each time, so an
+    /// owner that knows who its peer is turns them off (`receiveSenderProcesses(_:)`).
+    public private(set) var receivesSenderProcesses: Bool
     /// Called with the unconsumed input after each read; returns how many leading bytes it
     /// consumed (0 up to `bytes.count`). The buffer is valid only during the call.
     /// The default consumes and drops everything.
@@ -191,6 +195,7 @@ public final class StreamConnection {
         self.limits = limits
         self.budget = budget
         self.receivesSenderCredentials = receivesSenderCredentials
+        receivesSenderProcesses = receivesSenderCredentials
         if receivesSenderCredentials { try Self.enableSenderCredentials(on: descriptor) }
         registration = try loop.register(descriptor, events: .readable) { [unowned self] readiness in
             handle(readiness)
@@ -206,11 +211,25 @@ public final class StreamConnection {
     /// Sets SO_PASSCRED, and SO_PASSPIDFD where the kernel has it, on a Unix socket (a
     /// listening socket passes both on to the connections it accepts).
     public static func enableSenderCredentials(on socket: FileDescriptor) throws(Errno) {
-        try Syscall.enableSocketOption(socket.rawValue, CLINUX_SO_PASSCRED)
+        try Syscall.setSocketOption(socket.rawValue, CLINUX_SO_PASSCRED, on: true)
         do {
-            try Syscall.enableSocketOption(socket.rawValue, CLINUX_SO_PASSPIDFD)
+            try Syscall.setSocketOption(socket.rawValue, CLINUX_SO_PASSPIDFD, on: true)
         } catch .invalidArgument, .noProtocolOption {
             // Before kernel 6.5: credentials without a pidfd.
+        }
+    }
+
+    /// Turns the pidfd of each read's sender off or back on (SO_PASSPIDFD); the pid and ids
+    /// keep coming with every read. It applies from the next read on. Ignored without
+    /// `receivesSenderCredentials`, on a closed connection, and where the kernel has no
+    /// SO_PASSPIDFD.
+    public func receiveSenderProcesses(_ on: Bool) {
+        guard receivesSenderCredentials, isOpen, on != receivesSenderProcesses else { return }
+        do {
+            try Syscall.setSocketOption(descriptor.rawValue, CLINUX_SO_PASSPIDFD, on: on)
+            receivesSenderProcesses = on
+        } catch {
+            // Before kernel 6.5 there were no pidfds to turn off; nothing else fails here.
         }
     }
 
@@ -390,7 +409,7 @@ public final class StreamConnection {
                 if receivesSenderCredentials {
                     let received = try Syscall.receiveWithSender(descriptor.rawValue, buffer)
                     count = received.count
-                    sender = Self.credentials(of: received.sender)
+                    sender = Self.credentials(of: received.sender, receivedAt: MonotonicClock.nanoseconds())
                 } else {
                     count = try descriptor.read(into: buffer)
                 }
@@ -423,11 +442,11 @@ public final class StreamConnection {
     }
 
     /// The sender the kernel reported for one read; nil when it did not say (pid 0).
-    private static func credentials(of sender: clinux_sender) -> SenderCredentials? {
+    private static func credentials(of sender: clinux_sender, receivedAt: UInt64) -> SenderCredentials? {
         let process = sender.pidfd >= 0
             ? ProcessHandle(adopting: FileDescriptor(rawValue: sender.pidfd), pid: sender.pid) : nil
         guard sender.has_credentials != 0, sender.pid > 0 else { return nil }
-        return SenderCredentials(pid: sender.pid, uid: sender.uid, gid: sender.gid, process: process)
+        return SenderCredentials(pid: sender.pid, uid: sender.uid, gid: sender.gid, process: process, receivedAt: receivedAt)
     }
 
     private func deliver(_ chunk: UnsafeRawBufferPointer, from sender: SenderCredentials?) {

@@ -220,8 +220,8 @@ enum Syscall {
         }
     }
 
-    static func enableSocketOption(_ fd: CInt, _ option: CInt) throws(Errno) {
-        _ = try retryingOnInterrupt { clinux_enable_socket_option(fd, option) }
+    static func setSocketOption(_ fd: CInt, _ option: CInt, on: Bool) throws(Errno) {
+        _ = try retryingOnInterrupt { clinux_set_socket_option(fd, option, on ? 1 : 0) }
     }
 
     static func peerPidFD(_ fd: CInt) throws(Errno) -> CInt {

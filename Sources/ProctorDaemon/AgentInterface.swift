@@ -68,7 +68,7 @@ extension Daemon {
         let caller: PeerIdentity
         var unverifiable: UnverifiableSender?
         do {
-            caller = try PeerIdentity(verifyingSender: sender)
+            caller = try PeerIdentity(verifyingSender: try senderWithProcess(sender, context))
         } catch {
             // Only said in the refusal; the in-process test kit, which verifies no one, goes on.
             (caller, unverifiable) = (context.peer, error)
@@ -103,9 +103,13 @@ extension Daemon {
             throw AgentError.invalidParameter("appId", "a connection may hold at most \(Self.maxSessionsPerConnection) sessions")
         }
         let now = Clock.now()
-        let session = AgentSession(id: SessionID.make(), appID: appID, peer: caller, process: sender?.process,
+        let process = sender?.process ?? sender.flatMap(context.registeredProcess)
+        let session = AgentSession(id: SessionID.make(), appID: appID, peer: caller, process: process,
                                    appVersion: request.version, registeredAt: now)
         context.sessions[session.id] = session
+        // From now on calls are checked against the registered process, which needs no pidfd
+        // per message (AgentSession.isRegisteringProcess).
+        if process != nil { context.receiveSenderProcesses(false) }
         let (reply, effects) = registry.register(session)
         do {
             try store.recordRegistration(appID: appID, at: now, appVersion: request.version, pid: caller.pid,
@@ -128,6 +132,22 @@ extension Daemon {
                for: session.launchRequest, peer: context.peer, session: session.id)
         shredDataKeysOnViolation(of: session, verdict: launch)
         return reply
+    }
+
+    /// `sender` with a pidfd to verify it on: the one the kernel sent with the message, or,
+    /// on a connection that no longer receives them, the pidfd of the session's process it
+    /// is known to be. A sender that is neither cannot be verified: the connection gets
+    /// pidfds again, so the same `Register` sent once more is.
+    private func senderWithProcess(_ sender: SenderCredentials?,
+                                   _ context: ConnectionContext) throws(UnverifiableSender) -> SenderCredentials? {
+        guard let sender, sender.process == nil, !context.receivesSenderProcesses else { return sender }
+        if let process = context.registeredProcess(of: sender) {
+            return SenderCredentials(pid: sender.pid, uid: sender.uid, gid: sender.gid, process: process,
+                                     receivedAt: sender.receivedAt)
+        }
+        context.receiveSenderProcesses(true)
+        throw UnverifiableSender(reason: "pid \(sender.pid) is not the process that registered on this connection, "
+            + "and its message came without the pidfd that verifies it; send Register again, or on a connection of its own")
     }
 
     private func acknowledgeWipe(_ request: Agent.AcknowledgeWipe.Request, _ session: AgentSession) throws(VarlinkError) {

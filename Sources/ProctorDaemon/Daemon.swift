@@ -61,6 +61,11 @@ final class Daemon {
     /// Reports what the limiters suppressed once their windows end; runs only while a window is open.
     var refusalReportTimer: TimerHandle?
     private var statusUpdatePending = false
+    /// A wake-up of the log writer is scheduled (`log`).
+    private var logWriterWakeScheduled = false
+    /// How long a logged event may wait for the writer thread: short enough for someone
+    /// reading the journal, long enough to write a busy loop's events in batches.
+    static let logWriterWakeInterval = Duration.milliseconds(10)
     /// Reloads, applied bundles and rollbacks, one at a time (`PolicyUpdateQueue`).
     var policyUpdates = PolicyUpdateQueue()
     /// A write of the event history is scheduled (`Daemon+EventHistory`).
@@ -268,6 +273,7 @@ final class Daemon {
         server.makeContext = { [unowned self] connection in
             let context = context(for: connection.peer)
             context.onFirstSession = { connection.markEstablished() }
+            context.setReceivesSenderProcesses = { connection.receiveSenderProcesses($0) }
             return context
         }
         server.onConnectionClosed = { [unowned self] context, _ in connectionClosed(context) }
@@ -367,9 +373,19 @@ final class Daemon {
 
     // MARK: Logging and status
 
+    /// Logs on the loop's thread. The writer thread is woken at most once per
+    /// `logWriterWakeInterval`, not once per event: a denial costs the loop no system call
+    /// and the machine no extra context switch (the logger wakes it sooner when its queue
+    /// fills).
     func log(_ kind: DaemonEvent, _ message: String, _ fields: [(String, String)]) {
         guard logger.isEnabled(kind.priority) else { return }
-        logger.log(kind.event(message, fields))
+        logger.logWithoutWaking(kind.event(message, fields))
+        guard !logWriterWakeScheduled else { return }
+        logWriterWakeScheduled = true
+        _ = loop.schedule(after: Self.logWriterWakeInterval) { [unowned self] in
+            logWriterWakeScheduled = false
+            logger.wakeWriter()
+        }
     }
 
     func logStorageFailure(_ what: String, _ error: StoreError) {

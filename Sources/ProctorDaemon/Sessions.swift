@@ -21,10 +21,32 @@ final class ConnectionContext {
     /// Called when the connection gets its first session (the transport then stops the
     /// clock that closes connections that never register).
     var onFirstSession: (() -> Void)?
+    /// Whether the kernel still hands over a pidfd with each message on this connection.
+    /// They are needed to verify `Register`; once the connection has a session, calls on
+    /// it are checked against the registered process without them (`AgentSession`).
+    private(set) var receivesSenderProcesses = true
+    /// Turns the transport's per-message pidfds on or off (nothing where there is no socket).
+    var setReceivesSenderProcesses: (Bool) -> Void = { _ in }
 
     init(peer: PeerIdentity, mayAdminister: Bool) {
         self.peer = peer
         self.mayAdminister = mayAdminister
+    }
+
+    func receiveSenderProcesses(_ on: Bool) {
+        guard on != receivesSenderProcesses else { return }
+        receivesSenderProcesses = on
+        setReceivesSenderProcesses(on)
+    }
+
+    /// The process handle of one of this connection's sessions that `sender` is known to
+    /// be (same pid, that process still alive after the message was received), so a
+    /// further `Register` from a registered process is verified on that pidfd.
+    func registeredProcess(of sender: SenderCredentials) -> ProcessHandle? {
+        for session in sessions.values where session.process != nil && session.isRegisteringProcess(sender) {
+            return session.process
+        }
+        return nil
     }
 }
 
@@ -52,6 +74,9 @@ final class AgentSession {
     /// The `AgentRegistry` generation of the set of managed apps this session was last
     /// sent; -1: never.
     var managedAppsGeneration = -1
+    /// When `process` was last seen alive (`MonotonicClock` nanoseconds, taken before the
+    /// look): messages received before then were written while it held its pid.
+    private var aliveConfirmedAt: UInt64 = 0
 
     init(id: String, appID: AppID, peer: PeerIdentity, process: ProcessHandle? = nil, appVersion: String?,
          registeredAt: Int64) {
@@ -71,10 +96,24 @@ final class AgentSession {
 
     /// Whether a message with these kernel-stamped credentials came from the process that
     /// registered this session.
+    ///
+    /// The sender's pid (stamped on every message) must be the registered one. A pid names
+    /// one process only while that process lives, so the registered process must also have
+    /// been alive *after* the message was received: then it held the pid when the message
+    /// was written, and no later process that got the pid can use the session. That costs
+    /// one `poll` of the session's pidfd per read, not a pidfd per message (the connection
+    /// stops receiving those once it has a session). A message that still carries its
+    /// sender's pidfd is compared on it; without pidfds at all (kernels before 6.5) the pid
+    /// is all there is.
     func isRegisteringProcess(_ sender: SenderCredentials?) -> Bool {
         guard let sender, sender.pid == peer.pid else { return false }
-        guard let process, let senderProcess = sender.process else { return true }
-        return process.refersToSameProcess(as: senderProcess)
+        guard let process else { return true }
+        if let senderProcess = sender.process { return process.refersToSameProcess(as: senderProcess) }
+        if sender.receivedAt != 0, sender.receivedAt < aliveConfirmedAt { return true }
+        let lookedAt = MonotonicClock.nanoseconds()
+        guard (try? process.isAlive) == true else { return false }
+        aliveConfirmedAt = lookedAt
+        return true
     }
 }
 

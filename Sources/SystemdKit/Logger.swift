@@ -86,7 +86,31 @@ public final class Logger: Sendable {
     /// Returns false when the event was dropped because the queue was full.
     @discardableResult
     public func log(_ event: LogEvent) -> Bool {
+        queue(event, wakingWriter: true)
+    }
+
+    /// Queues `event` like `log(_:)` but leaves the writer thread asleep until `wakeWriter()`
+    /// (or a later `log(_:)`): a thread that logs in bursts, such as an event loop, then
+    /// costs the writer one wake-up per burst instead of one per event. A queue a quarter
+    /// full wakes the writer at once, so a long burst is written, not dropped.
+    @discardableResult
+    public func logWithoutWaking(_ event: LogEvent) -> Bool {
+        queue(event, wakingWriter: false)
+    }
+
+    /// Wakes the writer thread if events wait for it.
+    public func wakeWriter() {
+        let wake = state.withLock { state -> Bool in
+            guard state.drainerIsWaiting, !state.queue.isEmpty else { return false }
+            state.drainerIsWaiting = false
+            return true
+        }
+        if wake { wakeDrainer.signal() }
+    }
+
+    private func queue(_ event: LogEvent, wakingWriter: Bool) -> Bool {
         guard isEnabled(event.priority) else { return true }
+        let capacity = capacity
         let (queued, wake) = state.withLock { state -> (Bool, Bool) in
             guard state.queue.count < capacity else {
                 state.droppedSinceReport += 1
@@ -94,9 +118,9 @@ public final class Logger: Sendable {
                 return (false, false)
             }
             state.queue.append(event)
-            let wake = state.drainerIsWaiting
+            guard state.drainerIsWaiting, wakingWriter || state.queue.count >= max(1, capacity / 4) else { return (true, false) }
             state.drainerIsWaiting = false
-            return (true, wake)
+            return (true, true)
         }
         if wake { wakeDrainer.signal() }
         return queued

@@ -31,12 +31,18 @@ public struct StderrSink: LogSink {
     }
 
     private static func quotedIfNeeded(_ value: String) -> String {
-        let needsQuotes = value.isEmpty || value.unicodeScalars.contains { $0 == " " || $0 == "\"" || $0 == "=" || $0 == "\\" }
+        let needsQuotes = value.isEmpty || value.utf8.contains { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\"")
+            || $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\\") }
         let text = escaped(value, quotes: needsQuotes)
         return needsQuotes ? "\"" + text + "\"" : text
     }
 
     private static func escaped(_ text: String, quotes: Bool = false) -> String {
+        // Most text needs nothing escaped: one pass over its bytes, and no copy.
+        let isPlain = text.utf8.allSatisfy { byte in
+            byte >= 0x20 && byte != 0x7f && !(quotes && (byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "\"")))
+        }
+        if isPlain { return text }
         var result = ""
         for scalar in text.unicodeScalars {
             switch scalar {

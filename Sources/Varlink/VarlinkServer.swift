@@ -28,6 +28,10 @@ public final class VarlinkServer<Context> {
         /// Whether `markEstablished()` was called.
         public var isEstablished: Bool { stream?.isEstablished ?? false }
 
+        /// Turns the pidfd in each call's `sender` off or back on, from the next read on (see
+        /// `StreamConnection.receiveSenderProcesses(_:)`); the sender's pid and ids stay.
+        public func receiveSenderProcesses(_ on: Bool) { stream?.receiveSenderProcesses(on) }
+
         /// A pidfd for the process that connected (SO_PEERPIDFD, kernel 6.5+), made on
         /// request; nil once the connection closed or where the kernel has none.
         public func peerProcess() -> ProcessHandle? {

@@ -33,6 +33,32 @@ import TestSupport
         }
     }
 
+    /// A session answers only the process that registered it: the pid stamped on each
+    /// message must be its own, and that process must have lived after the message was
+    /// received, so a message sent under its pid after it exited (a reused pid) is refused.
+    @Test func aSessionIsItsRegisteringProcessWhileThatLives() throws {
+        let child = try ChildProcess(URL(fileURLWithPath: "/bin/sleep"), arguments: ["30"])
+        let handle = try ProcessHandle.open(pid: child.pid)
+        let peer = PeerIdentity(pid: child.pid, uid: getuid(), gid: getgid(), executable: nil, userName: nil, groups: [])
+        let session = AgentSession(id: "session", appID: "com.example.app", peer: peer, process: handle, appVersion: nil,
+                                   registeredAt: 0)
+        func message(from pid: pid_t) -> SenderCredentials {
+            SenderCredentials(pid: pid, uid: getuid(), gid: getgid(), receivedAt: MonotonicClock.nanoseconds())
+        }
+        let whileAlive = message(from: child.pid)
+        #expect(session.isRegisteringProcess(whileAlive))
+        #expect(!session.isRegisteringProcess(message(from: getpid())))
+        #expect(!session.isRegisteringProcess(nil))
+
+        try child.send(SIGKILL)
+        // Not reaped yet, so the pid stays taken while the test looks.
+        let deadline = MonotonicClock.nanoseconds() + 10_000_000_000
+        while try handle.isAlive, MonotonicClock.nanoseconds() < deadline { usleep(1_000) }
+        #expect(session.isRegisteringProcess(whileAlive), "received while the process was seen alive afterwards")
+        #expect(!session.isRegisteringProcess(message(from: child.pid)), "received after the process exited")
+        _ = try child.waitForExit()
+    }
+
     @Test func aMessageOfSeveralWritersNamesNoSender() {
         #expect(throws: UnverifiableSender.self) { try PeerIdentity(verifyingSender: nil) }
     }

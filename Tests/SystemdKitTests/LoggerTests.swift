@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import Synchronization
 import LinuxIO
 import Testing
@@ -87,6 +88,30 @@ private final class RecordingSink: LogSink {
         logger.log(event(8))
         logger.flush()
         #expect(sink.written.count == 7, "no second report without new drops")
+    }
+
+    /// What an event loop logs waits for one `wakeWriter()` per burst; a queue a quarter
+    /// full wakes the writer by itself.
+    @Test func eventsLoggedWithoutWakingWaitForTheWakeUp() {
+        let sink = RecordingSink()
+        let logger = Logger(sink: sink, capacity: 8, droppedMessagesID: dropsID)
+        logger.log(event(0))
+        logger.flush()  // the writer now sleeps
+        func written(reaching count: Int) -> [String] {
+            let deadline = MonotonicClock.nanoseconds() + 10_000_000_000
+            while sink.written.count < count, MonotonicClock.nanoseconds() < deadline { usleep(1_000) }
+            return sink.written.map(\.message)
+        }
+        #expect(logger.logWithoutWaking(event(1)))
+        usleep(50_000)
+        #expect(sink.written.count == 1, "not written while the writer sleeps")
+        logger.wakeWriter()
+        #expect(written(reaching: 2) == ["event 0", "event 1"])
+
+        usleep(50_000)  // the writer sleeps again
+        logger.logWithoutWaking(event(2))
+        logger.logWithoutWaking(event(3))  // 2 of 8: a quarter
+        #expect(written(reaching: 4) == ["event 0", "event 1", "event 2", "event 3"])
     }
 
     @Test func countsSinkFailures() {

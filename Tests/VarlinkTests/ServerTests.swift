@@ -19,6 +19,8 @@ private final class SenderEchoServer: @unchecked Sendable {
         let connectors = Mutex<[ProcessHandle?]>([])
     }
     private let recorded = Recorded()
+    /// The accepted connections; used on the loop's thread only.
+    private var connections: [VarlinkServer<Peer>.Connection] = []
 
     init(receivesSenderCredentials: Bool = true) throws {
         path = "/tmp/varlink-server-test-\(getpid())-\(UUID().uuidString.prefix(8))"
@@ -34,8 +36,9 @@ private final class SenderEchoServer: @unchecked Sendable {
         let socket = try UnixSocket.listen(path: path, mode: 0o600)
         server = try VarlinkServer(listening: socket, loop: loop, service: service,
                                    limits: .init(maxConnections: 16), receivesSenderCredentials: receivesSenderCredentials)
-        server?.makeContext = { [recorded] connection in
+        server?.makeContext = { [unowned self, recorded] connection in
             recorded.connectors.withLock { $0.append(connection.peerProcess()) }
+            connections.append(connection)
             return Peer(name: "socket")
         }
         let loop = self.loop, finished = self.finished
@@ -62,6 +65,16 @@ private final class SenderEchoServer: @unchecked Sendable {
         }
         done.wait()
         return result.value.withLock { $0 }
+    }
+
+    /// Turns the per-call pidfds of every accepted connection off or on, on the loop's thread.
+    func receiveSenderProcesses(_ on: Bool) {
+        let done = DispatchSemaphore(value: 0)
+        loop.execute { [self] in
+            connections.forEach { $0.receiveSenderProcesses(on) }
+            done.signal()
+        }
+        done.wait()
     }
 
     func stop() {
@@ -156,6 +169,26 @@ private func writeFromForkedChild(_ bytes: [UInt8], to socket: FileDescriptor) t
         #expect(!childProcess.refersToSameProcess(as: parentProcess))
         // The connection's accept-time peer stays the parent that connected.
         #expect(server.connectors.map { $0?.pid } == [getpid()])
+    }
+
+    /// The owner can turn the pidfd of each call's sender off (the kernel makes one per read)
+    /// and on again; the pid, ids and time of the read keep coming with every call.
+    @Test func senderPidfdsCanBeTurnedOffAndOnAgain() throws {
+        let server = try SenderEchoServer()
+        defer { server.stop() }
+        let client = try RawClient(path: server.path)
+        defer { client.close() }
+        for (text, pidfds) in [("with", true), ("without", false), ("again", true)] {
+            server.receiveSenderProcesses(pidfds)
+            try client.send(ping(text))
+            #expect(try client.replyPeer() == String(getpid()))
+        }
+        let senders = server.recordedSenders.compactMap { $0 }
+        try #require(senders.count == 3)
+        #expect(senders.map { $0.process != nil } == [true, false, true])
+        #expect(senders.allSatisfy { $0.pid == getpid() && $0.uid == getuid() && $0.gid == getgid() })
+        #expect(senders[0].receivedAt > 0 && senders[0].receivedAt < senders[1].receivedAt
+            && senders[1].receivedAt < senders[2].receivedAt)
     }
 
     /// A message whose bytes two processes wrote has no single sender: nil, so the daemon

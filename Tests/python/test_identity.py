@@ -158,10 +158,8 @@ sent = subprocess.run([sys.argv[2], {CLIENT!r}, f"fd:{{s.fileno()}}", sys.argv[3
 print(sent.stdout.strip() or sent.stderr, flush=True)
 """
 
-# The connector keeps its connection while a child (argv TRUSTED) registers on it and makes
-# one Decide; then the connector itself calls Decide with the child's session. Prints the
-# child's outcome and the connector's: argv SOCKET TRUSTED APP_ID.
-KEEP_AND_USE = """
+# The scripts below run as programs of their own: one call on a socket, its reply parsed.
+CALL = """
 import json, socket, subprocess, sys
 
 def call(s, method, parameters):
@@ -170,7 +168,12 @@ def call(s, method, parameters):
     while not data.endswith(b"\\0"):
         data += s.recv(65536)
     return json.loads(data[:-1])
+"""
 
+# The connector keeps its connection while a child (argv TRUSTED) registers on it and makes
+# one Decide; then the connector itself calls Decide with the child's session. Prints the
+# child's outcome and the connector's: argv SOCKET TRUSTED APP_ID.
+KEEP_AND_USE = CALL + """
 if sys.argv[1] == "child":
     s = socket.socket(fileno=int(sys.argv[2]))
     s.settimeout(10)  # the descriptor is the connector's, non-blocking: wait in poll
@@ -248,5 +251,52 @@ def test_the_process_that_sends_register_is_checked_not_the_one_that_connected(w
                               capture_output=True, text=True, timeout=60)
         assert kept.stdout.startswith("decided io.proctor.Agent.IdentityMismatch"), (kept.stdout, kept.stderr)
         assert "belongs to the process that registered it" in kept.stdout
+    finally:
+        daemon.stop()
+
+
+# A registered process registers once more on its connection, then hands the connection to a
+# child (the same program) that sends Register twice: argv parent SOCKET APP_ID SCRIPT.
+# Prints the four outcomes, then the reason of the child's first.
+REGISTER_AGAIN = CALL + """
+def register(s):
+    reply = call(s, "io.proctor.Agent.Register", {"appId": sys.argv[3]})
+    return reply.get("error", "registered"), reply.get("parameters", {}).get("reason", "")
+
+if sys.argv[1] == "child":
+    s = socket.socket(fileno=int(sys.argv[2]))
+    s.settimeout(10)
+    (first, reason), (second, _) = register(s), register(s)
+    print(first, second, "|", reason, flush=True)
+    s.detach()
+    sys.exit(0)
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(sys.argv[2])
+own = [register(s)[0], register(s)[0]]
+s.set_inheritable(True)
+child = subprocess.run([sys.executable, "-c", sys.argv[4], "child", str(s.fileno()), sys.argv[3]], pass_fds=[s.fileno()],
+                       capture_output=True, text=True, timeout=30)
+print(*own, child.stdout.strip() or child.stderr, flush=True)
+"""
+
+
+def test_register_on_a_connection_that_has_a_session_is_verified_on_a_pidfd(workdir):
+    """Once a connection has a session, messages on it come without a pidfd per message (the
+    session is checked against its registering process instead). A further Register from that
+    process is verified on the session's pidfd; one from another process is refused once,
+    with the connection taking pidfds again, so that sending it again verifies it."""
+    trusted = os.path.join(workdir, "bin", "trusted")
+    os.makedirs(os.path.dirname(trusted))
+    install(os.path.realpath(PYTHON), trusted)
+    app_id = "io.proctor.test.trusted"
+    daemon = start_daemon(workdir, {app_id: {"state": "authorized", "match": {"executable": trusted, "users": ["*"]}}})
+    try:
+        done = subprocess.run([trusted, "-c", REGISTER_AGAIN, "parent", daemon.agent, app_id, REGISTER_AGAIN],
+                              capture_output=True, text=True, timeout=60)
+        outcomes, _, reason = done.stdout.strip().partition(" | ")
+        assert outcomes.split() == ["registered", "registered", "io.proctor.Agent.IdentityMismatch", "registered"], \
+            (done.stdout, done.stderr)
+        assert "send Register again" in reason, reason
     finally:
         daemon.stop()
