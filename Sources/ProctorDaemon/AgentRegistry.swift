@@ -53,11 +53,17 @@ final class AgentRegistry {
     private var appsWithPendingWipes: Set<AppID>
     /// Counts changes of the set of managed apps, so each session is sent the set only anew.
     private var managedAppsGeneration = 0
+    /// Signs the views sent (`Agent.SignedAppView`).
+    private let viewSigner: ViewSigner
+    /// `AppViewPayload.digest(managedApps:)` of the policy in force, computed once per policy.
+    private var managedAppsDigest: String
 
-    init(active: ActivePolicy, store: StateStore, appsWithPendingWipes: Set<AppID>) {
+    init(active: ActivePolicy, store: StateStore, appsWithPendingWipes: Set<AppID>, viewSigner: ViewSigner) {
         self.active = active
         self.store = store
         self.appsWithPendingWipes = appsWithPendingWipes
+        self.viewSigner = viewSigner
+        managedAppsDigest = Agent.AppViewPayload.digest(managedApps: active.compiled.managedAppIDs)
     }
 
     /// Subscribers of `appID` whose replies still reach them.
@@ -75,7 +81,8 @@ final class AgentRegistry {
         var effects: [Effect] = [.statusChanged]
         let snapshot = deliverSnapshot(to: session, view: view, effects: &effects)
         let managedApps = takeManagedAppsIfChanged(for: session) ?? active.compiled.managedAppIDs
-        return (Agent.Register.Reply(session: session.id, snapshot: snapshot, managedApps: managedApps), effects)
+        return (Agent.Register.Reply(session: session.id, snapshot: snapshot, managedApps: managedApps,
+                                     view: signedView(of: snapshot, for: session)), effects)
     }
 
     /// The session subscribed through `handle`: its first reply is the current state, then
@@ -110,7 +117,10 @@ final class AgentRegistry {
     /// the others are decided against that set (the SDK decides them locally).
     func activate(_ policy: ActivePolicy) -> [Effect] {
         let managedAppsChanged = active.compiled.managedAppIDs != policy.compiled.managedAppIDs
-        if managedAppsChanged { managedAppsGeneration += 1 }
+        if managedAppsChanged {
+            managedAppsGeneration += 1
+            managedAppsDigest = Agent.AppViewPayload.digest(managedApps: policy.compiled.managedAppIDs)
+        }
         active = policy
         var effects: [Effect] = []
         for (appID, sessions) in sessionsByApp {
@@ -167,8 +177,9 @@ final class AgentRegistry {
             session.subscription = nil
             return
         }
-        let update = Agent.Subscribe.Reply(reason: reason, snapshot: deliverSnapshot(to: session, view: view, effects: &effects),
-                                           managedApps: takeManagedAppsIfChanged(for: session), notification: notification)
+        let snapshot = deliverSnapshot(to: session, view: view, effects: &effects)
+        let update = Agent.Subscribe.Reply(reason: reason, snapshot: snapshot, managedApps: takeManagedAppsIfChanged(for: session),
+                                           notification: notification, view: signedView(of: snapshot, for: session))
         effects.append(.push(session, update))
     }
 
@@ -183,6 +194,12 @@ final class AgentRegistry {
         return Agent.AppSnapshot(state: view?.state ?? .retired, policyVersion: active.version, config: view?.config ?? [:],
                                  dlp: view?.dlp ?? [:], compliance: view?.compliance ?? [:], launch: verdict,
                                  directives: deliverPendingWipes(to: session.appID, effects: &effects))
+    }
+
+    /// `snapshot` signed for the session's app and user, now.
+    private func signedView(of snapshot: Agent.AppSnapshot, for session: AgentSession) -> Agent.SignedAppView {
+        viewSigner.sign(Agent.AppViewPayload(appId: session.appID, uid: Int(session.peer.uid), issuedAt: Clock.rfc3339(Clock.now()),
+                                             snapshot: snapshot, managedAppsSHA256: managedAppsDigest))
     }
 
     /// The policy in force's `launch` decision for the session's app at its version.

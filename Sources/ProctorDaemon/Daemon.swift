@@ -33,6 +33,8 @@ final class Daemon {
     /// The policy in force and the sessions, which `Daemon` feeds events and whose effects
     /// it carries out.
     let registry: AgentRegistry
+    /// Signs every app view sent, for the apps' offline caches.
+    let viewSigner: ViewSigner
     var active: ActivePolicy { registry.active }
     var decisionsAllowed = 0
     var decisionsDenied = 0
@@ -97,6 +99,7 @@ final class Daemon {
         }
         let (machineKey, machineKeySource) = try DataKeyVault.loadMachineKey(configuration)
         dataKeys = DataKeyVault(machineKey: machineKey, store: store)
+        viewSigner = try ViewSigner.load(configuration)
 
         do {
             (fleet.configuration, fleet.trustedKeys) = try Self.loadFleetSettings(configuration)
@@ -136,7 +139,7 @@ final class Daemon {
         }
         registry = AgentRegistry(active: ActivePolicy(directory: directory, bundle: bundle?.policy,
                                                       bundleVersion: bundle?.record.version, loadedAt: now),
-                                 store: store, appsWithPendingWipes: appsWithPendingWipes)
+                                 store: store, appsWithPendingWipes: appsWithPendingWipes, viewSigner: viewSigner)
         if !reloadProblems.isEmpty {
             lastReload = ReloadOutcome(at: now, problems: reloadProblems)
         }
