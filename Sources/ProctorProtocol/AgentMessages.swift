@@ -143,21 +143,16 @@ public enum Agent {
         public var fields: [String: JSONValue] { ["payload": .string(payload), "signature": .string(signature)] }
     }
 
-    /// What a `SignedAppView` says: the snapshot (without wipe directives, which are carried
-    /// out when received) for one app and one user at one time. `managedAppsSHA256` binds the
-    /// set of managed apps, which is sent apart because it can be long.
+    /// What a `SignedAppView` says: the snapshot for one app and one user at one time, its
+    /// `directives` always empty (they are carried out when received, never from a cache).
+    /// `managedAppsSHA256` binds the set of managed apps, which is sent apart because it can be long.
     public struct AppViewPayload: ProtocolMessage {
         public var appId: String
         /// The uid of the registered process: the user whose cache may hold the view.
         public var uid: Int
         /// RFC 3339: when proctord signed the view.
         public var issuedAt: String
-        public var state: AppState
-        public var policyVersion: String
-        public var config: [String: JSONValue]
-        public var dlp: [String: JSONValue]
-        public var compliance: [String: JSONValue]
-        public var launch: LaunchVerdict
+        public var snapshot: AppSnapshot
         /// `AppViewPayload.digest(managedApps:)` of the set in force.
         public var managedAppsSHA256: String
 
@@ -165,12 +160,8 @@ public enum Agent {
             self.appId = appId
             self.uid = uid
             self.issuedAt = issuedAt
-            state = snapshot.state
-            policyVersion = snapshot.policyVersion
-            config = snapshot.config
-            dlp = snapshot.dlp
-            compliance = snapshot.compliance
-            launch = snapshot.launch
+            self.snapshot = snapshot
+            self.snapshot.directives = []
             self.managedAppsSHA256 = managedAppsSHA256
         }
 
@@ -181,25 +172,18 @@ public enum Agent {
             guard RFC3339.milliseconds(issuedAt) != nil else {
                 throw MalformedMessage(field: message.path(of: "issuedAt"), reason: "\"\(issuedAt.prefix(64))\" is not an RFC 3339 time")
             }
-            state = try message.choice("state")
-            policyVersion = try message.string("policyVersion")
-            config = try message.object("config")
-            dlp = try message.object("dlp")
-            compliance = try message.object("compliance")
-            launch = try message.message("launch")
+            snapshot = try AppSnapshot(reading: message)
+            snapshot.directives = []
             managedAppsSHA256 = try message.string("managedAppsSHA256")
         }
 
         public var fields: [String: JSONValue] {
-            ["appId": .string(appId), "uid": .number(uid), "issuedAt": .string(issuedAt), "state": .string(state.rawValue),
-             "policyVersion": .string(policyVersion), "config": .object(config), "dlp": .object(dlp),
-             "compliance": .object(compliance), "launch": launch.json, "managedAppsSHA256": .string(managedAppsSHA256)]
-        }
-
-        /// The snapshot it carries (no directives).
-        public var snapshot: AppSnapshot {
-            AppSnapshot(state: state, policyVersion: policyVersion, config: config, dlp: dlp, compliance: compliance,
-                        launch: launch, directives: [])
+            var fields = snapshot.fields
+            fields["appId"] = .string(appId)
+            fields["uid"] = .number(uid)
+            fields["issuedAt"] = .string(issuedAt)
+            fields["managedAppsSHA256"] = .string(managedAppsSHA256)
+            return fields
         }
 
         /// The SHA-256 (hex) of the canonical JSON array of `managedApps`, in the order sent.

@@ -72,7 +72,7 @@ import TestSupport
             if case .push(_, let update) = effect { update } else { nil }
         }.last)
         let pushed = try verifiedPayload(update.view)
-        #expect(pushed.state == .blocked && pushed.policyVersion == "2")
+        #expect(pushed.snapshot.state == .blocked && pushed.snapshot.policyVersion == "2")
         #expect(update.managedApps != nil && pushed.managedAppsSHA256 == Agent.AppViewPayload.digest(managedApps: update.managedApps ?? []))
         #expect(pushed.managedAppsSHA256 != registered.managedAppsSHA256)
 

@@ -66,7 +66,7 @@ def test_register_and_subscribe_replies_carry_views_signed_for_the_app_and_user(
     assert content["uid"] == os.geteuid()
     assert content["state"] == "authorized" and content["policyVersion"] == "test.1"
     assert content["config"] == reply["config"] and content["compliance"] == reply["compliance"]
-    assert "directives" not in content
+    assert content["directives"] == []
     managed = json.dumps(reply["managedApps"], separators=(",", ":")).encode()
     assert content["managedAppsSHA256"] == hashlib.sha256(managed).hexdigest()
 

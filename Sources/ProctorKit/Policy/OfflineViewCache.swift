@@ -24,8 +24,8 @@ struct OfflineViewCache: Sendable {
 
     /// The cache file.
     let path: String
-    /// The trusted public key's file; nil when the agent is not on a socket.
-    let trustedKeyPath: String?
+    /// The trusted public key's file.
+    let trustedKeyPath: String
 
     /// A cached view that passed every check but its age.
     struct Verified {
@@ -40,10 +40,11 @@ struct OfflineViewCache: Sendable {
         let description: String
     }
 
-    /// The cache of `appID` for the current user; nil when the user has no state or home
-    /// directory or the app id cannot name a file.
+    /// The cache of `appID` for the current user; nil when the agent is not on a Varlink socket
+    /// (no key to trust: the test kit's in-process agent), the user has no state or home
+    /// directory, or the app id cannot name a file.
     static func forApp(_ appID: String, environment: [String: String], transport: any AgentTransport) -> OfflineViewCache? {
-        guard !appID.contains("/"), !appID.hasPrefix(".") else { return nil }
+        guard let socket = transport as? VarlinkAgentTransport, !appID.contains("/"), !appID.hasPrefix(".") else { return nil }
         let base: String
         if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
             base = state
@@ -52,9 +53,7 @@ struct OfflineViewCache: Sendable {
         } else {
             return nil
         }
-        let keyPath = (transport as? VarlinkAgentTransport).map { socket in
-            URL(fileURLWithPath: socket.path).deletingLastPathComponent().path + "/" + trustedKeyFileName
-        }
+        let keyPath = URL(fileURLWithPath: socket.path).deletingLastPathComponent().path + "/" + trustedKeyFileName
         return OfflineViewCache(path: base + "/proctor/" + appID + ".view", trustedKeyPath: keyPath)
     }
 
@@ -131,7 +130,6 @@ struct OfflineViewCache: Sendable {
     /// The public key beside the Agent socket, refused when its file or folder could have been
     /// written by this (non-root) user or by group or others.
     private func trustedKey() throws(Refusal) -> SigningPublicKey {
-        guard let trustedKeyPath else { throw Refusal(description: "the agent is not on a socket, so no view-signing key is known") }
         let folder = URL(fileURLWithPath: trustedKeyPath).deletingLastPathComponent().path
         for checked in [folder, trustedKeyPath] {
             var status = stat()

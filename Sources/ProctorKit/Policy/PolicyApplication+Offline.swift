@@ -13,7 +13,8 @@ extension PolicyApplication {
     /// The launch when proctord could not be reached (`unreachable` says how).
     func launchOffline(_ settings: PolicyAppSettings, unreachable: String) -> LaunchDecision {
         guard let viewCache else {
-            return agentUnavailable("\(unreachable); no offline view can be kept without a state or home folder")
+            return agentUnavailable("\(unreachable); no offline view is kept without a state or home folder, "
+                + "or for an agent that is not on a Varlink socket")
         }
         let verified: OfflineViewCache.Verified
         do {
