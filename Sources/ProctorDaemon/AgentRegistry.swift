@@ -41,6 +41,9 @@ final class AgentRegistry {
         case complianceWipe(AgentSession, Agent.LaunchVerdict)
         /// The number of sessions or the policy changed (systemd's STATUS= line).
         case statusChanged
+        /// Sign the session's view anew (`refreshView(of:)`) after `delay`, unless another
+        /// push comes first (each push asks again).
+        case refreshViewLater(AgentSession, after: Duration)
     }
 
     let store: StateStore
@@ -143,6 +146,22 @@ final class AgentRegistry {
         return effects
     }
 
+    /// Nothing changed for the session, but its signed view is due to be renewed: a `refresh`
+    /// reply, so the view the app caches for an offline launch stays recent.
+    func refreshView(of session: AgentSession) -> [Effect] {
+        guard sessionsByApp[session.appID]?[session.id] === session else { return [] }
+        var effects: [Effect] = []
+        update(session, reason: .refresh, view: AppView(of: session.appID, in: active.compiled), effects: &effects)
+        return effects
+    }
+
+    /// How long a subscriber's signed view may age before it is signed anew: half the app's
+    /// offline grace, at least a second and at most an hour — so an app is refused an offline
+    /// launch at most that much before its grace, counted from its last contact, ends.
+    static func viewRefreshDelay(offlineGraceSeconds: Int) -> Duration {
+        .seconds(min(3600, max(1, offlineGraceSeconds / 2)))
+    }
+
     /// A wipe of `appID` was recorded in the store: its subscribers get it now.
     func wipeIssued(for appID: AppID) -> (deliveredTo: Int, effects: [Effect]) {
         appsWithPendingWipes.insert(appID)
@@ -181,6 +200,8 @@ final class AgentRegistry {
         let update = Agent.Subscribe.Reply(reason: reason, snapshot: snapshot, managedApps: takeManagedAppsIfChanged(for: session),
                                            notification: notification, view: signedView(of: snapshot, for: session))
         effects.append(.push(session, update))
+        let grace = view?.compliance["offlineGraceSeconds"]?.intValue ?? BuiltinDefaults.offlineGraceSeconds
+        effects.append(.refreshViewLater(session, after: Self.viewRefreshDelay(offlineGraceSeconds: grace)))
     }
 
     /// What `Register` and `Subscribe` tell an app about itself; an app that left the

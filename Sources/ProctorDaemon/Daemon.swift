@@ -300,6 +300,7 @@ final class Daemon {
 
     private func connectionClosed(_ context: ConnectionContext) {
         guard !context.sessions.isEmpty else { return }
+        for timer in context.sessions.values.compactMap(\.viewRefreshTimer) { loop.cancel(timer) }
         perform(registry.close(context.sessions.values))
         context.sessions.removeAll()
     }
@@ -363,6 +364,13 @@ final class Daemon {
             case .storageFailure(let what, let error): logStorageFailure(what, error)
             case .complianceWipe(let session, let verdict): shredDataKeysOnViolation(of: session, verdict: verdict)
             case .statusChanged: updateStatus()
+            case .refreshViewLater(let session, let delay):
+                if let timer = session.viewRefreshTimer { loop.cancel(timer) }
+                session.viewRefreshTimer = loop.schedule(after: delay) { [unowned self, weak session] in
+                    guard let session else { return }
+                    session.viewRefreshTimer = nil
+                    perform(registry.refreshView(of: session))
+                }
             }
         }
     }

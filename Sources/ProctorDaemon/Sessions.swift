@@ -52,6 +52,8 @@ final class AgentSession {
     /// The `AgentRegistry` generation of the set of managed apps this session was last
     /// sent; -1: never.
     var managedAppsGeneration = -1
+    /// When the subscriber's signed view is signed anew (`AgentRegistry.viewRefreshDelay`).
+    var viewRefreshTimer: TimerHandle?
 
     init(id: String, appID: AppID, peer: PeerIdentity, process: ProcessHandle? = nil, appVersion: String?,
          registeredAt: Int64) {

@@ -9,7 +9,7 @@ public enum Agent {
 
     /// Why a `Subscribe` reply was sent (`UpdateReason`).
     public enum UpdateReason: String, Sendable, CaseIterable {
-        case current, policy, wipe, notification
+        case current, policy, wipe, notification, refresh
     }
 
     /// How a wipe ended on the app's side (`WipeOutcome`).

@@ -98,6 +98,32 @@ import TestSupport
         }
     }
 
+    /// The delays of the `refreshViewLater` effects among `effects`.
+    func refreshDelays(_ effects: [AgentRegistry.Effect]) -> [Duration] {
+        effects.compactMap { if case .refreshViewLater(_, let delay) = $0 { delay } else { nil } }
+    }
+
+    @Test func aSubscribersViewIsSignedAnewAtHalfItsGraceAtMostHourly() throws {
+        let registry = try notesAndMailRegistry()
+        let notes = session("com.example.notes", "notes")
+        _ = registry.register(notes)
+        #expect(refreshDelays(registry.subscribe(notes, through: RecordingSubscription())) == [.seconds(3600)])
+        let shortGrace = #""com.example.notes": {"compliance": {"offlineGraceSeconds": 60}}, "com.example.mail": {}"#
+        #expect(refreshDelays(registry.activate(try Self.policy(version: "2", apps: shortGrace))) == [.seconds(30)])
+
+        let effects = registry.refreshView(of: notes)
+        let update = try #require(effects.compactMap { effect -> Agent.Subscribe.Reply? in
+            if case .push(_, let update) = effect { update } else { nil }
+        }.first)
+        #expect(update.reason == .refresh && update.managedApps == nil)
+        #expect(try verifiedPayload(update.view).snapshot.policyVersion == "2")
+        #expect(refreshDelays(effects) == [.seconds(30)])
+
+        _ = registry.close([notes])
+        #expect(registry.refreshView(of: notes).isEmpty, "a closed session is not refreshed")
+        #expect(AgentRegistry.viewRefreshDelay(offlineGraceSeconds: 0) == .seconds(1))
+    }
+
     @Test func registrationAnswersTheViewAndAlwaysTheSetOfManagedApps() throws {
         let registry = try notesAndMailRegistry()
         let (reply, effects) = registry.register(session("com.example.notes", "a"))

@@ -84,6 +84,29 @@ extension PolicyApplicationTests {
         #expect(try app.waitForExit() == 0)
     }
 
+    /// The `issuedAt` of the cached view, in milliseconds.
+    func cachedViewIssuedAt(home: URL) throws -> Int64? {
+        guard let data = FileManager.default.contents(atPath: cachedViewPath(home: home).path),
+              let payload = try JSONParser.parse(Array(data)).objectValue?["payload"]?.stringValue,
+              let issuedAt = try JSONParser.parse(payload).objectValue?["issuedAt"]?.stringValue else { return nil }
+        return RFC3339.milliseconds(issuedAt)
+    }
+
+    @Test func aRunningAppsCachedViewIsSignedAnewBeforeItAges() throws {
+        // A grace of 4 s: proctord signs the subscriber's view anew every 2 s with nothing changed.
+        let daemon = try RunningDaemon(policy: Self.policy(offlineGraceSeconds: 4))
+        let home = daemon.root.appending("home")
+        let app = try PolicyTestApp.launch(appID: Self.appID, daemon: daemon, home: home.path,
+                                           environment: ["TESTAPP_POLICY_ANSWER": "applied"])
+        try app.waitForOutputLine("delegate didBecomeActive")
+        let first = try #require(try cachedViewIssuedAt(home: home))
+        try eventually("a view signed anew", timeout: .seconds(10)) { try (cachedViewIssuedAt(home: home) ?? 0) >= first + 1500 }
+        #expect(app.outputLines.filter { $0.hasPrefix("delegate didReceivePolicyChange") }.count == 1,
+                "a refresh is not a policy change for the delegate: \(app.outputLines)")
+        try app.send(SIGTERM)
+        #expect(try app.waitForExit() == 0)
+    }
+
     @Test func refusesToLaunchOfflineFromAViewThatIsMissingTamperedOrNotItsOwn() throws {
         let daemon = try RunningDaemon(policy: Self.policy())
         let home = daemon.root.appending("home")
