@@ -64,14 +64,14 @@ open class PolicyApplication: Application {
 
     var settings: PolicyAppSettings?
     private var link: AgentLink?
-    var reporter: EventReporter?
+    private var reporter: EventReporter?
     private var pendingSubscription: AgentLink.Registration?
     private var handledDirectives: Set<String> = []
     private var acknowledgedPolicyVersion: String?
     private var launched = false
     private var wipedByPolicy = false
     /// The data key `ProtectedStorage.shared` encrypts with, once proctord released it.
-    var keySource: ProctordKeySource?
+    private var keySource: ProctordKeySource?
     /// Where the views proctord signs are kept for an offline launch; nil without a state folder.
     var viewCache: OfflineViewCache?
     /// Launched from the cached view: the subscription starts by reconnecting, and the data key
