@@ -56,6 +56,9 @@ extension Daemon {
         table.answer(Agent.GetDataKey.self) { [unowned self] request, call, context throws(VarlinkError) in
             try releaseDataKey(to: try session(request.session, of: call, in: context))
         }
+        table.answer(Agent.GetInfo.self) { [unowned self] _, _, _ throws(VarlinkError) in
+            Agent.GetInfo.Reply(viewSigningKey: viewSigner.publicKeyText)
+        }
         return table.methods
     }
 

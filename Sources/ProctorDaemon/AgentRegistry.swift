@@ -41,6 +41,9 @@ final class AgentRegistry {
         case complianceWipe(AgentSession, Agent.LaunchVerdict)
         /// The number of sessions or the policy changed (systemd's STATUS= line).
         case statusChanged
+        /// Sign the session's view anew (`refreshView(of:)`) after `delay`, unless another
+        /// push comes first (each push asks again).
+        case refreshViewLater(AgentSession, after: Duration)
     }
 
     let store: StateStore
@@ -53,11 +56,17 @@ final class AgentRegistry {
     private var appsWithPendingWipes: Set<AppID>
     /// Counts changes of the set of managed apps, so each session is sent the set only anew.
     private var managedAppsGeneration = 0
+    /// Signs the views sent (`Agent.SignedAppView`).
+    private let viewSigner: ViewSigner
+    /// `AppViewPayload.digest(managedApps:)` of the policy in force, computed once per policy.
+    private var managedAppsDigest: String
 
-    init(active: ActivePolicy, store: StateStore, appsWithPendingWipes: Set<AppID>) {
+    init(active: ActivePolicy, store: StateStore, appsWithPendingWipes: Set<AppID>, viewSigner: ViewSigner) {
         self.active = active
         self.store = store
         self.appsWithPendingWipes = appsWithPendingWipes
+        self.viewSigner = viewSigner
+        managedAppsDigest = Agent.AppViewPayload.digest(managedApps: active.compiled.managedAppIDs)
     }
 
     /// Subscribers of `appID` whose replies still reach them.
@@ -75,7 +84,8 @@ final class AgentRegistry {
         var effects: [Effect] = [.statusChanged]
         let snapshot = deliverSnapshot(to: session, view: view, effects: &effects)
         let managedApps = takeManagedAppsIfChanged(for: session) ?? active.compiled.managedAppIDs
-        return (Agent.Register.Reply(session: session.id, snapshot: snapshot, managedApps: managedApps), effects)
+        return (Agent.Register.Reply(session: session.id, snapshot: snapshot, managedApps: managedApps,
+                                     view: signedView(of: snapshot, for: session)), effects)
     }
 
     /// The session subscribed through `handle`: its first reply is the current state, then
@@ -110,7 +120,10 @@ final class AgentRegistry {
     /// the others are decided against that set (the SDK decides them locally).
     func activate(_ policy: ActivePolicy) -> [Effect] {
         let managedAppsChanged = active.compiled.managedAppIDs != policy.compiled.managedAppIDs
-        if managedAppsChanged { managedAppsGeneration += 1 }
+        if managedAppsChanged {
+            managedAppsGeneration += 1
+            managedAppsDigest = Agent.AppViewPayload.digest(managedApps: policy.compiled.managedAppIDs)
+        }
         active = policy
         var effects: [Effect] = []
         for (appID, sessions) in sessionsByApp {
@@ -131,6 +144,22 @@ final class AgentRegistry {
         effects.append(.event(kind: EventKind.policy, appID: nil, data: ["version": .string(policy.version), "sha256": .string(policy.sha256)]))
         effects.append(.statusChanged)
         return effects
+    }
+
+    /// Nothing changed for the session, but its signed view is due to be renewed: a `refresh`
+    /// reply, so the view the app caches for an offline launch stays recent.
+    func refreshView(of session: AgentSession) -> [Effect] {
+        guard sessionsByApp[session.appID]?[session.id] === session else { return [] }
+        var effects: [Effect] = []
+        update(session, reason: .refresh, view: AppView(of: session.appID, in: active.compiled), effects: &effects)
+        return effects
+    }
+
+    /// How long a subscriber's signed view may age before it is signed anew: half the app's
+    /// offline grace, at least a second and at most an hour — so an app is refused an offline
+    /// launch at most that much before its grace, counted from its last contact, ends.
+    static func viewRefreshDelay(offlineGraceSeconds: Int) -> Duration {
+        .seconds(min(3600, max(1, offlineGraceSeconds / 2)))
     }
 
     /// A wipe of `appID` was recorded in the store: its subscribers get it now.
@@ -167,9 +196,12 @@ final class AgentRegistry {
             session.subscription = nil
             return
         }
-        let update = Agent.Subscribe.Reply(reason: reason, snapshot: deliverSnapshot(to: session, view: view, effects: &effects),
-                                           managedApps: takeManagedAppsIfChanged(for: session), notification: notification)
+        let snapshot = deliverSnapshot(to: session, view: view, effects: &effects)
+        let update = Agent.Subscribe.Reply(reason: reason, snapshot: snapshot, managedApps: takeManagedAppsIfChanged(for: session),
+                                           notification: notification, view: signedView(of: snapshot, for: session))
         effects.append(.push(session, update))
+        let grace = view?.compliance["offlineGraceSeconds"]?.intValue ?? BuiltinDefaults.offlineGraceSeconds
+        effects.append(.refreshViewLater(session, after: Self.viewRefreshDelay(offlineGraceSeconds: grace)))
     }
 
     /// What `Register` and `Subscribe` tell an app about itself; an app that left the
@@ -183,6 +215,12 @@ final class AgentRegistry {
         return Agent.AppSnapshot(state: view?.state ?? .retired, policyVersion: active.version, config: view?.config ?? [:],
                                  dlp: view?.dlp ?? [:], compliance: view?.compliance ?? [:], launch: verdict,
                                  directives: deliverPendingWipes(to: session.appID, effects: &effects))
+    }
+
+    /// `snapshot` signed for the session's app and user, now.
+    private func signedView(of snapshot: Agent.AppSnapshot, for session: AgentSession) -> Agent.SignedAppView {
+        viewSigner.sign(Agent.AppViewPayload(appId: session.appID, uid: Int(session.peer.uid), issuedAt: Clock.rfc3339(Clock.now()),
+                                             snapshot: snapshot, managedAppsSHA256: managedAppsDigest))
     }
 
     /// The policy in force's `launch` decision for the session's app at its version.

@@ -33,6 +33,8 @@ final class Daemon {
     /// The policy in force and the sessions, which `Daemon` feeds events and whose effects
     /// it carries out.
     let registry: AgentRegistry
+    /// Signs every app view sent, for the apps' offline caches.
+    let viewSigner: ViewSigner
     var active: ActivePolicy { registry.active }
     /// Decisions, refused registrations and storage failures since start (`DaemonCounters`).
     var counters = DaemonCounters()
@@ -102,6 +104,7 @@ final class Daemon {
         }
         let (machineKey, machineKeySource) = try DataKeyVault.loadMachineKey(configuration)
         dataKeys = DataKeyVault(machineKey: machineKey, store: store)
+        viewSigner = try ViewSigner.load(configuration)
 
         do {
             (fleet.configuration, fleet.trustedKeys) = try Self.loadFleetSettings(configuration)
@@ -142,7 +145,7 @@ final class Daemon {
         }
         registry = AgentRegistry(active: ActivePolicy(directory: directory, bundle: bundle?.policy,
                                                       bundleVersion: bundle?.record.version, loadedAt: now),
-                                 store: store, appsWithPendingWipes: appsWithPendingWipes)
+                                 store: store, appsWithPendingWipes: appsWithPendingWipes, viewSigner: viewSigner)
         if !reloadProblems.isEmpty {
             lastReload = ReloadOutcome(at: now, problems: reloadProblems)
         }
@@ -304,6 +307,7 @@ final class Daemon {
 
     private func connectionClosed(_ context: ConnectionContext) {
         guard !context.sessions.isEmpty else { return }
+        for timer in context.sessions.values.compactMap(\.viewRefreshTimer) { loop.cancel(timer) }
         perform(registry.close(context.sessions.values))
         context.sessions.removeAll()
     }
@@ -367,6 +371,13 @@ final class Daemon {
             case .storageFailure(let what, let error): logStorageFailure(what, error)
             case .complianceWipe(let session, let verdict): shredDataKeysOnViolation(of: session, verdict: verdict)
             case .statusChanged: updateStatus()
+            case .refreshViewLater(let session, let delay):
+                if let timer = session.viewRefreshTimer { loop.cancel(timer) }
+                session.viewRefreshTimer = loop.schedule(after: delay) { [unowned self, weak session] in
+                    guard let session else { return }
+                    session.viewRefreshTimer = nil
+                    perform(registry.refreshView(of: session))
+                }
             }
         }
     }

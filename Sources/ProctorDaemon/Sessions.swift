@@ -77,6 +77,8 @@ final class AgentSession {
     /// When `process` was last seen alive (`MonotonicClock` nanoseconds, taken before the
     /// look): messages received before then were written while it held its pid.
     private var aliveConfirmedAt: UInt64 = 0
+    /// When the subscriber's signed view is signed anew (`AgentRegistry.viewRefreshDelay`).
+    var viewRefreshTimer: TimerHandle?
 
     init(id: String, appID: AppID, peer: PeerIdentity, process: ProcessHandle? = nil, appVersion: String?,
          registeredAt: Int64) {

@@ -22,4 +22,9 @@ public struct ApplicationExitStatus: RawRepresentable, Hashable, Sendable {
     /// `PolicyApplication`: proctord does not let the app run (blocked, retired, a denied
     /// launch, or no registration at all).
     public static let blockedByPolicy = ApplicationExitStatus(rawValue: 77)
+    /// `PolicyApplication`: proctord could not be reached and no valid cached view allows an
+    /// offline launch (none, tampered, for another app or user, or older than the offline
+    /// grace), or the app wiped its data after `compliance.offlineWipeSeconds` offline.
+    /// `EX_UNAVAILABLE`.
+    public static let agentUnavailable = ApplicationExitStatus(rawValue: 69)
 }

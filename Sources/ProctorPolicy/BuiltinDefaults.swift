@@ -32,6 +32,8 @@ public enum BuiltinDefaults {
     public static let onViolation = Violation.block
     /// `builtin.offlineGraceSeconds`: one day without proctord before data actions stop.
     public static let offlineGraceSeconds = 86_400
+    /// `builtin.offlineWipeSeconds`: no wipe for being offline.
+    public static let offlineWipeSeconds: Int? = nil
 
     /// The rule names of the built-in defaults and of the engine's own fixed rules.
     public enum Rule {
@@ -48,6 +50,7 @@ public enum BuiltinDefaults {
         public static let minVersion = "builtin.minVersion"
         public static let onViolation = "builtin.onViolation"
         public static let offlineGraceSeconds = "builtin.offlineGraceSeconds"
+        public static let offlineWipeSeconds = "builtin.offlineWipeSeconds"
         /// Every action of an app that the policy does not name is denied.
         public static let unknownApp = "builtin.unknownApp"
         /// Data moving within one app is always allowed.

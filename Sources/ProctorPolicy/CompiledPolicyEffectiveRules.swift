@@ -36,6 +36,7 @@ extension CompiledPolicy {
             "onViolation": .string(settings.onViolation.value.rawValue),
             "offlineGraceSeconds": .number(settings.offlineGraceSeconds.value),
         ]
+        if settings.offlineWipeSeconds.value >= 0 { compliance["offlineWipeSeconds"] = .number(settings.offlineWipeSeconds.value) }
         if settings.minVersion.value >= 0 {
             compliance["minVersion"] = .string(tables.versions[Int(settings.minVersion.value)].description)
         }

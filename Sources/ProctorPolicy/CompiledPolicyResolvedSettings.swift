@@ -38,6 +38,8 @@ struct ResolvedSettings: Sendable {
     var minVersion: Resolved<Int32>
     var onViolation: Resolved<Violation>
     var offlineGraceSeconds: Resolved<Int>
+    /// -1 for never.
+    var offlineWipeSeconds: Resolved<Int>
 }
 
 /// One app of the policy, compiled.
@@ -108,7 +110,8 @@ struct CompiledTables: Sendable {
             notifications: Resolved(value: BuiltinDefaults.notifications, rule: Rule.notifications),
             minVersion: Resolved(value: BuiltinDefaults.minVersion.map { version($0) } ?? -1, rule: Rule.minVersion),
             onViolation: Resolved(value: BuiltinDefaults.onViolation, rule: Rule.onViolation),
-            offlineGraceSeconds: Resolved(value: BuiltinDefaults.offlineGraceSeconds, rule: Rule.offlineGraceSeconds))
+            offlineGraceSeconds: Resolved(value: BuiltinDefaults.offlineGraceSeconds, rule: Rule.offlineGraceSeconds),
+            offlineWipeSeconds: Resolved(value: BuiltinDefaults.offlineWipeSeconds ?? -1, rule: Rule.offlineWipeSeconds))
     }
 
     /// Identical minimums are stored once, so the few versions a policy names stay in cache.
@@ -153,6 +156,7 @@ struct CompiledTables: Sendable {
         }
         pick(compliance.onViolation, ".compliance.onViolation", &resolved.onViolation)
         pick(compliance.offlineGraceSeconds, ".compliance.offlineGraceSeconds", &resolved.offlineGraceSeconds)
+        pick(compliance.offlineWipeSeconds, ".compliance.offlineWipeSeconds", &resolved.offlineWipeSeconds)
         return resolved
     }
 }

@@ -94,6 +94,7 @@ extension ComplianceSettings {
         if let minVersion { members["minVersion"] = .string(minVersion.description) }
         if let onViolation { members["onViolation"] = .string(onViolation.rawValue) }
         if let offlineGraceSeconds { members["offlineGraceSeconds"] = .number(offlineGraceSeconds) }
+        if let offlineWipeSeconds { members["offlineWipeSeconds"] = .number(offlineWipeSeconds) }
         return members
     }
 }

@@ -102,6 +102,7 @@ struct CanonicalWriter {
         beginObject()
         if let minVersion = compliance.minVersion { key("minVersion"); JSONValue.writeString(minVersion.description, to: &bytes) }
         if let grace = compliance.offlineGraceSeconds { key("offlineGraceSeconds"); JSONValue.writeNumber(grace, to: &bytes) }
+        if let wipe = compliance.offlineWipeSeconds { key("offlineWipeSeconds"); JSONValue.writeNumber(wipe, to: &bytes) }
         if let onViolation = compliance.onViolation { key("onViolation"); JSONValue.writeString(onViolation.rawValue, to: &bytes) }
         endObject()
     }

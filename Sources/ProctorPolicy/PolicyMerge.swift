@@ -75,6 +75,7 @@ extension ComplianceSettings {
     public func overlaid(by later: ComplianceSettings) -> ComplianceSettings {
         ComplianceSettings(minVersion: later.minVersion ?? minVersion,
                            onViolation: later.onViolation ?? onViolation,
-                           offlineGraceSeconds: later.offlineGraceSeconds ?? offlineGraceSeconds)
+                           offlineGraceSeconds: later.offlineGraceSeconds ?? offlineGraceSeconds,
+                           offlineWipeSeconds: later.offlineWipeSeconds ?? offlineWipeSeconds)
     }
 }

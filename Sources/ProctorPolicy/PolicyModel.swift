@@ -107,11 +107,14 @@ public struct ComplianceSettings: Sendable, Hashable {
     public var minVersion: SemanticVersion?  // compliance.minVersion
     public var onViolation: Violation?       // compliance.onViolation
     public var offlineGraceSeconds: Int?     // compliance.offlineGraceSeconds, >= 0
+    public var offlineWipeSeconds: Int?      // compliance.offlineWipeSeconds, > 0 (and > offlineGraceSeconds beside it)
 
-    public init(minVersion: SemanticVersion? = nil, onViolation: Violation? = nil, offlineGraceSeconds: Int? = nil) {
+    public init(minVersion: SemanticVersion? = nil, onViolation: Violation? = nil, offlineGraceSeconds: Int? = nil,
+                offlineWipeSeconds: Int? = nil) {
         self.minVersion = minVersion
         self.onViolation = onViolation
         self.offlineGraceSeconds = offlineGraceSeconds
+        self.offlineWipeSeconds = offlineWipeSeconds
     }
 }
 

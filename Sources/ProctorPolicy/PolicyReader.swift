@@ -233,7 +233,8 @@ struct PolicyReader {
 
     private mutating func readCompliance(_ value: JSONValue, at path: @autoclosure () -> JSONPath) -> ComplianceSettings {
         var compliance = ComplianceSettings()
-        guard let members = object(value, at: path(), keys: ["minVersion", "onViolation", "offlineGraceSeconds"]) else {
+        guard let members = object(value, at: path(), keys: ["minVersion", "onViolation", "offlineGraceSeconds",
+                                                              "offlineWipeSeconds"]) else {
             return compliance
         }
         for (key, value) in members {
@@ -242,8 +243,16 @@ struct PolicyReader {
             case "onViolation": compliance.onViolation = enumeration(value, at: path().appending("onViolation"), as: Violation.self)
             case "offlineGraceSeconds":
                 compliance.offlineGraceSeconds = nonNegativeInteger(value, at: path().appending("offlineGraceSeconds"))
+            case "offlineWipeSeconds":
+                compliance.offlineWipeSeconds = positiveInteger(value, at: path().appending("offlineWipeSeconds"))
             default: break
             }
+        }
+        // Past the wipe the app has no data to launch with: a wipe inside the grace would take
+        // the data of an app still allowed to run offline.
+        if let wipe = compliance.offlineWipeSeconds, let grace = compliance.offlineGraceSeconds, wipe <= grace {
+            report(path().appending("offlineWipeSeconds"),
+                   "found \(wipe), expected more than offlineGraceSeconds (\(grace)): the data is wiped after the app may no longer run offline")
         }
         return compliance
     }
@@ -307,6 +316,14 @@ struct PolicyReader {
     private mutating func nonNegativeInteger(_ value: JSONValue, at path: @autoclosure () -> JSONPath) -> Int? {
         guard let number = value.intValue, number >= 0 else {
             report(path(), "found \(Self.found(value)), expected a non-negative integer")
+            return nil
+        }
+        return number
+    }
+
+    private mutating func positiveInteger(_ value: JSONValue, at path: @autoclosure () -> JSONPath) -> Int? {
+        guard let number = value.intValue, number > 0 else {
+            report(path(), "found \(Self.found(value)), expected a positive integer (seconds)")
             return nil
         }
         return number

@@ -9,7 +9,7 @@ public enum Agent {
 
     /// Why a `Subscribe` reply was sent (`UpdateReason`).
     public enum UpdateReason: String, Sendable, CaseIterable {
-        case current, policy, wipe, notification
+        case current, policy, wipe, notification, refresh
     }
 
     /// How a wipe ended on the app's side (`WipeOutcome`).
@@ -120,6 +120,78 @@ public enum Agent {
         }
     }
 
+    /// `SignedAppView`: the view of a `Register` or `Subscribe` reply, signed by proctord's
+    /// view-signing key so that an app can cache it where its user can write and launch from
+    /// it while proctord is unreachable (ProctorKit checks the signature, the app id, the user
+    /// and the age). The signature covers the payload's bytes exactly as sent.
+    public struct SignedAppView: ProtocolMessage {
+        /// The JSON text of an `AppViewPayload`.
+        public var payload: String
+        /// The Ed25519 signature of `payload`'s UTF-8 bytes, in Base64.
+        public var signature: String
+
+        public init(payload: String, signature: String) {
+            self.payload = payload
+            self.signature = signature
+        }
+
+        public init(reading message: MessageReader) throws(MalformedMessage) {
+            payload = try message.string("payload")
+            signature = try message.string("signature")
+        }
+
+        public var fields: [String: JSONValue] { ["payload": .string(payload), "signature": .string(signature)] }
+    }
+
+    /// What a `SignedAppView` says: the snapshot for one app and one user at one time, its
+    /// `directives` always empty (they are carried out when received, never from a cache).
+    /// `managedAppsSHA256` binds the set of managed apps, which is sent apart because it can be long.
+    public struct AppViewPayload: ProtocolMessage {
+        public var appId: String
+        /// The uid of the registered process: the user whose cache may hold the view.
+        public var uid: Int
+        /// RFC 3339: when proctord signed the view.
+        public var issuedAt: String
+        public var snapshot: AppSnapshot
+        /// `AppViewPayload.digest(managedApps:)` of the set in force.
+        public var managedAppsSHA256: String
+
+        public init(appId: String, uid: Int, issuedAt: String, snapshot: AppSnapshot, managedAppsSHA256: String) {
+            self.appId = appId
+            self.uid = uid
+            self.issuedAt = issuedAt
+            self.snapshot = snapshot
+            self.snapshot.directives = []
+            self.managedAppsSHA256 = managedAppsSHA256
+        }
+
+        public init(reading message: MessageReader) throws(MalformedMessage) {
+            appId = try message.string("appId")
+            uid = try message.int("uid")
+            issuedAt = try message.string("issuedAt")
+            guard RFC3339.milliseconds(issuedAt) != nil else {
+                throw MalformedMessage(field: message.path(of: "issuedAt"), reason: "\"\(issuedAt.prefix(64))\" is not an RFC 3339 time")
+            }
+            snapshot = try AppSnapshot(reading: message)
+            snapshot.directives = []
+            managedAppsSHA256 = try message.string("managedAppsSHA256")
+        }
+
+        public var fields: [String: JSONValue] {
+            var fields = snapshot.fields
+            fields["appId"] = .string(appId)
+            fields["uid"] = .number(uid)
+            fields["issuedAt"] = .string(issuedAt)
+            fields["managedAppsSHA256"] = .string(managedAppsSHA256)
+            return fields
+        }
+
+        /// The SHA-256 (hex) of the canonical JSON array of `managedApps`, in the order sent.
+        public static func digest(managedApps: [String]) -> String {
+            SHA256.hexDigest(JSONValue.strings(managedApps).serialized())
+        }
+    }
+
     /// The parameters of a method that names only the caller's session (`Subscribe`, `GetDataKey`).
     public struct SessionRequest: ProtocolMessage {
         public var session: String
@@ -163,23 +235,28 @@ public enum Agent {
             public var snapshot: AppSnapshot
             /// Every managed app's id; always sent by `Register`.
             public var managedApps: [String]
+            /// The snapshot signed, for the app's offline cache.
+            public var view: SignedAppView
 
-            public init(session: String, snapshot: AppSnapshot, managedApps: [String]) {
+            public init(session: String, snapshot: AppSnapshot, managedApps: [String], view: SignedAppView) {
                 self.session = session
                 self.snapshot = snapshot
                 self.managedApps = managedApps
+                self.view = view
             }
 
             public init(reading message: MessageReader) throws(MalformedMessage) {
                 session = try message.string("session")
                 snapshot = try AppSnapshot(reading: message)
                 managedApps = try message.strings("managedApps")
+                view = try message.message("view")
             }
 
             public var fields: [String: JSONValue] {
                 var fields = snapshot.fields
                 fields["session"] = .string(session)
                 fields["managedApps"] = .strings(managedApps)
+                fields["view"] = view.json
                 return fields
             }
         }
@@ -303,13 +380,16 @@ public enum Agent {
             public var snapshot: AppSnapshot
             public var managedApps: [String]?
             public var notification: [String: JSONValue]?
+            /// The snapshot signed, for the app's offline cache.
+            public var view: SignedAppView
 
             public init(reason: UpdateReason, snapshot: AppSnapshot, managedApps: [String]?,
-                        notification: [String: JSONValue]? = nil) {
+                        notification: [String: JSONValue]? = nil, view: SignedAppView) {
                 self.reason = reason
                 self.snapshot = snapshot
                 self.managedApps = managedApps
                 self.notification = notification
+                self.view = view
             }
 
             public init(reading message: MessageReader) throws(MalformedMessage) {
@@ -317,11 +397,13 @@ public enum Agent {
                 snapshot = try AppSnapshot(reading: message)
                 managedApps = try message.optionalStrings("managedApps")
                 notification = try message.optionalObject("notification")
+                view = try message.message("view")
             }
 
             public var fields: [String: JSONValue] {
                 var fields = snapshot.fields
                 fields["reason"] = .string(reason.rawValue)
+                fields["view"] = view.json
                 if let managedApps { fields["managedApps"] = .strings(managedApps) }
                 if let notification { fields["notification"] = .object(notification) }
                 return fields
@@ -436,10 +518,31 @@ public enum Agent {
         }
     }
 
+    public enum GetInfo: ProtocolMethod {
+        public static let interface = Agent.interface
+        public static let name = "GetInfo"
+
+        public typealias Request = NoFields
+
+        public struct Reply: ProtocolMessage {
+            /// The public key that signs app views, in its one-line text form
+            /// (`ed25519 <key id> <Base64 key>`).
+            public var viewSigningKey: String
+
+            public init(viewSigningKey: String) { self.viewSigningKey = viewSigningKey }
+
+            public init(reading message: MessageReader) throws(MalformedMessage) {
+                viewSigningKey = try message.string("viewSigningKey")
+            }
+
+            public var fields: [String: JSONValue] { ["viewSigningKey": .string(viewSigningKey)] }
+        }
+    }
+
     /// Every method of the interface, for checks against the interface file.
     public static let methods: [any ProtocolMethod.Type] = [
         Register.self, ReportEvent.self, Decide.self, Subscribe.self, AcknowledgeWipe.self, ReportFeedback.self,
-        GetDataKey.self,
+        GetDataKey.self, GetInfo.self,
     ]
 }
 

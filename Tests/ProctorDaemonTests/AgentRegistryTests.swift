@@ -1,4 +1,6 @@
+import Foundation
 import JSONCore
+import ProctorCrypto
 import ProctorPolicy
 import ProctorProtocol
 import ProctorStore
@@ -26,19 +28,57 @@ import TestSupport
 
     let directory: TemporaryDirectory
     let store: StateStore
+    let viewSigner: ViewSigner
 
     init() throws {
         directory = try TemporaryDirectory(prefix: "proctor-registry")
         store = try StateStore.open(directory: directory.path, now: 0)
+        viewSigner = ViewSigner(keyPair: try SigningKeyPair.generate())
     }
 
-    func session(_ appID: AppID, _ id: String, version: String? = nil) -> AgentSession {
-        AgentSession(id: id, appID: appID, peer: PeerIdentity(pid: 1, uid: 0, gid: 0, executable: nil, userName: nil, groups: []),
+    func session(_ appID: AppID, _ id: String, version: String? = nil, uid: uid_t = 0) -> AgentSession {
+        AgentSession(id: id, appID: appID, peer: PeerIdentity(pid: 1, uid: uid, gid: 0, executable: nil, userName: nil, groups: []),
                      appVersion: version, registeredAt: 0)
     }
 
     func notesAndMailRegistry() throws -> AgentRegistry {
-        AgentRegistry(active: try Self.policy(version: "1", apps: Self.notesAndMail), store: store, appsWithPendingWipes: [])
+        AgentRegistry(active: try Self.policy(version: "1", apps: Self.notesAndMail), store: store, appsWithPendingWipes: [],
+                      viewSigner: viewSigner)
+    }
+
+    /// The payload of `view` once its signature verified with the registry's key.
+    func verifiedPayload(_ view: Agent.SignedAppView) throws -> Agent.AppViewPayload {
+        let signature = try #require(Base64.decode(view.signature))
+        try viewSigner.keyPair.publicKey.verify(signature: signature, of: Array(view.payload.utf8))
+        return try Agent.AppViewPayload(try #require(try JSONParser.parse(view.payload).objectValue))
+    }
+
+    @Test func everyViewSentIsSignedForTheSessionsAppAndUser() throws {
+        let registry = try notesAndMailRegistry()
+        let notes = session("com.example.notes", "a", uid: 1000)
+        let (reply, _) = registry.register(notes)
+        let registered = try verifiedPayload(reply.view)
+        #expect(registered.appId == "com.example.notes" && registered.uid == 1000)
+        #expect(registered.snapshot == Agent.AppSnapshot(state: reply.snapshot.state, policyVersion: "1", config: ["syncDays": 14],
+                                                         dlp: reply.snapshot.dlp, compliance: reply.snapshot.compliance,
+                                                         launch: reply.snapshot.launch, directives: []))
+        #expect(registered.managedAppsSHA256 == Agent.AppViewPayload.digest(managedApps: reply.managedApps))
+        #expect(RFC3339.milliseconds(registered.issuedAt) != nil)
+
+        let subscription = RecordingSubscription()
+        _ = registry.subscribe(notes, through: subscription)
+        let effects = registry.activate(try Self.policy(version: "2", apps: #""com.example.notes": {"state": "blocked"}"#))
+        let update = try #require(effects.compactMap { effect -> Agent.Subscribe.Reply? in
+            if case .push(_, let update) = effect { update } else { nil }
+        }.last)
+        let pushed = try verifiedPayload(update.view)
+        #expect(pushed.snapshot.state == .blocked && pushed.snapshot.policyVersion == "2")
+        #expect(update.managedApps != nil && pushed.managedAppsSHA256 == Agent.AppViewPayload.digest(managedApps: update.managedApps ?? []))
+        #expect(pushed.managedAppsSHA256 != registered.managedAppsSHA256)
+
+        var tampered = reply.view
+        tampered.payload = tampered.payload.replacingOccurrences(of: "1000", with: "1001")
+        #expect(throws: CryptoError.self) { _ = try verifiedPayload(tampered) }
     }
 
     /// A registered session of `appID` with an open subscription.
@@ -56,6 +96,32 @@ import TestSupport
             guard case .push(let session, let update) = effect else { return nil }
             return "\(session.id) \(update.reason.rawValue)\(update.managedApps == nil ? "" : " +managedApps")"
         }
+    }
+
+    /// The delays of the `refreshViewLater` effects among `effects`.
+    func refreshDelays(_ effects: [AgentRegistry.Effect]) -> [Duration] {
+        effects.compactMap { if case .refreshViewLater(_, let delay) = $0 { delay } else { nil } }
+    }
+
+    @Test func aSubscribersViewIsSignedAnewAtHalfItsGraceAtMostHourly() throws {
+        let registry = try notesAndMailRegistry()
+        let notes = session("com.example.notes", "notes")
+        _ = registry.register(notes)
+        #expect(refreshDelays(registry.subscribe(notes, through: RecordingSubscription())) == [.seconds(3600)])
+        let shortGrace = #""com.example.notes": {"compliance": {"offlineGraceSeconds": 60}}, "com.example.mail": {}"#
+        #expect(refreshDelays(registry.activate(try Self.policy(version: "2", apps: shortGrace))) == [.seconds(30)])
+
+        let effects = registry.refreshView(of: notes)
+        let update = try #require(effects.compactMap { effect -> Agent.Subscribe.Reply? in
+            if case .push(_, let update) = effect { update } else { nil }
+        }.first)
+        #expect(update.reason == .refresh && update.managedApps == nil)
+        #expect(try verifiedPayload(update.view).snapshot.policyVersion == "2")
+        #expect(refreshDelays(effects) == [.seconds(30)])
+
+        _ = registry.close([notes])
+        #expect(registry.refreshView(of: notes).isEmpty, "a closed session is not refreshed")
+        #expect(AgentRegistry.viewRefreshDelay(offlineGraceSeconds: 0) == .seconds(1))
     }
 
     @Test func registrationAnswersTheViewAndAlwaysTheSetOfManagedApps() throws {

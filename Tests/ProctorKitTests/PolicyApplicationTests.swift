@@ -65,8 +65,10 @@ import Varlink
 
         let nowhere = try PolicyTestApp.launch(appID: Self.appID, daemon: daemon,
                                                environment: ["PROCTOR_AGENT_SOCKET": daemon.root.appending("absent.sock").path])
-        #expect(try nowhere.waitForExit() == 77)
-        #expect(nowhere.outputLines.first?.contains("nothing is listening at") == true)
+        // Not reaching proctord is not a policy verdict: agentUnavailable, and the delegate is not told it was blocked.
+        #expect(try nowhere.waitForExit() == 69)
+        #expect(nowhere.outputLines.isEmpty)
+        #expect(nowhere.errorOutput.contains("launch refused: proctord could not be reached at \(daemon.root.appending("absent.sock").path)"))
     }
 
     @Test func authorizedAppLaunchesWithItsManagedConfiguration() throws {

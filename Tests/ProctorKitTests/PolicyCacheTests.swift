@@ -16,6 +16,7 @@ import TestSupport
         "launch": ["allowed": true, "rule": "apps[\"com.example.notes\"].state", "reason": "The app is authorized."],
         "directives": [["id": "w1", "issuedAt": "2026-11-29T10:00:00Z"]],
         "managedApps": ["com.example.mail", "com.example.notes"],
+        "view": ["payload": "{}", "signature": ""],
     ]
 
     @Test func readsACompleteReply() throws {
@@ -67,7 +68,8 @@ import TestSupport
         let update = AgentUpdate(try Agent.Register.Reply(["session": "s1", "state": "authorized", "policyVersion": "7", "config": [:],
                                              "dlp": rules["dlp"]!, "compliance": rules["compliance"]!,
                                              "launch": ["allowed": true, "rule": "builtin.state", "reason": "authorized"], "directives": [],
-                                             "managedApps": .array(engine.managedAppIDs.map(JSONValue.string))]))
+                                             "managedApps": .array(engine.managedAppIDs.map(JSONValue.string)),
+                                             "view": ["payload": "{}", "signature": ""]]))
         let cache = try update.compile(for: "com.example.notes")
         for action in Action.allCases where action != .launch {
             for target in ["com.example.mail", "com.example.old", "com.example.notes", "org.other", "/home/a/x", "org", "plain", nil] as [String?] {

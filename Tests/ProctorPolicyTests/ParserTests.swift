@@ -255,6 +255,23 @@ private func app(_ body: String) -> String {
         #expect(grace.location == SourceLocation(line: 4, column: 42))
     }
 
+    @Test(arguments: ["0", "-1", "1.5", "\"10\""])
+    func offlineWipeSecondsMustBePositive(_ number: String) throws {
+        let problem = try onlyProblem(app("{\"compliance\": {\"offlineWipeSeconds\": \(number)}}"))
+        #expect(problem.path == Support.appPath("com.example.notes", "compliance", "offlineWipeSeconds"))
+        #expect(problem.message.hasSuffix(", expected a positive integer (seconds)"))
+    }
+
+    @Test func offlineWipeSecondsMustOutlastTheGraceBesideIt() throws {
+        let problem = try onlyProblem(app("{\"compliance\": {\"offlineGraceSeconds\": 3600, \"offlineWipeSeconds\": 3600}}"))
+        #expect(problem.path == Support.appPath("com.example.notes", "compliance", "offlineWipeSeconds"))
+        #expect(problem.message == "found 3600, expected more than offlineGraceSeconds (3600): the data is wiped after the app "
+            + "may no longer run offline")
+        let fragment = try Support.fragment(app(#"{"compliance": {"offlineGraceSeconds": 60, "offlineWipeSeconds": 600}}"#))
+        #expect(fragment.apps["com.example.notes"]?.settings.compliance
+            == ComplianceSettings(offlineGraceSeconds: 60, offlineWipeSeconds: 600))
+    }
+
     @Test func negativeNumberMessage() throws {
         #expect(try onlyProblem(app("{\"dlp\": {\"clipboard\": {\"charLimit\": -1}}}")).message == "found -1, expected a non-negative integer")
     }

@@ -91,7 +91,7 @@ import Varlink
         #expect(throws: MalformedMessage(field: "apps[0].appId", reason: "is a number, expected a string")) {
             try Admin.ListApps.Reply(["apps": [["appId": 7]]])
         }
-        #expect(throws: MalformedMessage(field: "reason", reason: "is a string, expected one of current, policy, wipe, notification")) {
+        #expect(throws: MalformedMessage(field: "reason", reason: "is a string, expected one of current, policy, wipe, notification, refresh")) {
             _ = try Agent.Subscribe.Reply(["reason": "later"])
         }
     }

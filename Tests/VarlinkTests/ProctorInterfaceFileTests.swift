@@ -9,7 +9,8 @@ import Varlink
         .deletingLastPathComponent().appendingPathComponent("Sources/ProctorProtocol/Interfaces").path + "/"
 
     @Test(arguments: [
-        ("io.proctor.Agent", ["AcknowledgeWipe", "Decide", "GetDataKey", "Register", "ReportEvent", "ReportFeedback", "Subscribe"],
+        ("io.proctor.Agent", ["AcknowledgeWipe", "Decide", "GetDataKey", "GetInfo", "Register", "ReportEvent", "ReportFeedback",
+                              "Subscribe"],
          ["AppBlocked", "DataKeyUnavailable", "IdentityMismatch", "InvalidParameter", "InvalidSession", "StorageFailure", "UnknownApp"]),
         ("io.proctor.Admin", ["ApplyBundle", "ApplyPolicy", "Decide", "EventHistory", "Events", "GetApp", "GetPolicy", "ListApps", "Notify", "PolicyHistory",
                               "Reload", "RollbackPolicy", "Status", "ValidatePolicy", "Wipe"],

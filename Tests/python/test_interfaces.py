@@ -13,7 +13,7 @@ INTERFACES = pathlib.Path(__file__).resolve().parents[2] / "Sources" / "ProctorP
     "name, methods",
     [
         ("io.proctor.Agent", {"Register", "ReportEvent", "Decide", "Subscribe", "AcknowledgeWipe", "ReportFeedback",
-                              "GetDataKey"}),
+                              "GetDataKey", "GetInfo"}),
         (
             "io.proctor.Admin",
             {"Status", "ListApps", "GetApp", "GetPolicy", "ValidatePolicy", "ApplyPolicy", "ApplyBundle", "Reload", "Decide",

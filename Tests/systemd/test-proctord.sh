@@ -194,6 +194,11 @@ check "journalctl -u proctord -o json holds the denial with MESSAGE_ID, APP_ID, 
 as_nobody() {  # as_nobody COMMAND… — inside the box, as the unprivileged user nobody
     box_run setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"
 }
+check "Agent.GetInfo serves the view-signing key that the unit copied beside the sockets (root's, mode 0644)" \
+    sh -c "key=\$(nsenter -t $BOX_PID -m -p timeout 30 '$python' '$here/varlink-call.py' $agent 'io.proctor.Agent.GetInfo={}' |
+                   $python -c 'import json, sys; print(json.load(sys.stdin)[\"viewSigningKey\"])') &&
+           [ \"\$key\" = \"\$(nsenter -t $BOX_PID -m -p cat /run/proctor/view-signing-key.pub)\" ] &&
+           [ \"\$(nsenter -t $BOX_PID -m -p stat -c '%U %a' /run/proctor/view-signing-key.pub)\" = 'root 644' ]"
 check "an unprivileged user reaches the Agent socket through /run/proctor" \
     as_nobody timeout 30 "$python" "$here/varlink-call.py" "$agent" org.varlink.service.GetInfo
 check "… and is refused as $app by the identity check (the policy says users: root)" \
@@ -281,6 +286,8 @@ check "… after proctord told systemd STOPPING=1" \
                   grep -F 'proctord.service: Got notification message from PID $last_pid (STOPPING=1')\" ]"
 check "… and the journal holds its stopping event" \
     has_record "$id_stopping" "r['_PID'] == '$last_pid' and r['PRIORITY'] == '5'"
+check "… while the view-signing key stays beside the sockets for offline launches (its RuntimeDirectory is gone)" \
+    sh -c "nsenter -t $BOX_PID -m -p test -s /run/proctor/view-signing-key.pub && ! nsenter -t $BOX_PID -m -p test -e /run/proctor/daemon"
 
 # --- A fatal start-up failure -----------------------------------------------------------
 box_run systemctl reset-failed proctord.service

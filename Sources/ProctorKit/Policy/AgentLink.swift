@@ -21,6 +21,9 @@ final class AgentLink: Sendable {
     /// Why registration failed, in words for the operator.
     struct Failure: Error, CustomStringConvertible {
         let description: String
+        /// proctord could not be reached (no socket, refused, the connection broke), as opposed
+        /// to proctord answering with a refusal: only then may the app launch offline.
+        var agentUnreachable = false
     }
 
     enum Connectivity: Sendable {
@@ -40,14 +43,21 @@ final class AgentLink: Sendable {
 
     /// Connects and registers; the session lives as long as the returned connection.
     func register() throws(Failure) -> Registration {
+        let connection: any AgentConnection
         do {
-            let connection = try transport.connect()
+            connection = try transport.connect()
+        } catch {
+            throw Failure(description: "\(error)", agentUnreachable: true)
+        }
+        do {
             let reply = try connection.call(Agent.Register.self, Agent.Register.Request(appId: appID, version: version))
             return Registration(connection: connection, session: reply.session, update: AgentUpdate(reply))
         } catch let error as VarlinkError {
             throw Failure(description: Self.explain(error))
+        } catch let error as Failure {
+            throw error
         } catch {
-            throw Failure(description: "\(error)")
+            throw Failure(description: "\(error)", agentUnreachable: true)
         }
     }
 
@@ -68,8 +78,9 @@ final class AgentLink: Sendable {
     /// Subscribes on `registration`'s connection and hands every reply to `onUpdate`. When
     /// the connection fails it reports `.lost`, waits (capped exponential backoff), registers
     /// again, reports `.restored`, hands over the new registration's state and subscribes
-    /// again. Never returns.
-    func maintainSubscription(from registration: Registration,
+    /// again; without a registration (an app launched offline) it starts by reconnecting.
+    /// Never returns.
+    func maintainSubscription(from registration: Registration?,
                               onUpdate: @Sendable (AgentUpdate) -> Void,
                               onConnectivity: @Sendable (Connectivity) -> Void) -> Never {
         var current: Registration? = registration

@@ -15,9 +15,13 @@ public import ProctorPolicy
 /// - `authorized` and a granted `launch` verdict (the Register reply carries it): launch
 ///   proceeds — with `onViolation: warn`, `compliance` is `.warning` and the delegate hears
 ///   `application(_:complianceDidChange:)` first;
-/// - `blocked`, a denied launch, or no registration at all: the delegate never sees
+/// - `blocked`, a denied launch, or a registration proctord refused: the delegate never sees
 ///   didFinishLaunching; it gets `applicationWasBlocked(_:reason:)` and the process ends with
 ///   `ApplicationExitStatus.blockedByPolicy`;
+/// - proctord cannot be reached: the app launches from the last view proctord signed for it
+///   (`OfflineViewCache`) when that verifies and is younger than `compliance.offlineGraceSeconds`,
+///   and reconnects in the background; without one the process ends with
+///   `ApplicationExitStatus.agentUnavailable` (see `PolicyApplication+Offline.swift`);
 /// - `retired`, a wipe directive or a launch denied with `onViolation: wipe`:
 ///   `applicationShouldWipeData(_:directive:)`, then the declared data directories are removed
 ///   (see `ProctorDataDirectories`) and a directive acknowledged; a retired or violating app
@@ -29,7 +33,8 @@ public import ProctorPolicy
 /// delegate's `PolicyAcknowledgement`); remote
 /// notifications reach the delegate; proctord's launch verdict, decided again on every
 /// policy change, is enforced as at launch (a raised `minVersion` stops a running app); when proctord goes away the cached rules stay in force
-/// for `compliance.offlineGraceSeconds` while the SDK reconnects with capped backoff.
+/// for `compliance.offlineGraceSeconds` while the SDK reconnects with capped backoff, and past
+/// `compliance.offlineWipeSeconds` the managed data is wiped.
 open class PolicyApplication: Application {
     /// The app id; when nil, `ProctorAppID` of the Info.plist. Set before `ApplicationMain`.
     /// (These settings in code take precedence over the Info.plist.)
@@ -42,7 +47,7 @@ open class PolicyApplication: Application {
     /// `ProctorKitTesting` sets an in-process agent here.
     public static var agentTransport: (any AgentTransport)?
 
-    private static weak var running: PolicyApplication?
+    static weak var running: PolicyApplication?
 
     /// The rules in force for this app, answered locally.
     public let dataGuard: DataGuard
@@ -57,7 +62,7 @@ open class PolicyApplication: Application {
     /// (again on every policy change); `compliant` before registration.
     public private(set) var compliance: ComplianceState = .compliant
 
-    private var settings: PolicyAppSettings?
+    var settings: PolicyAppSettings?
     private var link: AgentLink?
     private var reporter: EventReporter?
     private var pendingSubscription: AgentLink.Registration?
@@ -67,6 +72,15 @@ open class PolicyApplication: Application {
     private var wipedByPolicy = false
     /// The data key `ProtectedStorage.shared` encrypts with, once proctord released it.
     private var keySource: ProctordKeySource?
+    /// Where the views proctord signs are kept for an offline launch; nil without a state folder.
+    var viewCache: OfflineViewCache?
+    /// Launched from the cached view: the subscription starts by reconnecting, and the data key
+    /// comes from proctord once it answers.
+    var launchedOffline = false
+    /// `compliance.offlineGraceSeconds` and `offlineWipeSeconds` of the view in force.
+    var offlineTimers: (graceSeconds: Int, wipeSeconds: Int?) = (86_400, nil)
+    /// Counts connectivity changes, so a pending offline wipe knows it was overtaken.
+    var connectivityEpoch = 0
 
     public required init() {
         dataGuard = .shared
@@ -103,6 +117,8 @@ open class PolicyApplication: Application {
         self.settings = settings
         keySource = ProctordKeySource(appID: settings.appID)
         let transport = Self.agentTransport ?? VarlinkAgentTransport.fromEnvironment(ProcessInfo.processInfo.environment)
+        let viewCache = OfflineViewCache.forApp(settings.appID, environment: ProcessInfo.processInfo.environment, transport: transport)
+        self.viewCache = viewCache
         let link = AgentLink(transport: transport, appID: settings.appID, version: settings.version)
         let reporter = EventReporter(link: link)
         self.link = link
@@ -120,40 +136,31 @@ open class PolicyApplication: Application {
         let outcome = await Self.offMain { () -> Result<LaunchAnswer, AgentLink.Failure> in
             do throws(AgentLink.Failure) {
                 let registration = try link.register()
+                let cacheProblem = viewCache?.keep(registration.update)
                 guard registration.update.state == .authorized, registration.update.launch.allowed else {
-                    return .success(LaunchAnswer(registration: registration, dataKey: nil))
+                    return .success(LaunchAnswer(registration: registration, dataKey: nil, cacheProblem: cacheProblem))
                 }
                 return .success(LaunchAnswer(registration: registration,
-                                             dataKey: Result { () throws(AgentLink.Failure) in try link.fetchDataKey(registration) }))
+                                             dataKey: Result { () throws(AgentLink.Failure) in try link.fetchDataKey(registration) },
+                                             cacheProblem: cacheProblem))
             } catch {
                 return .failure(error)
             }
         }
         let answer: LaunchAnswer
         switch outcome {
+        case .failure(let failure) where failure.agentUnreachable:
+            return launchOffline(settings, unreachable: "proctord could not be reached \(transportDescription(transport)) (\(failure))")
         case .failure(let failure):
             return blockLaunch("cannot register as \(settings.appID) with proctord (\(transportDescription(transport))): \(failure)")
         case .success(let launchAnswer):
             answer = launchAnswer
         }
         let registration = answer.registration
+        if let problem = answer.cacheProblem { report(Diagnostic(message: problem)) }
 
         apply(registration.update)
-        switch registration.update.state {
-        case .blocked:
-            return blockLaunch("the administrator blocked \(settings.appID)")
-        case .retired:
-            reporter.flush(timeout: .seconds(2))
-            return blockLaunch("\(settings.appID) is retired; its managed data was wiped")
-        case .authorized:
-            break
-        }
-        let launch = registration.update.launch
-        updateCompliance(launch)
-        if let refusal = enforce(launch, settings: settings) {
-            reporter.flush(timeout: .seconds(2))
-            return blockLaunch(refusal)
-        }
+        if let refusal = admit(registration.update, settings: settings) { return refusal }
         // After `apply`: a wipe it carried out forgot the previous key, and this one is already
         // the next generation (proctord destroyed the old one when the wipe was issued).
         configureProtectedStorage(settings, dataKey: answer.dataKey, offlineGraceSeconds: registration.update.offlineGraceSeconds)
@@ -165,11 +172,33 @@ open class PolicyApplication: Application {
     private struct LaunchAnswer: Sendable {
         let registration: AgentLink.Registration
         let dataKey: Result<(key: SymmetricKey, generation: Int), AgentLink.Failure>?
+        /// Why the signed view could not be cached, if it could not.
+        let cacheProblem: String?
+    }
+
+    /// Whether the app may run on `update` (applied already), as proctord's state and launch
+    /// verdict say; the refusal (after telling the delegate) when it may not.
+    func admit(_ update: AgentUpdate, settings: PolicyAppSettings) -> LaunchDecision? {
+        switch update.state {
+        case .blocked:
+            return blockLaunch("the administrator blocked \(settings.appID)")
+        case .retired:
+            reporter?.flush(timeout: .seconds(2))
+            return blockLaunch("\(settings.appID) is retired; its managed data was wiped")
+        case .authorized:
+            break
+        }
+        updateCompliance(update.launch)
+        if let refusal = enforce(update.launch, settings: settings) {
+            reporter?.flush(timeout: .seconds(2))
+            return blockLaunch(refusal)
+        }
+        return nil
     }
 
     /// `ProtectedStorage.shared` keeps its files in the first data directory (created, 0700, if
     /// missing) with the key proctord released; without one it stays unconfigured.
-    private func configureProtectedStorage(_ settings: PolicyAppSettings,
+    func configureProtectedStorage(_ settings: PolicyAppSettings,
                                            dataKey: Result<(key: SymmetricKey, generation: Int), AgentLink.Failure>?,
                                            offlineGraceSeconds: Int) {
         guard let directory = settings.dataDirectories.first, let keySource else { return }
@@ -195,7 +224,7 @@ open class PolicyApplication: Application {
 
     /// After a wipe while running: the next key generation, fetched on a connection of its own
     /// (the launch connection carries the subscription).
-    private func fetchNextDataKey(offlineGraceSeconds: Int) {
+    func fetchNextDataKey(offlineGraceSeconds: Int) {
         guard let link, let keySource else { return }
         let thread = Thread {
             do throws(AgentLink.Failure) {
@@ -218,19 +247,20 @@ open class PolicyApplication: Application {
         let ready = super.didFinishLaunching(options: options)
         launched = true
         // Pushes start after the delegate finished launching, so nothing reaches it before.
-        if ready, let registration = pendingSubscription, let link {
+        if ready, pendingSubscription != nil || launchedOffline, let link {
+            let registration = pendingSubscription
             pendingSubscription = nil
             startSubscription(link: link, from: registration)
         }
         return ready
     }
 
-    private func blockLaunch(_ reason: String) -> LaunchDecision {
+    func blockLaunch(_ reason: String) -> LaunchDecision {
         delegate?.applicationWasBlocked(self, reason: reason)
         return .refuse(reason: "blocked by policy: \(reason)", exitStatus: .blockedByPolicy)
     }
 
-    private func transportDescription(_ transport: any AgentTransport) -> String {
+    func transportDescription(_ transport: any AgentTransport) -> String {
         (transport as? VarlinkAgentTransport).map { "at \($0.path)" } ?? "through \(type(of: transport))"
     }
 
@@ -245,11 +275,20 @@ open class PolicyApplication: Application {
 
     // MARK: Pushes
 
-    private func startSubscription(link: AgentLink, from registration: AgentLink.Registration) {
+    private func startSubscription(link: AgentLink, from registration: AgentLink.Registration?) {
         let dataGuard = self.dataGuard
+        let viewCache = self.viewCache
         let thread = Thread {
             link.maintainSubscription(from: registration, onUpdate: { update in
-                DispatchQueue.main.async { MainActor.assumeIsolated { PolicyApplication.running?.received(update) } }
+                // Kept before the update is applied: the signed view carries no wipe directive,
+                // so a crash in between leaves nothing undone offline.
+                let cacheProblem = viewCache?.keep(update)
+                DispatchQueue.main.async {
+                    MainActor.assumeIsolated {
+                        if let cacheProblem { PolicyApplication.running?.report(Diagnostic(message: cacheProblem)) }
+                        PolicyApplication.running?.received(update)
+                    }
+                }
             }, onConnectivity: { change in
                 if case .lost = change { dataGuard.connectionLost() }
                 DispatchQueue.main.async { MainActor.assumeIsolated { PolicyApplication.running?.connectivityChanged(change) } }
@@ -260,11 +299,14 @@ open class PolicyApplication: Application {
     }
 
     private func connectivityChanged(_ change: AgentLink.Connectivity) {
+        connectivityEpoch += 1
         switch change {
         case .lost(let why):
             report(Diagnostic(message: "lost proctord (\(why)); enforcing the cached policy and reconnecting"))
+            scheduleOfflineWipe(afterSeconds: offlineTimers.wipeSeconds)
         case .restored:
             report(Diagnostic(message: "reconnected to proctord"))
+            restoredAfterOfflineLaunch()
         }
     }
 
@@ -314,10 +356,11 @@ open class PolicyApplication: Application {
     }
 
     /// Puts an update in force: rules, configuration, acknowledgement, wipes.
-    private func apply(_ update: AgentUpdate) {
+    func apply(_ update: AgentUpdate) {
         guard let settings else { return }
         policyState = update.state
         policyVersion = update.policyVersion
+        offlineTimers = (update.offlineGraceSeconds, update.offlineWipeSeconds)
         installRules(update, appID: settings.appID)
 
         if managedConfiguration.replace(with: update.config), launched {
@@ -368,7 +411,7 @@ open class PolicyApplication: Application {
                            data: ["version": .string(version), "result": .string(acknowledgement.result)])
     }
 
-    private func wipe(_ directive: WipeDirective, settings: PolicyAppSettings) {
+    func wipe(_ directive: WipeDirective, settings: PolicyAppSettings) {
         delegate?.applicationShouldWipeData(self, directive: directive)
         keySource?.forget()
         let outcome = DataWiper.forCurrentProcess(environment: ProcessInfo.processInfo.environment).wipe(settings.dataDirectories)
@@ -382,7 +425,11 @@ open class PolicyApplication: Application {
         if let id = directive.id {
             reporter?.acknowledgeWipe(id, completed: outcome.succeeded, message: message)
         } else {
-            let cause = directive.cause == .complianceViolation ? "compliance violation: " : "retired: "
+            let cause = switch directive.cause {
+            case .complianceViolation: "compliance violation: "
+            case .offline: "offline past offlineWipeSeconds: "
+            case .retired, .administrator: "retired: "
+            }
             reporter?.feedback(key: "wipe", severity: outcome.succeeded ? .info : .error, message: cause + message)
         }
     }

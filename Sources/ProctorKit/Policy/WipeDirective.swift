@@ -12,9 +12,13 @@ public struct WipeDirective: Sendable, Hashable {
         /// (at launch, or while it runs when the minimum is raised): the data goes, then
         /// the app is blocked.
         case complianceViolation
+        /// proctord has been unreachable for longer than `compliance.offlineWipeSeconds`
+        /// (counted from the last view it signed): the data goes, then the app ends with
+        /// `ApplicationExitStatus.agentUnavailable`.
+        case offline
     }
 
-    /// The directive's id (for `.administrator`); nil for a retirement or a compliance violation.
+    /// The directive's id (for `.administrator`); nil for the other causes.
     public let id: String?
     /// When the administrator issued it (RFC 3339, UTC); nil without an id.
     public let issuedAt: String?

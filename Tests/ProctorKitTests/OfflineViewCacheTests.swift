@@ -1,0 +1,88 @@
+import Foundation
+import JSONCore
+import ProctorCrypto
+import ProctorPolicy
+import ProctorProtocol
+import Testing
+import TestSupport
+@testable import ProctorKit
+
+/// The checks `OfflineViewCache` makes before an offline launch that the process tests
+/// (OfflineLaunchTests) cannot reach as root: the trusted key's file and folder, the managed-app
+/// set stored beside the view, and the file it writes.
+@Suite struct OfflineViewCacheTests {
+    let directory: TemporaryDirectory
+    let key: SigningKeyPair
+    let cache: OfflineViewCache
+    static let managedApps = ["com.example.mail", "com.example.notes"]
+
+    init() throws {
+        directory = try TemporaryDirectory(prefix: "proctor-view-cache")
+        let run = directory.appending("run")
+        try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        key = try SigningKeyPair.generate()
+        try key.publicKey.save(to: run.appendingPathComponent("view-signing-key.pub").path)
+        cache = try #require(OfflineViewCache.forApp("com.example.notes", environment: ["HOME": directory.path],
+                                                     transport: VarlinkAgentTransport(path: run.path + "/io.proctor.Agent")))
+    }
+
+    /// A view of com.example.notes for `uid`, signed by `key`, issued `now`.
+    func view(uid: Int = 0) -> Agent.SignedAppView {
+        let snapshot = Agent.AppSnapshot(state: .authorized, policyVersion: "7", config: [:], dlp: [:], compliance: [:],
+                                         launch: Agent.LaunchVerdict(allowed: true, rule: "r", reason: "ok", violation: nil),
+                                         directives: [])
+        let payload = Agent.AppViewPayload(appId: "com.example.notes", uid: uid, issuedAt: RFC3339.string(milliseconds: now),
+                                           snapshot: snapshot, managedAppsSHA256: Agent.AppViewPayload.digest(managedApps: Self.managedApps))
+        let bytes = payload.json.serialized()
+        return Agent.SignedAppView(payload: String(decoding: bytes, as: UTF8.self), signature: Base64.encode(key.sign(bytes)))
+    }
+
+    var now: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
+    @Test func keepsTheViewInTheUsersStateFolderReplacedAtomically() throws {
+        #expect(cache.path == directory.appending(".local/state/proctor/com.example.notes.view").path)
+        try cache.save(view(), managedApps: Self.managedApps)
+        try cache.save(view(), managedApps: Self.managedApps)
+        let attributes = try FileManager.default.attributesOfItem(atPath: cache.path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        let folder = URL(fileURLWithPath: cache.path).deletingLastPathComponent().path
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["com.example.notes.view"], "no temporary file is left")
+        let verified = try cache.load(appID: "com.example.notes", uid: 0, now: now)
+        #expect(verified.managedApps == Self.managedApps && verified.ageSeconds <= 1)
+    }
+
+    @Test func refusesManagedAppsTheSignatureDoesNotBind() throws {
+        try cache.save(view(), managedApps: Self.managedApps + ["org.example.exfiltrate"])
+        #expect(throws: OfflineViewCache.Refusal.self) { try cache.load(appID: "com.example.notes", uid: 0, now: now) }
+    }
+
+    @Test(arguments: ["file", "folder"])
+    func refusesAKeyOthersCouldHaveReplaced(_ which: String) throws {
+        try cache.save(view(), managedApps: Self.managedApps)
+        let path = which == "file" ? cache.trustedKeyPath : URL(fileURLWithPath: cache.trustedKeyPath).deletingLastPathComponent().path
+        #expect(chmod(path, which == "file" ? 0o666 : 0o777) == 0)
+        do {
+            _ = try cache.load(appID: "com.example.notes", uid: 0, now: now)
+            Issue.record("a \(which) writable by others was trusted")
+        } catch {
+            #expect(error.description.contains("is writable by group or others, so the view-signing key cannot be trusted"))
+        }
+    }
+
+    @Test func refusesAViewFromTheFuture() throws {
+        try cache.save(view(), managedApps: Self.managedApps)
+        #expect(throws: OfflineViewCache.Refusal.self) {
+            try cache.load(appID: "com.example.notes", uid: 0, now: now - 3_600_000)
+        }
+    }
+
+    @Test func noCacheForTheInProcessAgentOrWithoutAHome() throws {
+        struct InProcess: AgentTransport { func connect() throws -> any AgentConnection { throw TestSupportError("unused") } }
+        #expect(OfflineViewCache.forApp("com.example.notes", environment: ["HOME": "/home/x"], transport: InProcess()) == nil)
+        let socket = VarlinkAgentTransport(path: "/run/proctor/io.proctor.Agent")
+        #expect(OfflineViewCache.forApp("com.example.notes", environment: [:], transport: socket) == nil)
+        #expect(OfflineViewCache.forApp("../evil", environment: ["HOME": "/home/x"], transport: socket) == nil)
+        #expect(OfflineViewCache.forApp("com.example.notes", environment: ["XDG_STATE_HOME": "/state", "HOME": "/home/x"],
+                                        transport: socket)?.path == "/state/proctor/com.example.notes.view")
+    }
+}
