@@ -52,6 +52,8 @@ final class AgentSession {
     /// The `AgentRegistry` generation of the set of managed apps this session was last
     /// sent; -1: never.
     var managedAppsGeneration = -1
+    /// Who enforces the export rule in the process, as the SDK last reported it.
+    var fileExportEnforcement: Admin.FileExportEnforcement?
 
     init(id: String, appID: AppID, peer: PeerIdentity, process: ProcessHandle? = nil, appVersion: String?,
          registeredAt: Int64) {

@@ -59,7 +59,7 @@ open class PolicyApplication: Application {
 
     private var settings: PolicyAppSettings?
     private var link: AgentLink?
-    private var reporter: EventReporter?
+    private(set) var reporter: EventReporter?
     private var pendingSubscription: AgentLink.Registration?
     private var handledDirectives: Set<String> = []
     private var acknowledgedPolicyVersion: String?
@@ -67,6 +67,8 @@ open class PolicyApplication: Application {
     private var wipedByPolicy = false
     /// The data key `ProtectedStorage.shared` encrypts with, once proctord released it.
     private var keySource: ProctordKeySource?
+    /// The Landlock layers `dlp.fileExport.enforcement: "kernel"` put in force.
+    var exportConfinement = ExportConfinement()
 
     public required init() {
         dataGuard = .shared
@@ -157,6 +159,8 @@ open class PolicyApplication: Application {
         // After `apply`: a wipe it carried out forgot the previous key, and this one is already
         // the next generation (proctord destroyed the old one when the wipe was issued).
         configureProtectedStorage(settings, dataKey: answer.dataKey, offlineGraceSeconds: registration.update.offlineGraceSeconds)
+        // Last before the delegate's code runs, so none of it runs unconfined.
+        enforceExportRule(registration.update, settings: settings)
         pendingSubscription = registration
         return .proceed
     }
@@ -280,6 +284,7 @@ open class PolicyApplication: Application {
         case .authorized:
             updateCompliance(update.launch)
             if let refusal = enforce(update.launch, settings: settings) { endBlocked(refusal) }
+            enforceExportRule(update, settings: settings)
         }
     }
 
