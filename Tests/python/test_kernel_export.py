@@ -88,6 +88,18 @@ class App:
         assert self.process.wait(timeout=15) == 0, self.stderr
 
 
+def app_shown_with(daemon, needle, attempts=100):
+    """`proctorctl app APP` once it shows `needle` (the SDK reports in the background), or as
+    it is after `attempts` tries 0.1 s apart."""
+    text = ""
+    for _ in range(attempts):
+        text = proctorctl(daemon, "app", APP, check=0).stdout
+        if needle in text:
+            break
+        threading.Event().wait(0.1)
+    return text
+
+
 @pytest.fixture
 def kernel_policy_daemon(workdir):
     os.makedirs(os.path.join(workdir, "home", "Export"))
@@ -111,12 +123,7 @@ def test_without_landlock_the_app_runs_advisory_says_so_once_and_proctorctl_show
         app.process.send_signal(signal.SIGHUP)
         assert app.wait_for(lambda line: line.startswith("write ")) == f"write {outside} main=ok worker=ok"
 
-        text = ""
-        for _ in range(100):
-            text = proctorctl(kernel_policy_daemon, "app", APP, check=0).stdout
-            if "advisory" in text:
-                break
-            threading.Event().wait(0.1)
+        text = app_shown_with(kernel_policy_daemon, "advisory: ")
         lines = text.splitlines()
         start = lines.index("file export:")
         assert "advisory: the kernel has no Landlock" in lines[start + 1], text
@@ -143,13 +150,8 @@ def test_with_landlock_the_same_policy_is_enforced_by_the_kernel(workdir, kernel
         assert app.wait_for(lambda line: line.startswith("write ")) == f"write {outside} main=errno=13 worker=errno=13"
         assert app.wait_for(lambda line: line.startswith("write ")) == f"write {inside} main=ok worker=ok"
         assert not os.path.exists(outside)
-        text = ""
-        for _ in range(100):
-            text = proctorctl(kernel_policy_daemon, "app", APP, check=0).stdout
-            if "kernel (Landlock ABI" in text:
-                break
-            threading.Event().wait(0.1)
-        assert "kernel (Landlock ABI" in text, text
+        text = app_shown_with(kernel_policy_daemon, "kernel (Landlock ABI ")
+        assert "kernel (Landlock ABI " in text, text
     finally:
         app.stop()
     assert not any(FALLBACK in line for line in app.stderr), app.stderr

@@ -63,6 +63,11 @@ extension PolicyApplication {
     /// Adds the Landlock layer on every thread and tells proctord (`fileExportEnforcement`
     /// event) whether the kernel enforces the rule or, without Landlock, the app merely asks.
     private func confineWrites(to places: [String], missing: [String]) {
+        // ProctorKitTesting's harness runs the application inside a test process, which must
+        // go on writing its results: only a process ApplicationMain took over is confined.
+        guard Application.current === self else {
+            return fallBackToAdvisory("the application does not run under ApplicationMain (an in-process test harness)")
+        }
         let outcome: Result<Int, LandlockError> = Result { () throws(LandlockError) -> Int in
             let abi = try Landlock.abiVersion()
             guard abi >= Self.minimumLandlockABI else { return abi }
