@@ -31,8 +31,7 @@ extension PolicyApplication {
             case .restrict(let places):
                 confineWrites(to: places, missing: writable?.missing ?? [])
             case .askRestart(let reason):
-                report(Diagnostic(message: "restart needed: \(reason)"))
-                delegate?.applicationShouldRestart(self, reason: reason)
+                askForRestart(reason)
             }
         }
     }
@@ -84,11 +83,21 @@ extension PolicyApplication {
             fallBackToAdvisory("the kernel's Landlock ABI \(abi) cannot refuse truncation (ABI \(Self.minimumLandlockABI) needed)")
         case .failure(.unavailable(let errno)):
             fallBackToAdvisory("the kernel has no Landlock: \(errno)")
+        case .failure(let error) where !exportConfinement.layers.isEmpty:
+            // Already confined (by the looser rule): that stays; the tighter one needs a fresh
+            // process — such as past Landlock's 16 layers (E2BIG).
+            askForRestart("the kernel could not add the tighter export rule (\(error))")
         case .failure(let error):
             // Partly applied at worst (a thread that blocks SIGPROF): layers only tighten, but the
             // rule is not known to hold for every thread, so it is reported as advisory.
             fallBackToAdvisory("\(error)")
         }
+    }
+
+    /// A rule that only a new process can put in force: said on standard error and to the delegate.
+    private func askForRestart(_ reason: String) {
+        report(Diagnostic(message: "restart needed: \(reason)"))
+        delegate?.applicationShouldRestart(self, reason: reason)
     }
 
     /// Says once, on standard error and to proctord, that the export rule is advisory here.
