@@ -124,6 +124,29 @@ import TestSupport
         #expect(try relaunched.waitForExit() == 0)
     }
 
+    /// Landlock keeps at most 16 layers: a tighter rule past that cannot be added, so the app is
+    /// asked to restart, and the layers in force go on refusing.
+    @Test func aTighteningPastTheKernelsLayerLimitAsksForARestart() throws {
+        let daemon = try RunningDaemon(policy: ["schema": 1, "version": "ll.0", "apps": [:]])
+        let places = try Places(daemon)
+        _ = try daemon.admin("ApplyPolicy", ["policy": try Self.policy(version: "ll.1", allow: [places.pattern("Export")])])
+        let app = try launch(daemon, places, writing: [places.outside + "/leak"])
+        try app.waitForOutputLine("delegate didBecomeActive")
+        var folder = "Export"
+        for step in 2...17 where !app.outputLines.contains(where: { $0.hasPrefix("delegate shouldRestart") }) {
+            folder += "/\(step)"
+            try FileManager.default.createDirectory(atPath: places.home + "/" + folder, withIntermediateDirectories: true)
+            try push(daemon, version: "ll.\(step)", allow: [places.pattern(folder)])
+        }
+        let line = try #require(app.outputLines.first { $0.hasPrefix("delegate shouldRestart") })
+        #expect(line.hasPrefix("delegate shouldRestart reason=the kernel could not add the tighter export rule ("), "\(line)")
+        #expect(line.hasSuffix("(errno 7))"), "E2BIG: \(line)")
+        try app.send(SIGHUP)
+        #expect(try writes(app, count: 1, round: 2) == ["write \(places.outside)/leak main=errno=13 worker=errno=13"])
+        try app.send(SIGTERM)
+        #expect(try app.waitForExit() == 0)
+    }
+
     /// Applies the policy and waits until the app acknowledged it (it is then in force).
     func push(_ daemon: RunningDaemon, version: String, allow: [String], enforcement: String = "kernel") throws {
         _ = try daemon.admin("ApplyPolicy", ["policy": try Self.policy(version: version, allow: allow, enforcement: enforcement)])
