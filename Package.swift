@@ -90,7 +90,7 @@ let package = Package(
         .testTarget(name: "JSONCoreTests", dependencies: ["JSONCore"]),
         .testTarget(name: "ProctorPolicyTests", dependencies: ["ProctorPolicy", "JSONCore"]),
         .testTarget(name: "LinuxIOTests", dependencies: ["LinuxIO", "CLinux"]),
-        .testTarget(name: "LandlockTests", dependencies: ["LinuxIO", "TestSupport"]),
+        .testTarget(name: "LandlockTests", dependencies: ["CLandlock", "LinuxIO", "TestSupport"]),
         .testTarget(name: "ProctorCryptoTests", dependencies: ["ProctorCrypto", "LinuxIO", "TestSupport"]),
         .testTarget(name: "ProctorBundleTests", dependencies: ["ProctorBundle", "ProctorCrypto", "ProctorPolicy", "JSONCore",
                                                              "TestSupport"]),

@@ -6,8 +6,9 @@ import Glibc
 /// reading and executing are left alone (not "handled"), so the app runs as before.
 ///
 /// A restriction applies to the calling thread and the processes and threads it creates later;
-/// with the kernel's ABI up to 7 other threads that already run are not restricted, so restrict
-/// before starting threads.
+/// with the kernel's ABI up to 7 other threads that already run are not restricted by the
+/// system call itself, so `Scope.everyThread` has each of them restrict itself (see
+/// `Ruleset.restrictEveryThread`).
 public enum Landlock {
     /// File-system access rights (`LANDLOCK_ACCESS_FS_*`).
     public struct FileSystemAccess: OptionSet, Hashable, Sendable {
@@ -32,6 +33,9 @@ public enum Landlock {
         public static let refer = FileSystemAccess(rawValue: 1 << 13)
         /// Truncating a file (ABI 3).
         public static let truncate = FileSystemAccess(rawValue: 1 << 14)
+
+        /// The rights that apply to a file (not a directory): a rule on a file may grant only these.
+        public static let fileRights: FileSystemAccess = [.execute, .writeFile, .readFile, .truncate]
 
         /// Every right that changes the file system, as far as the kernel's `abi` knows them:
         /// what "may write here" means. Reading and executing are not in it.
@@ -73,14 +77,18 @@ public enum Landlock {
 
         deinit { try? descriptor.close() }
 
-        /// Allows `access` (a subset of the handled rights) anywhere beneath `directory`.
+        /// Allows `access` (a subset of the handled rights) anywhere beneath `directory` — or, when
+        /// the path is a file (`/dev/null`), on that file, for the rights that apply to files.
         public func allow(_ access: FileSystemAccess, beneath directory: String) throws(LandlockError) {
             precondition(handledAccess.isSuperset(of: access), "allowing rights the ruleset does not handle")
             let parent: FileDescriptor
-            do { parent = try FileDescriptor.open(directory, clandlock_o_path | O_DIRECTORY) }
+            do { parent = try FileDescriptor.open(directory, clandlock_o_path) }
             catch { throw .failed(operation: "open", path: directory, errno: error) }
             defer { try? parent.close() }
-            guard clandlock_add_path_rule(descriptor.rawValue, access.rawValue, parent.rawValue) == 0 else {
+            var status = stat()
+            guard fstat(parent.rawValue, &status) == 0 else { throw .failed(operation: "stat", path: directory, errno: .current) }
+            let granted = status.st_mode & S_IFMT == S_IFDIR ? access : access.intersection(.fileRights)
+            guard clandlock_add_path_rule(descriptor.rawValue, granted.rawValue, parent.rawValue) == 0 else {
                 throw .failed(operation: "add a rule for", path: directory, errno: .current)
             }
         }
@@ -96,19 +104,57 @@ public enum Landlock {
                 throw .failed(operation: "restrict the process", path: nil, errno: .current)
             }
         }
+
+        /// Enforces the ruleset on the calling thread, then on every other thread of the process:
+        /// each is sent `signal` (`Landlock.threadSignal`) and its handler restricts that thread,
+        /// one at a time, until a pass over `/proc/self/task` finds no thread left — glibc's way
+        /// of applying setuid(2) to every thread. A thread that blocks the signal cannot be
+        /// reached: after `timeout` the call fails (`failed(operation: "restrict thread N", …,
+        /// ETIMEDOUT)`) with the process partly restricted, which only ever tightens. A thread
+        /// started by an unrestricted one during the call is found by the next pass. Call it from
+        /// one thread at a time.
+        public func restrictEveryThread(signal: CInt = Landlock.threadSignal,
+                                        timeout: Duration = .seconds(2)) throws(LandlockError) {
+            try restrictCallingThread()
+            var unreached: pid_t = 0
+            let milliseconds = CInt(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+            let result = clandlock_restrict_other_threads(descriptor.rawValue, signal, milliseconds, &unreached)
+            guard result == 0 else {
+                let operation = result == -ETIMEDOUT ? "restrict thread \(unreached)" : "restrict the other threads"
+                throw .failed(operation: operation, path: nil, errno: Errno(rawValue: -result))
+            }
+        }
     }
 
-    /// Confines the calling thread (and its future children) so that it may change the file
-    /// system only beneath `directories`: everything the kernel's ABI can deny, writes, creation,
-    /// removal, renames, truncation, is refused elsewhere with `EACCES` (`EXDEV` for some renames).
-    /// Returns the ABI used. Another call adds a layer: it can only tighten.
+    /// The signal `Ruleset.restrictEveryThread` uses by default: SIGPROF, one of the few that
+    /// Dispatch's worker threads (and so Swift concurrency's) leave unblocked. Its handler stays
+    /// installed and passes on to the previous handler every SIGPROF that is not its own.
+    public static let threadSignal = SIGPROF
+
+    /// Which threads a restriction covers.
+    public enum Scope: Sendable {
+        /// The calling thread and what it creates from now on: enough before any thread starts.
+        case callingThread
+        /// Every thread of the process (`Ruleset.restrictEveryThread`).
+        case everyThread
+    }
+
+    /// Confines the threads of `scope` (and their future children) so that they may change the
+    /// file system only beneath `directories` (or on the files among them): everything the
+    /// kernel's ABI can deny, writes, creation, removal, renames, truncation, is refused elsewhere
+    /// with `EACCES` (`EXDEV` for some renames). Returns the ABI used. Another call adds a layer:
+    /// it can only tighten.
     @discardableResult
-    public static func restrictModifications(toBeneath directories: [String]) throws(LandlockError) -> Int {
+    public static func restrictModifications(toBeneath directories: [String],
+                                             scope: Scope = .callingThread) throws(LandlockError) -> Int {
         let abi = try abiVersion()
         let access = FileSystemAccess.modifying(abi: abi)
         let ruleset = try Ruleset(handling: access)
         for directory in directories { try ruleset.allow(access, beneath: directory) }
-        try ruleset.restrictCallingThread()
+        switch scope {
+        case .callingThread: try ruleset.restrictCallingThread()
+        case .everyThread: try ruleset.restrictEveryThread()
+        }
         return abi
     }
 }

@@ -105,6 +105,11 @@ enum AppsCommand {
             }
             for line in table.lines { fields.addDetail(line) }
         }
+        let enforcement = app.sessions.compactMap { session in session.fileExportEnforcement.map { (session.id, $0) } }
+        if !enforcement.isEmpty {
+            fields.add("file export", "")
+            for (session, reported) in enforcement { fields.addDetail("\(session)  \(Self.describe(reported))") }
+        }
 
         if let compliance = app.complianceState {
             fields.add("compliance state", compliance.compliant ? "compliant" : "violation: \(compliance.reason)")
@@ -163,6 +168,14 @@ enum AppsCommand {
                                key.lastReleasedAt.map(LocalTime.format) ?? "-", key.destroyedAt.map(LocalTime.format) ?? "-"])
         }
         for line in table.lines { fields.addDetail(line) }
+    }
+
+    /// Who enforces a session's export rule, as its SDK reported it.
+    private static func describe(_ enforcement: Admin.FileExportEnforcement) -> String {
+        switch enforcement.mode {
+        case .kernel: "kernel" + (enforcement.landlockABI.map { " (Landlock ABI \($0))" } ?? "")
+        case .advisory: "advisory: " + (enforcement.reason ?? "no reason given")
+        }
     }
 
     /// Whether the app acknowledged the policy in force, and with what result.

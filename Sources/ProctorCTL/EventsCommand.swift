@@ -6,7 +6,7 @@ import ProctorProtocol
 /// them, in journalctl's vocabulary.
 enum EventsCommand {
     /// The kinds of event proctord records (io.proctor.Admin.EventFilter).
-    static let kinds = ["decision", "lifecycle", "denial", "registration", "policy", "wipe", "feedback", "notification", "compliance", "dataKey"]
+    static let kinds = ["decision", "lifecycle", "denial", "registration", "policy", "wipe", "feedback", "notification", "compliance", "dataKey", "enforcement"]
     /// What `--output` takes.
     static let outputFormats = ["short", "json"]
     /// How many recorded events `--follow` shows first when neither `--lines` nor `--since` says.

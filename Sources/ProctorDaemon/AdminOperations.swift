@@ -62,7 +62,7 @@ extension Daemon {
         let sessions = (registry.sessionsByApp[appID]?.values.sorted { $0.registeredAt < $1.registeredAt } ?? []).map { session in
             Admin.Session(id: session.id, pid: Int(session.peer.pid), uid: Int(session.peer.uid),
                           executable: session.peer.executable ?? "", registeredAt: Clock.rfc3339(session.registeredAt),
-                          subscribed: session.subscription != nil)
+                          subscribed: session.subscription != nil, fileExportEnforcement: session.fileExportEnforcement)
         }
         var detail = Admin.AppDetail(
             appId: appID, inPolicy: view != nil, state: view?.state, sessions: sessions,

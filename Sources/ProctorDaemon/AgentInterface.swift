@@ -31,9 +31,14 @@ extension Daemon {
             if let detail = request.detail, JSONValue.object(detail).serialized().count > Self.maxEventDetailBytes {
                 throw AgentError.invalidParameter("detail", "must be at most \(Self.maxEventDetailBytes) bytes of JSON")
             }
+            var kind = request.event == "dataActionDenied" ? EventKind.denial : EventKind.lifecycle
+            if request.event == Agent.fileExportEnforcementEvent {
+                session.fileExportEnforcement = try Self.fileExportEnforcement(request.detail)
+                kind = EventKind.enforcement
+            }
             // Recorded by the batched history write (Daemon+EventHistory), never by a write of
             // its own: an app reporting at will must not make the loop wait on the disk.
-            events.emit(kind: request.event == "dataActionDenied" ? EventKind.denial : EventKind.lifecycle, appID: session.appID,
+            events.emit(kind: kind, appID: session.appID,
                         occurredAt: request.occurredAt.flatMap(RFC3339.milliseconds),
                         data: ["event": .string(request.event), "detail": request.detail.map(JSONValue.object) ?? .null,
                                "session": .string(session.id)])
@@ -60,6 +65,16 @@ extension Daemon {
             Agent.GetInfo.Reply(viewSigningKey: viewSigner.publicKeyText)
         }
         return table.methods
+    }
+
+    /// The `detail` of a `fileExportEnforcement` report, as `proctorctl app` shows it.
+    private static func fileExportEnforcement(_ detail: [String: JSONValue]?) throws(VarlinkError) -> Admin.FileExportEnforcement {
+        guard let mode = detail?["enforcement"]?.stringValue.flatMap(Admin.FileExportEnforcement.Mode.init(rawValue:)) else {
+            throw AgentError.invalidParameter("detail", "a fileExportEnforcement event needs \"enforcement\": \"kernel\" or \"advisory\"")
+        }
+        let reason = detail?["reason"]?.stringValue.map { String($0.prefix(1000)) }
+        return Admin.FileExportEnforcement(mode: mode, landlockABI: detail?["landlockABI"]?.intValue, reason: reason,
+                                           at: Clock.rfc3339(Clock.now()))
     }
 
     /// Registers the process that sent `Register` (`sender`), which need not be the one that

@@ -102,4 +102,6 @@ enum EventKind {
     static let compliance = "compliance"
     /// A data key released to an app, or destroyed (never the key itself).
     static let dataKey = "dataKey"
+    /// Who enforces an app's export rule in its process (`ReportEvent` `fileExportEnforcement`).
+    static let enforcement = "enforcement"
 }

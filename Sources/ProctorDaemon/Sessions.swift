@@ -79,6 +79,8 @@ final class AgentSession {
     private var aliveConfirmedAt: UInt64 = 0
     /// When the subscriber's signed view is signed anew (`AgentRegistry.viewRefreshDelay`).
     var viewRefreshTimer: TimerHandle?
+    /// Who enforces the export rule in the process, as the SDK last reported it.
+    var fileExportEnforcement: Admin.FileExportEnforcement?
 
     init(id: String, appID: AppID, peer: PeerIdentity, process: ProcessHandle? = nil, appVersion: String?,
          registeredAt: Int64) {

@@ -63,7 +63,7 @@ open class Application {
         public var description: String { message }
     }
 
-    private static var current: Application?
+    private(set) static var current: Application?
 
     /// The running application. Using it before `ApplicationMain` created the application is
     /// a programmer error.

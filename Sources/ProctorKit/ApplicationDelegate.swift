@@ -59,6 +59,13 @@ public protocol ApplicationDelegate: AnyObject {
     /// `proctorctl app ID`); the default is `.applied`. Rules that cannot be compiled are
     /// acknowledged `.error` by ProctorKit without asking.
     func application(_ application: Application, didReceivePolicyChange change: PolicyChange) -> PolicyAcknowledgement
+    /// `PolicyApplication`: a policy change can only take effect when the process starts again
+    /// — today an export rule enforced by the kernel (`dlp.fileExport.enforcement: "kernel"`)
+    /// that now allows more: the kernel's confinement only tightens while the process runs.
+    /// Until the restart the stricter rule stays in force. Like Intune's `restartApplication`,
+    /// the app chooses the moment (save, then exit; systemd's `Restart=` or the user starts it
+    /// again). The default does nothing; ProctorKit has already written `reason` on standard error.
+    func applicationShouldRestart(_ application: Application, reason: String)
 }
 
 extension ApplicationDelegate {
@@ -84,4 +91,5 @@ extension ApplicationDelegate {
     public func application(_ application: Application, didReceivePolicyChange change: PolicyChange) -> PolicyAcknowledgement {
         .applied
     }
+    public func applicationShouldRestart(_ application: Application, reason: String) {}
 }

@@ -24,6 +24,8 @@ public enum BuiltinDefaults {
     public static let fileExportAllow: [String]? = nil
     /// `builtin.fileExport.deny`: nothing denied.
     public static let fileExportDeny: [String] = []
+    /// `builtin.fileExport.enforcement`: the app asks `DataGuard`; the kernel does not confine it.
+    public static let fileExportEnforcement = ExportEnforcement.advisory
     /// `builtin.notifications`
     public static let notifications = NotificationLevel.allow
     /// `builtin.minVersion`: no minimum.
@@ -46,6 +48,7 @@ public enum BuiltinDefaults {
         public static let screenCapture = "builtin.screenCapture"
         public static let fileExportAllow = "builtin.fileExport.allow"
         public static let fileExportDeny = "builtin.fileExport.deny"
+        public static let fileExportEnforcement = "builtin.fileExport.enforcement"
         public static let notifications = "builtin.notifications"
         public static let minVersion = "builtin.minVersion"
         public static let onViolation = "builtin.onViolation"

@@ -13,7 +13,8 @@ extension CompiledPolicy {
         func patterns(_ list: ResolvedList) -> JSONValue {
             .array(tables.pathGlobLists[Int(list.list)].map { .string($0.pattern) })
         }
-        var fileExport: [String: JSONValue] = ["deny": patterns(settings.fileExportDeny)]
+        var fileExport: [String: JSONValue] = ["deny": patterns(settings.fileExportDeny),
+                                               "enforcement": .string(settings.fileExportEnforcement.value.rawValue)]
         if settings.fileExportAllow.list >= 0 {
             fileExport["allow"] = patterns(settings.fileExportAllow)
         }

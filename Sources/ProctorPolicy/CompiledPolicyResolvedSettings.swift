@@ -33,6 +33,7 @@ struct ResolvedSettings: Sendable {
     /// Into `CompiledTables.pathGlobLists`; `list == -1` when no layer has an allow list.
     var fileExportAllow: ResolvedList
     var fileExportDeny: ResolvedList
+    var fileExportEnforcement: Resolved<ExportEnforcement>
     var notifications: Resolved<NotificationLevel>
     /// Into `CompiledTables.versions`; -1 for no minimum.
     var minVersion: Resolved<Int32>
@@ -107,6 +108,7 @@ struct CompiledTables: Sendable {
             fileExportAllow: list(allow.map { pathGlobList($0) } ?? -1, rule: Rule.fileExportAllow,
                                   count: allow?.count ?? 0) { _ in Rule.fileExportAllow },
             fileExportDeny: list(pathGlobList(deny), rule: Rule.fileExportDeny, count: deny.count) { _ in Rule.fileExportDeny },
+            fileExportEnforcement: Resolved(value: BuiltinDefaults.fileExportEnforcement, rule: Rule.fileExportEnforcement),
             notifications: Resolved(value: BuiltinDefaults.notifications, rule: Rule.notifications),
             minVersion: Resolved(value: BuiltinDefaults.minVersion.map { version($0) } ?? -1, rule: Rule.minVersion),
             onViolation: Resolved(value: BuiltinDefaults.onViolation, rule: Rule.onViolation),
@@ -150,6 +152,7 @@ struct CompiledTables: Sendable {
             let listPath = path + ".dlp.fileExport.deny"
             resolved.fileExportDeny = list(pathGlobList(deny), rule: listPath, count: deny.count) { "\(listPath)[\($0)]" }
         }
+        pick(dlp.fileExportEnforcement, ".dlp.fileExport.enforcement", &resolved.fileExportEnforcement)
         pick(dlp.notifications, ".dlp.notifications", &resolved.notifications)
         if let minimum = compliance.minVersion {
             resolved.minVersion = Resolved(value: version(minimum), rule: path + ".compliance.minVersion")

@@ -82,6 +82,7 @@ extension DLPSettings {
         var fileExport: [String: JSONValue] = [:]
         if let fileExportAllow { fileExport["allow"] = .array(fileExportAllow.map(JSONValue.string)) }
         if let fileExportDeny { fileExport["deny"] = .array(fileExportDeny.map(JSONValue.string)) }
+        if let fileExportEnforcement { fileExport["enforcement"] = .string(fileExportEnforcement.rawValue) }
         if !fileExport.isEmpty { members["fileExport"] = .object(fileExport) }
         if let notifications { members["notifications"] = .string(notifications.rawValue) }
         return members

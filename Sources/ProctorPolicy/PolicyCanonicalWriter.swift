@@ -77,11 +77,12 @@ struct CanonicalWriter {
             if let level = dlp.clipboardLevel { key("level"); JSONValue.writeString(level.rawValue, to: &bytes) }
             endObject()
         }
-        if dlp.fileExportAllow != nil || dlp.fileExportDeny != nil {
+        if dlp.fileExportAllow != nil || dlp.fileExportDeny != nil || dlp.fileExportEnforcement != nil {
             key("fileExport")
             beginObject()
             if let allow = dlp.fileExportAllow { key("allow"); write(allow) }
             if let deny = dlp.fileExportDeny { key("deny"); write(deny) }
+            if let enforcement = dlp.fileExportEnforcement { key("enforcement"); JSONValue.writeString(enforcement.rawValue, to: &bytes) }
             endObject()
         }
         if let notifications = dlp.notifications { key("notifications"); JSONValue.writeString(notifications.rawValue, to: &bytes) }

@@ -66,6 +66,7 @@ extension DLPSettings {
                     screenCapture: later.screenCapture ?? screenCapture,
                     fileExportAllow: later.fileExportAllow ?? fileExportAllow,
                     fileExportDeny: later.fileExportDeny ?? fileExportDeny,
+                    fileExportEnforcement: later.fileExportEnforcement ?? fileExportEnforcement,
                     notifications: later.notifications ?? notifications)
     }
 }

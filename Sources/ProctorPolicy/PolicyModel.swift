@@ -82,13 +82,14 @@ public struct DLPSettings: Sendable, Hashable {
     public var screenCapture: Toggle?            // dlp.screenCapture
     public var fileExportAllow: [String]?        // dlp.fileExport.allow: absolute path globs
     public var fileExportDeny: [String]?         // dlp.fileExport.deny
+    public var fileExportEnforcement: ExportEnforcement? // dlp.fileExport.enforcement
     public var notifications: NotificationLevel? // dlp.notifications
 
     public init(clipboardLevel: ClipboardLevel? = nil, clipboardCharLimit: Int? = nil,
                 shareSend: ShareLevel? = nil, shareReceive: ShareLevel? = nil, shareExempt: [String]? = nil,
                 print: Toggle? = nil, screenCapture: Toggle? = nil,
                 fileExportAllow: [String]? = nil, fileExportDeny: [String]? = nil,
-                notifications: NotificationLevel? = nil) {
+                fileExportEnforcement: ExportEnforcement? = nil, notifications: NotificationLevel? = nil) {
         self.clipboardLevel = clipboardLevel
         self.clipboardCharLimit = clipboardCharLimit
         self.shareSend = shareSend
@@ -98,6 +99,7 @@ public struct DLPSettings: Sendable, Hashable {
         self.screenCapture = screenCapture
         self.fileExportAllow = fileExportAllow
         self.fileExportDeny = fileExportDeny
+        self.fileExportEnforcement = fileExportEnforcement
         self.notifications = notifications
     }
 }
@@ -137,6 +139,13 @@ public enum Toggle: String, Sendable, Hashable, CaseIterable {
 /// organisation data), `block` (none).
 public enum NotificationLevel: String, Sendable, Hashable, CaseIterable {
     case allow, blockOrgData = "block-org-data", block
+}
+
+/// `dlp.fileExport.enforcement`: who enforces the export rule. `advisory`: the app asks
+/// `DataGuard` before it writes; `kernel`: the SDK also confines the app's writes with Landlock
+/// to its data directories and the directories of the allow list (docs/sdk.md).
+public enum ExportEnforcement: String, Sendable, Hashable, CaseIterable {
+    case advisory, kernel
 }
 
 /// What happens when an app's version is below `compliance.minVersion`.

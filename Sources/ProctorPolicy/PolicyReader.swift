@@ -219,13 +219,15 @@ struct PolicyReader {
     }
 
     private mutating func readFileExport(_ value: JSONValue, at path: @autoclosure () -> JSONPath, into dlp: inout DLPSettings) {
-        guard let members = object(value, at: path(), keys: ["allow", "deny"]) else { return }
+        guard let members = object(value, at: path(), keys: ["allow", "deny", "enforcement"]) else { return }
         let expected = "an absolute path glob such as \"/home/*/Documents/**\" (relative paths are refused; "
             + "no \".\", \"..\" or empty components; \"**\" only as a whole component)"
         for (key, value) in members {
             switch key {
             case "allow": dlp.fileExportAllow = list(value, at: path().appending("allow"), expected: expected, isValid: PolicySyntax.isPathGlob)
             case "deny": dlp.fileExportDeny = list(value, at: path().appending("deny"), expected: expected, isValid: PolicySyntax.isPathGlob)
+            case "enforcement":
+                dlp.fileExportEnforcement = enumeration(value, at: path().appending("enforcement"), as: ExportEnforcement.self)
             default: break
             }
         }

@@ -277,14 +277,19 @@ public enum Admin {
         public var executable: String
         public var registeredAt: String
         public var subscribed: Bool
+        /// Who enforces the export rule in this process, as the SDK reported it; absent when it
+        /// did not (enforcement `advisory` in policy, or an SDK that does not report it).
+        public var fileExportEnforcement: FileExportEnforcement?
 
-        public init(id: String, pid: Int, uid: Int, executable: String, registeredAt: String, subscribed: Bool) {
+        public init(id: String, pid: Int, uid: Int, executable: String, registeredAt: String, subscribed: Bool,
+                    fileExportEnforcement: FileExportEnforcement? = nil) {
             self.id = id
             self.pid = pid
             self.uid = uid
             self.executable = executable
             self.registeredAt = registeredAt
             self.subscribed = subscribed
+            self.fileExportEnforcement = fileExportEnforcement
         }
 
         public init(reading message: MessageReader) throws(MalformedMessage) {
@@ -294,11 +299,48 @@ public enum Admin {
             executable = try message.string("executable")
             registeredAt = try message.string("registeredAt")
             subscribed = try message.bool("subscribed")
+            fileExportEnforcement = try message.optionalMessage("fileExportEnforcement")
         }
 
         public var fields: [String: JSONValue] {
-            ["id": .string(id), "pid": .number(pid), "uid": .number(uid), "executable": .string(executable),
-             "registeredAt": .string(registeredAt), "subscribed": .bool(subscribed)]
+            var fields: [String: JSONValue] = [
+                "id": .string(id), "pid": .number(pid), "uid": .number(uid), "executable": .string(executable),
+                "registeredAt": .string(registeredAt), "subscribed": .bool(subscribed)]
+            if let fileExportEnforcement { fields["fileExportEnforcement"] = fileExportEnforcement.json }
+            return fields
+        }
+    }
+
+    /// `FileExportEnforcement`: who enforces a session's export rule — `kernel` (Landlock, at
+    /// `landlockABI`) or `advisory` (the app asks DataGuard), with the SDK's `reason` for falling
+    /// back — and when the SDK said so.
+    public struct FileExportEnforcement: ProtocolMessage {
+        public enum Mode: String, Sendable, CaseIterable { case kernel, advisory }
+
+        public var mode: Mode
+        public var landlockABI: Int?
+        public var reason: String?
+        public var at: String
+
+        public init(mode: Mode, landlockABI: Int?, reason: String?, at: String) {
+            self.mode = mode
+            self.landlockABI = landlockABI
+            self.reason = reason
+            self.at = at
+        }
+
+        public init(reading message: MessageReader) throws(MalformedMessage) {
+            mode = try message.choice("mode")
+            landlockABI = try message.optionalInt("landlockABI")
+            reason = try message.optionalString("reason")
+            at = try message.string("at")
+        }
+
+        public var fields: [String: JSONValue] {
+            var fields: [String: JSONValue] = ["mode": .string(mode.rawValue), "at": .string(at)]
+            if let landlockABI { fields["landlockABI"] = .number(landlockABI) }
+            if let reason { fields["reason"] = .string(reason) }
+            return fields
         }
     }
 

@@ -22,12 +22,18 @@ public enum Agent {
         case info, error
     }
 
-    /// The events `ReportEvent` accepts: the lifecycle events and `dataActionDenied`.
+    /// The events `ReportEvent` accepts: the lifecycle events, `dataActionDenied` and
+    /// `fileExportEnforcement`.
     public static let reportableEvents: Set<String> = [
         "didFinishLaunching", "didBecomeActive", "willResignActive", "didEnterBackground",
         "willEnterForeground", "didReceiveMemoryWarning", "userDidChange", "didReceiveRemoteNotification",
         "managedConfigurationDidChange", "didReceiveReload", "willTerminate", "dataActionDenied",
+        fileExportEnforcementEvent,
     ]
+
+    /// The `ReportEvent` by which the SDK says who enforces the export rule in its process
+    /// (`detail` {"enforcement": "kernel"|"advisory", "landlockABI", "reason", …}).
+    public static let fileExportEnforcementEvent = "fileExportEnforcement"
 
     /// `LaunchVerdict`: the `launch` decision for a session's app at its registered version,
     /// made again on every policy change, so that compliance holds while the app runs.

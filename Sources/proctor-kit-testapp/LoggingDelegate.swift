@@ -24,6 +24,7 @@ final class LoggingDelegate: ApplicationDelegate {
             replaceProtectedNote(with: note)
         }
         askDataGuard()
+        tryWrites()
         if let text = environment["TESTAPP_FEEDBACK"], let entry = (try? JSONParser.parse(text))?.objectValue {
             PolicyApplication.reportFeedback(key: entry["key"]?.stringValue ?? "", severity: .info,
                                              message: entry["message"]?.stringValue ?? "", data: entry["data"]?.objectValue)
@@ -78,6 +79,35 @@ final class LoggingDelegate: ApplicationDelegate {
     func applicationDidReceiveReload(_ application: Application) {
         logLine("delegate didReceiveReload")
         askDataGuard()
+        tryWrites()
+    }
+    func applicationShouldRestart(_ application: Application, reason: String) {
+        logLine("delegate shouldRestart reason=\(reason)")
+    }
+
+    /// With `TESTAPP_WRITE_PATHS` (a JSON array of paths), creates or truncates each file from
+    /// the main thread and from a Dispatch worker and logs `write PATH main=R worker=R`, R being
+    /// `ok` or `errno=N`: what the kernel lets the app's own code do.
+    private func tryWrites() {
+        guard let text = ProcessInfo.processInfo.environment["TESTAPP_WRITE_PATHS"],
+              let paths = (try? JSONParser.parse(text))?.arrayValue?.compactMap(\.stringValue) else { return }
+        @Sendable func attempt(_ path: String) -> String {
+            let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { return "errno=\(errno)" }
+            close(fd)
+            return "ok"
+        }
+        for path in paths {
+            let onMain = attempt(path)
+            let done = DispatchSemaphore(value: 0)
+            nonisolated(unsafe) var onWorker = ""
+            DispatchQueue.global().async {
+                onWorker = attempt(path)
+                done.signal()
+            }
+            done.wait()
+            logLine("write \(path) main=\(onMain) worker=\(onWorker)")
+        }
     }
     func application(_ application: Application, didReceiveRemoteNotification userInfo: [String: JSONValue]) {
         logLine("delegate didReceiveRemoteNotification \(JSONValue.object(userInfo).serializedString())")

@@ -14,6 +14,8 @@
 //                                 DataGuard's answer to each (PolicyApplication)
 //   TESTAPP_POLICY_ANSWER         `applied`, `error:REASON` or `unsupported:REASON`: the delegate's
 //                                 acknowledgement of each policy version (PolicyApplication)
+//   TESTAPP_WRITE_PATHS           a JSON array of paths: at launch and on SIGHUP, create each file
+//                                 from the main thread and a Dispatch worker and log the outcomes
 //   TESTAPP_FEEDBACK              a JSON object {"key", "message", "data"}: at launch, reported
 //                                 with PolicyApplication.reportFeedback (severity info)
 //

@@ -1,3 +1,4 @@
+import CLandlock
 import Glibc
 import LinuxIO
 import TestSupport
@@ -57,6 +58,41 @@ import Testing
         } == nil)
     }
 
+    /// A thread that was running before the restriction is confined too (the signal broadcast),
+    /// and so is one it starts afterwards.
+    @Test func everyThreadScopeReachesThreadsAlreadyRunning() throws {
+        let directory = try TemporaryDirectory(prefix: "landlock")
+        let allowed = directory.path + "/allowed", outside = directory.path + "/outside"
+        mkdir(allowed, 0o700)
+        mkdir(outside, 0o700)
+        #expect(failureInForkedChild {
+            let worker = try WaitingThread()
+            try Landlock.restrictModifications(toBeneath: [allowed], scope: .everyThread)
+            let results = worker.run {
+                [outcomeOrErrno { open(outside + "/from-worker", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600) },
+                 outcomeOrErrno { open(allowed + "/from-worker", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600) }]
+            }
+            try ensure(results == [EACCES, 0], "the worker, running before: \(results)")
+            let child = try WaitingThread()
+            let childResults = child.run { [outcomeOrErrno { mkdir(outside + "/from-new-thread", 0o700) }] }
+            try ensure(childResults == [EACCES], "a thread started after: \(childResults)")
+        } == nil)
+    }
+
+    @Test func aThreadThatBlocksTheSignalIsReportedNotSkipped() {
+        #expect(failureInForkedChild {
+            let worker = try WaitingThread(blocking: Landlock.threadSignal)
+            do {
+                try Landlock.Ruleset(handling: .modifying(abi: try Landlock.abiVersion()))
+                    .restrictEveryThread(timeout: .milliseconds(200))
+                throw TestSupportError("a thread that blocks the signal was not reported")
+            } catch LandlockError.failed(let operation, _, let errno) {
+                try ensure(operation == "restrict thread \(worker.threadID)" && errno == Errno(rawValue: ETIMEDOUT),
+                           "\(operation) \(errno)")
+            }
+        } == nil)
+    }
+
     @Test func aMissingDirectoryIsAClearError() {
         #expect(failureInForkedChild {
             do {
@@ -75,4 +111,62 @@ private func outcome(_ call: () -> CInt) throws -> CInt {
     if result < 0 { return errno }
     if result > 2 { close(result) }
     return 0
+}
+
+private func outcomeOrErrno(_ call: () -> CInt) -> CInt {
+    (try? outcome(call)) ?? -1
+}
+
+/// A raw pthread (the forked child has no Foundation threads) that waits for work, runs it and
+/// hands back the result: a thread that already exists when the process is restricted.
+private final class WaitingThread: @unchecked Sendable {
+    private var work: (() -> [CInt])?
+    private var result: [CInt] = []
+    private var mutex = pthread_mutex_t()
+    private var condition = pthread_cond_t()
+    private(set) var threadID: pid_t = 0
+    private let blockedSignal: CInt?
+
+    init(blocking blockedSignal: CInt? = nil) throws {
+        self.blockedSignal = blockedSignal
+        pthread_mutex_init(&mutex, nil)
+        pthread_cond_init(&condition, nil)
+        var thread = pthread_t()
+        let started = pthread_create(&thread, nil, { context in
+            Unmanaged<WaitingThread>.fromOpaque(context!).takeUnretainedValue().serve()
+            return nil
+        }, Unmanaged.passRetained(self).toOpaque())
+        try ensure(started == 0, "pthread_create: \(started)")
+        pthread_detach(thread)
+        pthread_mutex_lock(&mutex)
+        while threadID == 0 { pthread_cond_wait(&condition, &mutex) }
+        pthread_mutex_unlock(&mutex)
+    }
+
+    private func serve() {
+        if let blockedSignal {
+            var set = sigset_t()
+            sigemptyset(&set)
+            sigaddset(&set, blockedSignal)
+            pthread_sigmask(SIG_BLOCK, &set, nil)
+        }
+        pthread_mutex_lock(&mutex)
+        threadID = clandlock_thread_id()
+        pthread_cond_broadcast(&condition)
+        while true {
+            while work == nil { pthread_cond_wait(&condition, &mutex) }
+            result = work!()
+            work = nil
+            pthread_cond_broadcast(&condition)
+        }
+    }
+
+    func run(_ body: @escaping () -> [CInt]) -> [CInt] {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        work = body
+        pthread_cond_broadcast(&condition)
+        while work != nil { pthread_cond_wait(&condition, &mutex) }
+        return result
+    }
 }

@@ -79,7 +79,7 @@ import Testing
         (["notify", "a.b", "[1]"], "the payload JSON must be a JSON object, found an array"),
         (["notify", "a.b", "{"], "the payload JSON is not valid JSON: line 1, column 2: unexpected end of input: expected a key or '}'"),
         (["events", "--kind", "decision,weather"], "unknown event kind \"weather\", expected one of decision, lifecycle, "
-            + "denial, registration, policy, wipe, feedback, notification, compliance, dataKey"),
+            + "denial, registration, policy, wipe, feedback, notification, compliance, dataKey, enforcement"),
         (["events", "-n", "-1"], "--lines must be a whole number from 0 to 10000; found \"-1\""),
         (["events", "--since", "last tuesday"], "--since expects a time such as 2026-11-29 14:00, -1h, today or "
             + "2026-11-29T14:00:00Z; found \"last tuesday\""),

@@ -92,6 +92,23 @@ final class RecordingDelegate: ApplicationDelegate {
         #expect(agent.events[3].detail?["action"]?.stringValue == "print")
     }
 
+    /// The harness runs the app inside the test process, which Landlock must not confine: under
+    /// `enforcement: "kernel"` the app launches, the process still writes anywhere, and the SDK
+    /// reports advisory enforcement with the reason.
+    @Test func kernelEnforcementNeverConfinesTheTestProcess() async throws {
+        let agent = try FakeAgent(policy: #"{"schema": 1, "version": "1", "apps": {"com.example.notes": {"state": "authorized", "#
+                                  + #""dlp": {"fileExport": {"allow": ["/nonexistent/**"], "enforcement": "kernel"}}}}}"#)
+        let delegate = RecordingDelegate()
+        let harness = PolicyApplicationHarness(agent: agent, appID: "com.example.notes", version: "2.1.0", delegate: delegate)
+        #expect(await harness.launch() == .proceed)
+        let directory = try TemporaryDirectory(prefix: "testkit-unconfined")
+        #expect(FileManager.default.createFile(atPath: directory.path + "/still-writable", contents: Data("x".utf8)))
+        try await eventually("the enforcement report") { agent.events.contains { $0.event == "fileExportEnforcement" } }
+        let report = agent.events.first { $0.event == "fileExportEnforcement" }?.detail
+        #expect(report?["enforcement"]?.stringValue == "advisory")
+        #expect(report?["reason"]?.stringValue == "the application does not run under ApplicationMain (an in-process test harness)")
+    }
+
     @Test func versionBelowTheMinimumIsBlocked() async throws {
         let agent = try FakeAgent(policy: Self.policy())
         let delegate = RecordingDelegate()

@@ -15,7 +15,8 @@ import Testing
         let defaults = AppSettings(dlp: DLPSettings(clipboardCharLimit: 40, shareExempt: ["com.partner.*"], fileExportDeny: ["/tmp/**"]),
                                    compliance: ComplianceSettings(offlineGraceSeconds: 3600))
         let app = AppPolicy(settings: AppSettings(
-            dlp: DLPSettings(clipboardLevel: .managedPasteIn, print: .block, fileExportAllow: ["/home/*/Work/**"]),
+            dlp: DLPSettings(clipboardLevel: .managedPasteIn, print: .block, fileExportAllow: ["/home/*/Work/**"],
+                             fileExportEnforcement: .kernel),
             compliance: ComplianceSettings(minVersion: SemanticVersion("2.3.0"), onViolation: .warn)))
         let engine = CompiledPolicy(EngineFixtures.policy(defaults: defaults, [asker: app]))
         let expected: JSONValue = [
@@ -24,16 +25,16 @@ import Testing
                 "share": ["send": "managed", "receive": "managed", "exempt": ["com.partner.*"]],
                 "print": "block",
                 "screenCapture": "allow",
-                "fileExport": ["allow": ["/home/*/Work/**"], "deny": ["/tmp/**"]],
+                "fileExport": ["allow": ["/home/*/Work/**"], "deny": ["/tmp/**"], "enforcement": "kernel"],
                 "notifications": "allow",
             ],
             "compliance": ["minVersion": "2.3.0", "onViolation": "warn", "offlineGraceSeconds": 3600],
         ]
         #expect(engine.effectiveRules(for: asker) == expected)
 
-        // Without allow list or minimum those keys are absent, not empty.
+        // Without allow list or minimum those keys are absent, not empty; enforcement is advisory.
         let plain = try #require(engine.effectiveRules(for: EngineFixtures.managedTarget))
-        #expect(plain["dlp"]?["fileExport"] == ["deny": ["/tmp/**"]])
+        #expect(plain["dlp"]?["fileExport"] == ["deny": ["/tmp/**"], "enforcement": "advisory"])
         #expect(plain["compliance"] == ["onViolation": "block", "offlineGraceSeconds": 3600])
     }
 }

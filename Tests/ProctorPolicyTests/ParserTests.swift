@@ -34,7 +34,7 @@ private func app(_ body: String) -> String {
                 "share": { "send": "managed", "receive": "any", "exempt": ["com.example.*", "*"] },
                 "print": "block",
                 "screenCapture": "allow",
-                "fileExport": { "allow": ["/home/*/Documents/Work/**"], "deny": ["/tmp/**", "/"] },
+                "fileExport": { "allow": ["/home/*/Documents/Work/**"], "deny": ["/tmp/**", "/"], "enforcement": "kernel" },
                 "notifications": "block-org-data"
               },
               "compliance": { "minVersion": "2.3.0-rc.1", "onViolation": "wipe", "offlineGraceSeconds": 0 }
@@ -54,7 +54,8 @@ private func app(_ body: String) -> String {
         #expect(notes.settings.dlp == DLPSettings(
             clipboardLevel: .managedPasteIn, clipboardCharLimit: 40, shareSend: .managed, shareReceive: .any,
             shareExempt: ["com.example.*", "*"], print: .block, screenCapture: .allow,
-            fileExportAllow: ["/home/*/Documents/Work/**"], fileExportDeny: ["/tmp/**", "/"], notifications: .blockOrgData))
+            fileExportAllow: ["/home/*/Documents/Work/**"], fileExportDeny: ["/tmp/**", "/"], fileExportEnforcement: .kernel,
+            notifications: .blockOrgData))
         #expect(notes.settings.compliance == ComplianceSettings(
             minVersion: SemanticVersion(major: 2, minor: 3, patch: 0, preRelease: ["rc", "1"]), onViolation: .wipe,
             offlineGraceSeconds: 0))
@@ -111,6 +112,8 @@ private func app(_ body: String) -> String {
             (#"{"dlp": {"print": "deny"}}"#, #"found "deny", expected one of "allow", "block""#),
             (#"{"dlp": {"notifications": "silent"}}"#, #"found "silent", expected one of "allow", "block-org-data", "block""#),
             (#"{"compliance": {"onViolation": "kill"}}"#, #"found "kill", expected one of "block", "warn", "wipe""#),
+            (#"{"dlp": {"fileExport": {"enforcement": "landlock"}}}"#, #"found "landlock", expected one of "advisory", "kernel""#),
+            (#"{"dlp": {"fileExport": {"enforcement": true}}}"#, #"found true, expected one of "advisory", "kernel""#),
         ]
         for (body, message) in cases {
             #expect(try onlyProblem(app(body)).message == message)

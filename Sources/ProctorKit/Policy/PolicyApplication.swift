@@ -64,7 +64,7 @@ open class PolicyApplication: Application {
 
     var settings: PolicyAppSettings?
     private var link: AgentLink?
-    private var reporter: EventReporter?
+    private(set) var reporter: EventReporter?
     private var pendingSubscription: AgentLink.Registration?
     private var handledDirectives: Set<String> = []
     private var acknowledgedPolicyVersion: String?
@@ -81,6 +81,8 @@ open class PolicyApplication: Application {
     var offlineTimers: (graceSeconds: Int, wipeSeconds: Int?) = (86_400, nil)
     /// Counts connectivity changes, so a pending offline wipe knows it was overtaken.
     var connectivityEpoch = 0
+    /// The Landlock layers `dlp.fileExport.enforcement: "kernel"` put in force.
+    var exportConfinement = ExportConfinement()
 
     public required init() {
         dataGuard = .shared
@@ -164,6 +166,8 @@ open class PolicyApplication: Application {
         // After `apply`: a wipe it carried out forgot the previous key, and this one is already
         // the next generation (proctord destroyed the old one when the wipe was issued).
         configureProtectedStorage(settings, dataKey: answer.dataKey, offlineGraceSeconds: registration.update.offlineGraceSeconds)
+        // Last before the delegate's code runs, so none of it runs unconfined.
+        enforceExportRule(registration.update, settings: settings)
         pendingSubscription = registration
         return .proceed
     }
@@ -322,6 +326,7 @@ open class PolicyApplication: Application {
         case .authorized:
             updateCompliance(update.launch)
             if let refusal = enforce(update.launch, settings: settings) { endBlocked(refusal) }
+            enforceExportRule(update, settings: settings)
         }
     }
 
