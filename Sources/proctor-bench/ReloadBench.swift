@@ -3,9 +3,9 @@ import JSONCore
 import LinuxIO
 import Synchronization
 
-/// A reload of a 100 000-app `policy.d` while a client keeps asking: `Admin.Reload` after a
+/// A reload of a 100 000-app `policy.d` while an app keeps asking: `Admin.Reload` after a
 /// new version was written, timed until its reply (the new policy is in force then), and the
-/// longest round trip of a second connection that sends `GetInfo` every 100 µs meanwhile —
+/// longest round trip of a registered session that sends `Decide` every 100 µs meanwhile —
 /// the longest the event loop left a client waiting while the new policy was read and compiled.
 enum ReloadBench: BenchCommand {
     static let name = "reload"
@@ -13,7 +13,8 @@ enum ReloadBench: BenchCommand {
     static let appCount = 100_000
 
     static func run(_ options: BenchOptions, report: (Figure) -> Void) throws {
-        var policy = try BenchDaemonWorkload(appCount: appCount).policy
+        let workload = try BenchDaemonWorkload(appCount: appCount)
+        var policy = workload.policy
         let daemon = try DaemonUnderTest(options: options, policy: policy)
         defer { daemon.stop() }
         let admin = try MessageConnection(path: daemon.adminPath)
@@ -21,7 +22,7 @@ enum ReloadBench: BenchCommand {
         for run in 0..<(options.quick ? 2 : 6) {
             policy.version = "bench-reload-\(run)"
             try DaemonUnderTest.writePolicy(policy, into: daemon.directory.path)
-            let pinger = try Pinger(path: daemon.agentPath)
+            let pinger = try Pinger(path: daemon.agentPath, workload: workload)
             let began = MonotonicClock.nanoseconds()
             let reply = try admin.call("io.proctor.Admin.Reload")
             inForce.append(Double(MonotonicClock.nanoseconds() - began) / 1_000_000)
@@ -36,17 +37,17 @@ enum ReloadBench: BenchCommand {
     }
 }
 
-/// A thread that sends `GetInfo` round trips on its own connection, 100 µs apart, until
-/// stopped, and keeps the longest.
+/// A thread that sends `Decide` round trips as a registered app on its own connection (an
+/// unregistered one would be closed), 100 µs apart, until stopped, and keeps the longest.
 private final class Pinger: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let longest = Atomic<UInt64>(0)
     private let failed = Atomic<Bool>(false)
     private let thread: Mutex<BenchThread?> = Mutex(nil)
 
-    init(path: String) throws(BenchError) {
+    init(path: String, workload: BenchDaemonWorkload) throws(BenchError) {
         let connection = try MessageConnection(path: path)
-        let call = MessageConnection.encode("org.varlink.service.GetInfo", [:])
+        let call = workload.decideCalls(session: try BenchDaemonWorkload.register(connection), count: 1)[0]
         // One round trip first, so the figure never includes connecting.
         try connection.send(call)
         _ = try connection.receive()
@@ -74,7 +75,7 @@ private final class Pinger: Sendable {
     func stop() throws(BenchError) -> UInt64 {
         stopping.store(true, ordering: .relaxed)
         thread.withLock { $0?.join() }
-        guard !failed.load(ordering: .relaxed) else { throw BenchError("the GetInfo connection failed during the reload") }
+        guard !failed.load(ordering: .relaxed) else { throw BenchError("the Decide connection failed during the reload") }
         return longest.load(ordering: .relaxed)
     }
 }
