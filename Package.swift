@@ -46,7 +46,8 @@ let package = Package(
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CKeyutils", providers: [.apt(["libkeyutils-dev"])]),
         .systemLibrary(name: "CLandlock"),
-        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // Headers only: ProctorFleet loads libcurl with dlopen when it first fetches (see shim.h).
+        .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // libm: JSONCore rounds numbers without Foundation, which would otherwise pull libm in.
         .target(name: "JSONCore", linkerSettings: [.linkedLibrary("m")]),

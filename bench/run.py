@@ -22,7 +22,7 @@ import tempfile
 
 import engines
 
-# Goals from issues 2, 3, 6, 7, 13 and 15: (figure, statistic, comparison, bound, text).
+# Goals from issues 2, 3, 6, 7, 13, 15 and 16: (figure, statistic, comparison, bound, text).
 GOALS = [
     ("decide.apps10000", "median", "<=", 200, "≤ 200 ns"),
     ("compile.apps10000", "median", "<=", 200, "≤ 200 ms"),
@@ -32,7 +32,10 @@ GOALS = [
     ("throughput.clients8", "median", ">=", 100_000, "≥ 100 000/s"),
     ("push.sessions1000", "median", "<=", 100, "≤ 100 ms"),
     ("startup.apps10000", "median", "<=", 50, "≤ 50 ms"),
+    ("startup.apps100000", "median", "<=", 200, "≤ 200 ms"),
     ("memory.idle.apps1000", "median", "<=", 15, "≤ 15 MiB"),
+    ("memory.idle.apps100000", "median", "<=", 64, "≤ 64 MiB"),
+    ("reload.apps100000.longestPause", "median", "<=", 5, "≤ 5 ms"),
     ("memory.perConnection", "median", "<=", 8192, "≤ 8 KiB"),
     ("ratio.storage.write.1MiB", "median", "<=", 1.5, "≤ 1.5× plain writes"),
     ("ratio.storage.write.64MiB", "median", "<=", 1.5, "≤ 1.5× plain writes"),

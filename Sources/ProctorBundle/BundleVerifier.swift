@@ -48,8 +48,18 @@ public struct BundleVerifier: Sendable {
         guard payload.serial > lastAppliedSerial else { throw .rollback(serial: payload.serial, lastApplied: lastAppliedSerial) }
         guard now < payload.expiresAt else { throw .expired(expiresAt: payload.expiresAt, now: now) }
         let policy: Policy
-        do { policy = try Policy.parse(payload.policy.serialized(), source: "bundle serial \(payload.serial)") }
-        catch { throw .invalidPolicy(error.problems.map(\.description)) }
+        do {
+            let source = "bundle serial \(payload.serial)"
+            switch payload.policy {
+            case .valid(let valid): policy = valid
+            case .parsed(let document, withinLimits: true): policy = try Policy.read(document, source: source)
+            // The payload was parsed with the policy's nesting limit; a deeper one gets the
+            // policy parser's own message from its serialised bytes.
+            case .parsed(let document, withinLimits: false): policy = try Policy.parse(document.serialized(), source: source)
+            }
+        } catch {
+            throw .invalidPolicy(error.problems.map(\.description))
+        }
         return VerifiedBundle(policy: policy, serial: payload.serial, issuedAt: payload.issuedAt,
                               expiresAt: payload.expiresAt, keyID: payload.keyID)
     }
@@ -95,23 +105,94 @@ private struct Envelope {
 
 /// The signed payload's fields.
 private struct Payload {
-    var policy: JSONValue
+    /// The policy: read and valid, or parsed JSON for `Policy.read` to explain.
+    enum PolicyDocument {
+        case valid(Policy)
+        /// `withinLimits`: it nests no deeper than a policy document may (`PolicyLimits.maxNestingDepth`).
+        case parsed(JSONValue, withinLimits: Bool)
+    }
+
+    var policy: PolicyDocument
     var serial: Int
     var issuedAt: Int
     var expiresAt: Int
     var keyID: String
 
+    /// Parsed in one pass, policy included, at one level more than a policy may nest (it is
+    /// a member of the payload). Anything unusual is parsed again into a `JSONValue` for
+    /// the checks below, which say what is wrong.
     init(_ bytes: [UInt8]) throws(BundleRefusal) {
+        if let payload = Payload(valid: bytes) {
+            self = payload
+            return
+        }
         let value: JSONValue
-        do { value = try JSONParser.parse(bytes) } catch { throw .malformed("payload: not JSON (\(error))") }
+        let withinLimits: Bool
+        do {
+            value = try JSONParser.parse(bytes, maxDepth: PolicyLimits.maxNestingDepth + 1)
+            withinLimits = true
+        } catch {
+            do { value = try JSONParser.parse(bytes) } catch { throw .malformed("payload: not JSON (\(error))") }
+            withinLimits = false
+        }
         guard let object = value.objectValue else { throw .malformed("payload: expected a JSON object") }
         let where_ = "payload."
-        policy = try field(object, "policy", { $0.objectValue.map(JSONValue.object) }, "an object", in: where_)
+        let document: JSONValue = try field(object, "policy", { $0.objectValue.map(JSONValue.object) }, "an object", in: where_)
+        policy = .parsed(document, withinLimits: withinLimits)
         serial = try integer(object, "serial", in: where_)
         issuedAt = try integer(object, "issuedAt", in: where_)
         expiresAt = try integer(object, "expiresAt", in: where_)
         keyID = try field(object, "keyId", \.stringValue, "a key id string", in: where_)
         guard serial > 0 else { throw .malformed("payload.serial: expected a positive integer, found \(serial)") }
+    }
+}
+
+extension Payload {
+    /// A payload with exactly the expected members, each valid, policy included: read
+    /// straight from the bytes (`Policy.readIfValid`); nil for anything else.
+    init?(valid bytes: [UInt8]) {
+        var json = JSONPullReader(bytes, maxDepth: PolicyLimits.maxNestingDepth + 1)
+        var policy: Policy?, serial: Int?, issuedAt: Int?, expiresAt: Int?, keyID: String?
+        func integer(_ json: inout JSONPullReader) -> Int? {
+            guard let number = try? json.number(), number.rounded(.towardZero) == number,
+                  number >= 0, number <= Double(SignedBundle.maximumInteger) else { return nil }
+            return Int(number)
+        }
+        do {
+            try json.beginObject()
+            while let key = try json.nextKey() {
+                // A member that does not read leaves `json` inside it: give up.
+                switch key {
+                case "policy" where policy == nil:
+                    guard let read = Policy.readIfValid(&json) else { return nil }
+                    policy = read
+                case "serial" where serial == nil:
+                    guard let read = integer(&json) else { return nil }
+                    serial = read
+                case "issuedAt" where issuedAt == nil:
+                    guard let read = integer(&json) else { return nil }
+                    issuedAt = read
+                case "expiresAt" where expiresAt == nil:
+                    guard let read = integer(&json) else { return nil }
+                    expiresAt = read
+                case "keyId" where keyID == nil: keyID = try json.string()
+                default: return nil
+                }
+            }
+            try json.end()
+        } catch {
+            return nil
+        }
+        guard let policy, let serial, let issuedAt, let expiresAt, let keyID, serial > 0 else { return nil }
+        self.init(policy: .valid(policy), serial: serial, issuedAt: issuedAt, expiresAt: expiresAt, keyID: keyID)
+    }
+
+    private init(policy: PolicyDocument, serial: Int, issuedAt: Int, expiresAt: Int, keyID: String) {
+        self.policy = policy
+        self.serial = serial
+        self.issuedAt = issuedAt
+        self.expiresAt = expiresAt
+        self.keyID = keyID
     }
 }
 

@@ -133,8 +133,10 @@ extension Daemon {
         } catch {
             throw adminError(for: error, while: "applying policy \(policy.version)")
         }
+        let replaced = (bundle?.policy, active)
         bundle = (policy, record)
         activate(candidate)
+        releaseOffLoop(replaced)
         log(.policyApplied, "Applied policy \(policy.version) pushed by uid \(context.peer.uid)",
             policyFields() + peerFields(context.peer))
         return Admin.AppliedPolicy(version: active.version, sha256: active.sha256)

@@ -39,9 +39,12 @@ extension Daemon {
         let now = Clock.now()
         let path = configuration.policyDirectory
         let bundlePolicy = bundle?.policy, bundleVersion = bundle?.record.version
+        // Updates run one at a time: this is still the directory in force when the result is swapped in.
+        let previous = directory
         offLoop({ () -> Result<(LoadedPolicy, ActivePolicy), PolicyProblems> in
             do throws(PolicyProblems) {
                 let loaded = try PolicyDirectory.load(path)
+                if let problem = Self.reusedVersionProblem(loaded, previous: previous) { throw PolicyProblems([problem]) }
                 return .success((loaded, ActivePolicy(directory: loaded, bundle: bundlePolicy, bundleVersion: bundleVersion,
                                                       loadedAt: now)))
             } catch {
@@ -49,14 +52,13 @@ extension Daemon {
             }
         }) { [unowned self] result in
             let outcome: ReloadOutcome
-            let checked = result.flatMap { both -> Result<(LoadedPolicy, ActivePolicy), PolicyProblems> in
-                reusedVersionProblem(both.0).map { .failure(PolicyProblems([$0])) } ?? .success(both)
-            }
-            switch checked {
+            switch result {
             case .success(let (loaded, policy)):
+                let replaced = (directory, active)
                 directory = loaded
                 outcome = ReloadOutcome(at: now, problems: [])
                 activate(policy)
+                releaseOffLoop(replaced)
                 log(.reloadSucceeded, "Reloaded policy.d: policy \(active.version) in force", policyFields())
             case .failure(let error):
                 outcome = ReloadOutcome(at: now, problems: error.problems)
@@ -77,6 +79,17 @@ extension Daemon {
             let value = work()
             loop.execute { then.value(value) }
         }
+    }
+}
+
+extension Daemon {
+    /// Hands the last reference to `value` (a policy just replaced) to a worker thread,
+    /// which frees it: freeing the parsed and compiled forms of 100 000 apps takes tens of
+    /// milliseconds that no client should wait for. The caller's own reference ends with
+    /// this call, microseconds before a worker can pick the closure up.
+    func releaseOffLoop<Value: Sendable>(_ value: consuming Value) {
+        let last = consume value
+        DispatchQueue.global().async { withExtendedLifetime(last) {} }
     }
 }
 

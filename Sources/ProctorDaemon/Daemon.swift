@@ -331,9 +331,10 @@ final class Daemon {
     // MARK: Policy changes
 
     /// A version names one content (acknowledgements and `expectedVersion` name versions):
-    /// policy.d re-read with the version of the one loaded before but other content is refused.
-    func reusedVersionProblem(_ loaded: LoadedPolicy) -> PolicyProblem? {
-        guard let previous = directory?.policy, previous.version == loaded.policy.version else { return nil }
+    /// policy.d re-read with the version of the one loaded before (`previous`) but other
+    /// content is refused. Hashes both policies when their versions agree: run it off the loop.
+    static func reusedVersionProblem(_ loaded: LoadedPolicy, previous: LoadedPolicy?) -> PolicyProblem? {
+        guard let previous = previous?.policy, previous.version == loaded.policy.version else { return nil }
         let sha256 = loaded.policy.sha256, previousSha256 = previous.sha256
         guard sha256 != previousSha256 else { return nil }
         return PolicyProblem(path: JSONPath.root.appending("version"),

@@ -103,81 +103,96 @@ public enum FetchFailure: Error, Hashable, Sendable, CustomStringConvertible {
 ///
 /// `fetch` is called from one thread at a time; `cancel` from any thread.
 public final class BundleFetcher: @unchecked Sendable {
-    private let handle: UnsafeMutableRawPointer
+    /// libcurl and this fetcher's handle, or why there is none.
+    private let easy: Result<(curl: UnsafePointer<ccurl_library>, handle: UnsafeMutableRawPointer), FetchFailure>
     private let cancellation = Cancellation()
 
     public init() {
-        _ = Self.globalInitialisation
-        handle = curl_easy_init()
+        easy = Self.library.flatMap { curl in
+            guard let handle = ccurl_easy_init(curl) else {
+                return .failure(.transfer(code: Int(CURLE_FAILED_INIT.rawValue), message: "curl_easy_init failed"))
+            }
+            return .success((curl, handle))
+        }
     }
 
-    deinit { curl_easy_cleanup(handle) }
+    deinit { if case .success(let (curl, handle)) = easy { ccurl_easy_cleanup(curl, handle) } }
+
+    /// libcurl, loaded by the process's first fetcher (see `CCurl`'s shim.h: only a proctord
+    /// that fetches maps it), or why it could not be loaded. Immutable once made.
+    nonisolated(unsafe) private static let library: Result<UnsafePointer<ccurl_library>, FetchFailure> = {
+        var error: UnsafePointer<CChar>?
+        guard let curl = ccurl_open(&error) else {
+            return .failure(.transfer(code: Int(CURLE_FAILED_INIT.rawValue),
+                                      message: "cannot load libcurl.so.4: " + (error.map { String(cString: $0) } ?? "unknown error")))
+        }
+        return .success(curl)
+    }()
 
     /// Abandons the fetch in progress, if any, and makes every later one fail at once with
     /// `.cancelled`: for stopping the thread that fetches.
     public func cancel() { cancellation.flag.store(true, ordering: .relaxed) }
-
-    private static let globalInitialisation: Void = { _ = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
 
     /// Fetches `request.url`.
     public func fetch(_ request: FetchRequest) throws(FetchFailure) -> FetchResult {
         let lowered = request.url.lowercased()
         guard lowered.hasPrefix("https://") || lowered.hasPrefix("file://") else { throw .unsupportedURL(request.url) }
         guard !cancellation.flag.load(ordering: .relaxed) else { throw .cancelled }
+        let (curl, handle) = try easy.get()
         let transfer = Transfer(maximumBytes: request.maximumBytes, cancellation: cancellation)
         let context = Unmanaged.passUnretained(transfer).toOpaque()
         var headers: UnsafeMutablePointer<curl_slist>? = nil
-        if let etag = request.etag { headers = curl_slist_append(headers, "If-None-Match: \(etag)") }
-        if request.jsonBody != nil { headers = curl_slist_append(headers, "Content-Type: application/json") }
-        defer { curl_slist_free_all(headers) }
+        if let etag = request.etag { headers = ccurl_slist_append(curl, headers, "If-None-Match: \(etag)") }
+        if request.jsonBody != nil { headers = ccurl_slist_append(curl, headers, "Content-Type: application/json") }
+        defer { ccurl_slist_free_all(curl, headers) }
         var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
-        curl_easy_reset(handle)  // keeps the connection cache, forgets the last request's options
+        ccurl_easy_reset(curl, handle)  // keeps the connection cache, forgets the last request's options
         let code = errorBuffer.withUnsafeMutableBufferPointer { buffer -> CURLcode in
             for (option, value) in [
                 (CURLOPT_NOSIGNAL, 1), (CURLOPT_SSL_VERIFYPEER, 1), (CURLOPT_SSL_VERIFYHOST, 2),
                 (CURLOPT_FOLLOWLOCATION, 1), (CURLOPT_MAXREDIRS, 5), (CURLOPT_NOPROGRESS, 0),
                 (CURLOPT_CONNECTTIMEOUT, request.connectTimeoutSeconds), (CURLOPT_TIMEOUT, request.totalTimeoutSeconds),
                 (CURLOPT_LOW_SPEED_LIMIT, request.lowSpeedBytesPerSecond), (CURLOPT_LOW_SPEED_TIME, request.lowSpeedSeconds),
-            ] { _ = ccurl_setopt_long(handle, option, value) }
-            _ = ccurl_setopt_offset(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.maximumBytes))
-            _ = ccurl_setopt_string(handle, CURLOPT_URL, request.url)
+            ] { _ = ccurl_setopt_long(curl, handle, option, value) }
+            _ = ccurl_setopt_offset(curl, handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.maximumBytes))
+            _ = ccurl_setopt_string(curl, handle, CURLOPT_URL, request.url)
             // Redirects may not leave HTTPS; only the configured URL may be a file.
-            _ = ccurl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "https,file")
-            _ = ccurl_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "https")
-            _ = ccurl_setopt_string(handle, CURLOPT_USERAGENT, "proctord")
-            if let path = request.caCertificate { _ = ccurl_setopt_string(handle, CURLOPT_CAINFO, path) }
-            if let path = request.clientCertificate { _ = ccurl_setopt_string(handle, CURLOPT_SSLCERT, path) }
-            if let path = request.clientKey { _ = ccurl_setopt_string(handle, CURLOPT_SSLKEY, path) }
+            _ = ccurl_setopt_string(curl, handle, CURLOPT_PROTOCOLS_STR, "https,file")
+            _ = ccurl_setopt_string(curl, handle, CURLOPT_REDIR_PROTOCOLS_STR, "https")
+            _ = ccurl_setopt_string(curl, handle, CURLOPT_USERAGENT, "proctord")
+            if let path = request.caCertificate { _ = ccurl_setopt_string(curl, handle, CURLOPT_CAINFO, path) }
+            if let path = request.clientCertificate { _ = ccurl_setopt_string(curl, handle, CURLOPT_SSLCERT, path) }
+            if let path = request.clientKey { _ = ccurl_setopt_string(curl, handle, CURLOPT_SSLKEY, path) }
             if let path = request.unixSocket {
-                _ = ccurl_setopt_string(handle, CURLOPT_UNIX_SOCKET_PATH, path)
-                _ = ccurl_setopt_string(handle, CURLOPT_NOPROXY, "*")  // the socket is the way out, not a proxy
+                _ = ccurl_setopt_string(curl, handle, CURLOPT_UNIX_SOCKET_PATH, path)
+                _ = ccurl_setopt_string(curl, handle, CURLOPT_NOPROXY, "*")  // the socket is the way out, not a proxy
             }
-            _ = ccurl_setopt_list(handle, CURLOPT_HTTPHEADER, headers)
+            _ = ccurl_setopt_list(curl, handle, CURLOPT_HTTPHEADER, headers)
             if let body = request.jsonBody {
                 // COPYPOSTFIELDS: libcurl keeps its own copy, so no Swift buffer must outlive this call.
-                _ = ccurl_setopt_offset(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
-                _ = body.withUnsafeBytes { ccurl_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress)) }
+                _ = ccurl_setopt_offset(curl, handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
+                _ = body.withUnsafeBytes { ccurl_setopt_pointer(curl, handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress)) }
             }
-            _ = ccurl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, buffer.baseAddress)
-            _ = ccurl_setopt_data_callback(handle, CURLOPT_WRITEFUNCTION, { data, size, count, context in
+            _ = ccurl_setopt_pointer(curl, handle, CURLOPT_ERRORBUFFER, buffer.baseAddress)
+            _ = ccurl_setopt_data_callback(curl, handle, CURLOPT_WRITEFUNCTION, { data, size, count, context in
                 Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue().receiveBody(data!, size * count)
             })
-            _ = ccurl_setopt_pointer(handle, CURLOPT_WRITEDATA, context)
-            _ = ccurl_setopt_data_callback(handle, CURLOPT_HEADERFUNCTION, { data, size, count, context in
+            _ = ccurl_setopt_pointer(curl, handle, CURLOPT_WRITEDATA, context)
+            _ = ccurl_setopt_data_callback(curl, handle, CURLOPT_HEADERFUNCTION, { data, size, count, context in
                 Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue().receiveHeader(data!, size * count)
             })
-            _ = ccurl_setopt_pointer(handle, CURLOPT_HEADERDATA, context)
-            _ = ccurl_setopt_progress_callback(handle, { context, _, _, _, _ in
+            _ = ccurl_setopt_pointer(curl, handle, CURLOPT_HEADERDATA, context)
+            _ = ccurl_setopt_progress_callback(curl, handle, { context, _, _, _, _ in
                 Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue().cancellation.flag.load(ordering: .relaxed) ? 1 : 0
             })
-            _ = ccurl_setopt_pointer(handle, CURLOPT_XFERINFODATA, context)
-            return curl_easy_perform(handle)
+            _ = ccurl_setopt_pointer(curl, handle, CURLOPT_XFERINFODATA, context)
+            return ccurl_easy_perform(curl, handle)
         }
-        _ = ccurl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, nil)
+        _ = ccurl_setopt_pointer(curl, handle, CURLOPT_ERRORBUFFER, nil)
         let message = errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        guard code == CURLE_OK else { throw Self.failure(code, message: message, transfer: transfer) }
+        guard code == CURLE_OK else { throw Self.failure(code, message: message, transfer: transfer, curl: curl) }
         var status = 0
-        _ = ccurl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        _ = ccurl_getinfo_long(curl, handle, CURLINFO_RESPONSE_CODE, &status)
         switch status {
         case 200...299 where request.jsonBody != nil: return .fetched(body: transfer.body, etag: nil)
         case 0, 200: return .fetched(body: transfer.body, etag: transfer.etag)  // 0: file://
@@ -186,8 +201,9 @@ public final class BundleFetcher: @unchecked Sendable {
         }
     }
 
-    private static func failure(_ code: CURLcode, message: String, transfer: Transfer) -> FetchFailure {
-        let detail = message.isEmpty ? String(cString: curl_easy_strerror(code)) : message
+    private static func failure(_ code: CURLcode, message: String, transfer: Transfer,
+                                curl: UnsafePointer<ccurl_library>) -> FetchFailure {
+        let detail = message.isEmpty ? String(cString: ccurl_easy_strerror(curl, code)) : message
         switch code {
         case CURLE_UNSUPPORTED_PROTOCOL: return .unsupportedURL(detail)
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT: return .unreachable(detail)

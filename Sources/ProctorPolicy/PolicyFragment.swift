@@ -1,4 +1,4 @@
-import JSONCore
+public import JSONCore
 
 /// One parsed and validated policy file. Unlike a `Policy` it may leave out `version`: a
 /// drop-in in `policy.d` that only adds an app need not name the whole policy's version.
@@ -32,17 +32,33 @@ public struct PolicyFragment: Sendable, Hashable {
                 message: "found a document of \(bytes.count) bytes, expected at most "
                     + "\(PolicyLimits.describe(bytes: PolicyLimits.maxDocumentBytes)), PolicyLimits.maxDocumentBytes")])
         }
+        // Nearly every document is valid: read it straight into the model, and only when
+        // that gives up parse it again to find its problems.
+        if let fragment = PolicyFastReader.read(bytes, source: source) { return fragment }
         let root: JSONValue
         do {
             root = try JSONParser.parse(bytes, maxDepth: PolicyLimits.maxNestingDepth)
         } catch {
             throw PolicyProblems([syntaxProblem(bytes, source: source)])
         }
+        return try read(root, source: source, bytes: bytes)
+    }
+
+    /// Validates a document already parsed, with at most `PolicyLimits.maxNestingDepth`
+    /// levels, such as the policy inside a signed bundle's payload: problems are located in
+    /// `root`'s serialised form, exactly as `parse` of those bytes would locate them.
+    public static func read(_ root: JSONValue, source: String?) throws(PolicyProblems) -> PolicyFragment {
+        try read(root, source: source, bytes: nil)
+    }
+
+    /// `bytes`: the document `root` was parsed from, or nil to serialise `root` only when a
+    /// problem needs locating.
+    private static func read(_ root: JSONValue, source: String?, bytes: [UInt8]?) throws(PolicyProblems) -> PolicyFragment {
         var reader = PolicyReader(root: root, source: source)
         let fragment = reader.readFragment()
         guard reader.problems.isEmpty else {
             // Only now find where things are: parsing with positions costs several times more.
-            guard let document = try? JSONParser.parseDocument(bytes, maxDepth: PolicyLimits.maxNestingDepth) else {
+            guard let document = try? JSONParser.parseDocument(bytes ?? root.serialized(), maxDepth: PolicyLimits.maxNestingDepth) else {
                 preconditionFailure("a document that parsed once failed to parse again")
             }
             throw PolicyProblems(reader.locate(in: document))
@@ -74,7 +90,22 @@ extension Policy {
     ///
     /// - Throws: every problem at once; a missing `version` is one of them.
     public static func parse(_ bytes: [UInt8], source: String?) throws(PolicyProblems) -> Policy {
-        let fragment = try PolicyFragment.parse(bytes, source: source)
+        try complete(PolicyFragment.parse(bytes, source: source), source: source)
+    }
+
+    /// A complete policy from a document already parsed (`PolicyFragment.read`).
+    public static func read(_ root: JSONValue, source: String?) throws(PolicyProblems) -> Policy {
+        try complete(PolicyFragment.read(root, source: source), source: source)
+    }
+
+    /// The complete policy that comes next in `json`, read without a `JSONValue` tree, when
+    /// it is valid; nil when it is not (or `PolicyFastReader` gives up), and then `json` is
+    /// somewhere inside it: parse the document again and `read` the policy for its problems.
+    public static func readIfValid(_ json: inout JSONPullReader) -> Policy? {
+        PolicyFastReader.readPolicy(&json)
+    }
+
+    private static func complete(_ fragment: PolicyFragment, source: String?) throws(PolicyProblems) -> Policy {
         guard let version = fragment.version else {
             throw PolicyProblems([PolicyProblem(
                 source: source, path: JSONPath.root.appending("version"), location: SourceLocation(line: 1, column: 1),

@@ -27,7 +27,7 @@ struct BenchUsageError: Error, CustomStringConvertible {
 enum BenchCommandLine {
     static let commands: [any BenchCommand.Type] = [
         DecideBench.self, CompileBench.self, RoundTripBench.self, ThroughputBench.self, PushBench.self,
-        StartupBench.self, MemoryBench.self, StorageBench.self, BundleBench.self, PollBench.self,
+        StartupBench.self, MemoryBench.self, ReloadBench.self, StorageBench.self, BundleBench.self, PollBench.self,
     ]
 
     static let usage = """

@@ -13,9 +13,21 @@ struct BenchDaemonWorkload {
     let synthetic: SyntheticPolicy
     var policy: Policy
 
+    /// Above this many apps each app keeps only its match, state, clipboard level and print
+    /// toggle: 100 000 apps of the full synthetic kind are 45 MiB of JSON, and a policy
+    /// directory may hold 16 MiB in all (`PolicyLimits.maxDocumentBytes`).
+    static let fullAppLimit = 10_000
+
     init(appCount: Int = Self.appCount) throws(BenchError) {
         synthetic = SyntheticPolicy(appCount: appCount)
         policy = synthetic.policy
+        if appCount > Self.fullAppLimit {
+            policy.apps = policy.apps.mapValues { app in
+                AppPolicy(state: app.state, match: MatchRule(executable: app.match?.executable),
+                          settings: AppSettings(dlp: DLPSettings(clipboardLevel: app.settings.dlp.clipboardLevel,
+                                                                 print: app.settings.dlp.print)))
+            }
+        }
         policy.apps[Self.appID]?.match = MatchRule(executable: try Self.executablePath(), users: ["*"])
     }
 

@@ -35,9 +35,11 @@ final class DaemonUnderTest {
             "--config-dir", directory.path + "/config", "--state-dir", directory.path + "/state",
             "--runtime-dir", directory.path + "/run", "--log-target", "stderr",
         ] + extraArguments, environment: ["NOTIFY_SOCKET=\(notify.path)", "PATH=/usr/bin:/bin"])
-        guard notify.waitForReady(timeoutSeconds: 30) else {
+        // Generous: a 100 000-app policy on a busy machine takes seconds.
+        guard notify.waitForReady(timeoutSeconds: 120) else {
+            let exited = process.hasExited()
             process.stop()
-            throw BenchError("proctord (\(options.proctordPath)) did not send READY=1 within 30 s")
+            throw BenchError("proctord (\(options.proctordPath)) " + (exited ? "exited before READY=1" : "did not send READY=1 within 120 s"))
         }
         startNanoseconds = MonotonicClock.nanoseconds() - began
     }
@@ -48,10 +50,22 @@ final class DaemonUnderTest {
         directory.remove()
     }
 
+    /// Apps per `policy.d` file: a 100 000-app policy is larger than one document may be
+    /// (`PolicyLimits.maxDocumentBytes`), so it is written as drop-ins of this many apps.
+    static let appsPerFile = 10_000
+
+    /// Writes `policy` as `policy.d/50-bench.json` (`50-bench-N.json` for each further
+    /// `appsPerFile` apps, each file with the version and defaults), replacing what was there.
     static func writePolicy(_ policy: Policy, into directory: String) throws(BenchError) {
         for sub in ["/config", "/config/policy.d", "/state", "/run"] where mkdir(directory + sub, 0o755) != 0 && errno != EEXIST {
             throw BenchError("cannot create \(directory + sub): \(String(cString: strerror(errno)))")
         }
-        try writeFile(directory + "/config/policy.d/50-bench.json", policy.canonicalBytes)
+        let ids = policy.apps.keys.sorted()
+        for (index, start) in stride(from: 0, to: max(ids.count, 1), by: appsPerFile).enumerated() {
+            let chunk = ids[start..<min(start + appsPerFile, ids.count)]
+            let part = Policy(version: policy.version, defaults: policy.defaults,
+                              apps: Dictionary(uniqueKeysWithValues: chunk.map { ($0, policy.apps[$0]!) }))
+            try writeFile(directory + "/config/policy.d/50-bench\(index == 0 ? "" : "-\(index)").json", part.canonicalBytes)
+        }
     }
 }

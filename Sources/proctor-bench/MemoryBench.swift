@@ -1,7 +1,7 @@
 import Glibc
 
-/// proctord's resident memory (VmRSS) idle with a 10-app and with the bench's 1 000-app
-/// policy, and with 10 000 idle client connections open; the difference per connection. `RssAnon` is
+/// proctord's resident memory (VmRSS) idle with a 10-app, the bench's 1 000-app and a
+/// 100 000-app policy, and with 10 000 idle client connections open; the difference per connection. `RssAnon` is
 /// reported beside the idle VmRSS: the rest is pages of shared libraries, which other
 /// processes share. The bench raises its own RLIMIT_NOFILE (proctord inherits it) and
 /// passes `--max-connections`.
@@ -16,6 +16,11 @@ enum MemoryBench: BenchCommand {
         let (smallIdle, _) = try idleResidentBytes(small)
         small.stop()
         report(Figure(name: "memory.idle.apps10", unit: "MiB", samples: [Double(smallIdle) / 1_048_576]))
+        let large = try DaemonUnderTest(options: options, policy: try BenchDaemonWorkload(appCount: 100_000).policy)
+        let (largeIdle, largeAnonymous) = try idleResidentBytes(large)
+        large.stop()
+        report(Figure(name: "memory.idle.apps100000", unit: "MiB", samples: [Double(largeIdle) / 1_048_576]))
+        report(Figure(name: "memory.idle.apps100000.anonymous", unit: "MiB", samples: [Double(largeAnonymous) / 1_048_576]))
 
         let workload = try BenchDaemonWorkload()
         let daemon = try DaemonUnderTest(options: options, policy: workload.policy,

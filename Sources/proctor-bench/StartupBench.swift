@@ -2,12 +2,13 @@ import Glibc
 
 /// Start → READY: `posix_spawn` of proctord until `READY=1` arrives on the notify socket the
 /// bench listens on, with a 10 000-app `policy.d` (state and runtime directories kept
-/// between runs, as across restarts of a service) — and with 10 apps, which shows the cost
-/// that does not depend on the policy (loading libraries, opening SQLite, binding sockets).
+/// between runs, as across restarts of a service), with a 100 000-app one (the most a policy
+/// may have) — and with 10 apps, which shows the cost that does not depend on the policy
+/// (loading libraries, opening SQLite, binding sockets).
 enum StartupBench: BenchCommand {
     static let name = "startup"
-    static let summary = "exec of proctord to READY=1 with a 10- and a 10 000-app policy (ms)"
-    static let appCounts = [10, 10_000]
+    static let summary = "exec of proctord to READY=1 with a 10-, a 10 000- and a 100 000-app policy (ms)"
+    static let appCounts = [10, 10_000, 100_000]
 
     static func run(_ options: BenchOptions, report: (Figure) -> Void) throws {
         for appCount in appCounts {
@@ -21,7 +22,7 @@ enum StartupBench: BenchCommand {
         defer { directory.remove() }
         try DaemonUnderTest.writePolicy(workload.policy, into: directory.path)
         var samples: [Double] = []
-        for _ in 0..<(options.quick ? 3 : 10) {
+        for _ in 0..<(options.quick ? 3 : appCount > 10_000 ? 5 : 10) {
             let daemon = try DaemonUnderTest(options: options, directory: directory)
             samples.append(Double(daemon.startNanoseconds) / 1_000_000)
             daemon.process.stop()

@@ -1,0 +1,287 @@
+import JSONCore
+
+/// The start-up path's reader: a policy file's bytes straight to a `PolicyFragment`, without
+/// the `JSONValue` tree `PolicyReader` walks (only each app's `config` stays JSON, as the
+/// model keeps it). Its dictionaries and reference counts cost several times the model.
+///
+/// It accepts only what `PolicyReader` accepts and builds the same fragment. At the first
+/// thing it does not expect — a syntax error, an unknown or repeated key, a value of the
+/// wrong type or beyond its limit — it gives up, and `PolicyFragment.parse` reads the
+/// document again with `PolicyReader`, which reports every problem with its place: a
+/// shortcut here never changes what is accepted or what an error says.
+struct PolicyFastReader {
+    private var json: JSONPullReader
+
+    /// The fragment in `bytes`, or nil when the validating reader must look at them.
+    static func read(_ bytes: [UInt8], source: String?) -> PolicyFragment? {
+        var reader = PolicyFastReader(json: JSONPullReader(bytes, maxDepth: PolicyLimits.maxNestingDepth))
+        do {
+            let fragment = try reader.readFragment(source: source)
+            try reader.json.end()
+            return fragment
+        } catch {
+            return nil
+        }
+    }
+
+    /// The policy that comes next in `json` (a member of a larger document, such as a
+    /// bundle's payload), or nil when it is not a valid complete policy.
+    static func readPolicy(_ json: inout JSONPullReader) -> Policy? {
+        var reader = PolicyFastReader(json: json)
+        defer { json = reader.json }
+        guard let fragment = try? reader.readFragment(source: nil), let version = fragment.version else { return nil }
+        return Policy(version: version, defaults: fragment.defaults, apps: fragment.apps)
+    }
+
+    private init(json: JSONPullReader) { self.json = json }
+
+    private mutating func readFragment(source: String?) throws(JSONParseError) -> PolicyFragment {
+        var fragment = PolicyFragment(source: source)
+        var seen = SeenKeys()
+        try json.beginObject()
+        while let key = try json.nextKey() {
+            switch key {
+            case "schema":
+                try seen.insert(0, json)
+                guard try json.number() == Double(Policy.supportedSchema) else { throw json.unexpected() }
+            case "version":
+                try seen.insert(1, json)
+                fragment.version = try readVersion()
+            case "defaults":
+                try seen.insert(2, json)
+                fragment.defaults = try readSettings()
+            case "apps":
+                try seen.insert(3, json)
+                fragment.apps = try readApps()
+            default: throw json.unexpected()
+            }
+        }
+        guard seen.contains(0) else { throw json.unexpected() }
+        return fragment
+    }
+
+    private mutating func readVersion() throws(JSONParseError) -> String {
+        let version = try json.string()
+        guard !version.isEmpty, version.utf8.count <= PolicyLimits.maxVersionBytes,
+              !version.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw json.unexpected()
+        }
+        return version
+    }
+
+    private mutating func readApps() throws(JSONParseError) -> [AppID: AppPolicy] {
+        var apps: [AppID: AppPolicy] = [:]
+        try json.beginObject()
+        while let id = try json.nextKey() {
+            guard apps.count < PolicyLimits.maxApps, PolicySyntax.isAppID(id) else { throw json.unexpected() }
+            let app = try readApp()
+            guard apps.updateValue(app, forKey: id) == nil else { throw json.unexpected() }
+        }
+        return apps
+    }
+
+    private mutating func readApp() throws(JSONParseError) -> AppPolicy {
+        var app = AppPolicy()
+        var seen = SeenKeys()
+        try json.beginObject()
+        while let key = try json.nextKey() {
+            switch key {
+            case "state":
+                try seen.insert(0, json)
+                app.state = try readEnumeration(AppState.self)
+            case "match":
+                try seen.insert(1, json)
+                app.match = try readMatch()
+            case "config":
+                try seen.insert(2, json)
+                app.config = try readConfig()
+            case "dlp":
+                try seen.insert(3, json)
+                app.settings.dlp = try readDLP()
+            case "compliance":
+                try seen.insert(4, json)
+                app.settings.compliance = try readCompliance()
+            default: throw json.unexpected()
+            }
+        }
+        return app
+    }
+
+    private mutating func readMatch() throws(JSONParseError) -> MatchRule {
+        var match = MatchRule()
+        var seen = SeenKeys()
+        try json.beginObject()
+        while let key = try json.nextKey() {
+            switch key {
+            case "executable":
+                try seen.insert(0, json)
+                match.executable = try readString(PolicySyntax.isNormalisedAbsolutePath)
+            case "users":
+                try seen.insert(1, json)
+                match.users = try readList(PolicySyntax.isUserName)
+            default: throw json.unexpected()
+            }
+        }
+        return match
+    }
+
+    private mutating func readConfig() throws(JSONParseError) -> [String: JSONValue] {
+        guard try json.peek() == .object, case .object(let members) = try json.value(),
+              JSONValue.object(members).serialized().count <= PolicyLimits.maxConfigBytes else {
+            throw json.unexpected()
+        }
+        return members
+    }
+
+    private mutating func readSettings() throws(JSONParseError) -> AppSettings {
+        var settings = AppSettings()
+        var seen = SeenKeys()
+        try json.beginObject()
+        while let key = try json.nextKey() {
+            switch key {
+            case "dlp":
+                try seen.insert(0, json)
+                settings.dlp = try readDLP()
+            case "compliance":
+                try seen.insert(1, json)
+                settings.compliance = try readCompliance()
+            default: throw json.unexpected()
+            }
+        }
+        return settings
+    }
+
+    private mutating func readDLP() throws(JSONParseError) -> DLPSettings {
+        var dlp = DLPSettings()
+        var seen = SeenKeys()
+        try json.beginObject()
+        while let key = try json.nextKey() {
+            switch key {
+            case "clipboard":
+                try seen.insert(0, json)
+                var members = SeenKeys()
+                try json.beginObject()
+                while let key = try json.nextKey() {
+                    switch key {
+                    case "level":
+                        try members.insert(0, json)
+                        dlp.clipboardLevel = try readEnumeration(ClipboardLevel.self)
+                    case "charLimit":
+                        try members.insert(1, json)
+                        dlp.clipboardCharLimit = try readNonNegativeInteger()
+                    default: throw json.unexpected()
+                    }
+                }
+            case "share":
+                try seen.insert(1, json)
+                var members = SeenKeys()
+                try json.beginObject()
+                while let key = try json.nextKey() {
+                    switch key {
+                    case "send":
+                        try members.insert(0, json)
+                        dlp.shareSend = try readEnumeration(ShareLevel.self)
+                    case "receive":
+                        try members.insert(1, json)
+                        dlp.shareReceive = try readEnumeration(ShareLevel.self)
+                    case "exempt":
+                        try members.insert(2, json)
+                        dlp.shareExempt = try readList(PolicySyntax.isAppIDGlob)
+                    default: throw json.unexpected()
+                    }
+                }
+            case "print":
+                try seen.insert(2, json)
+                dlp.print = try readEnumeration(Toggle.self)
+            case "screenCapture":
+                try seen.insert(3, json)
+                dlp.screenCapture = try readEnumeration(Toggle.self)
+            case "fileExport":
+                try seen.insert(4, json)
+                var members = SeenKeys()
+                try json.beginObject()
+                while let key = try json.nextKey() {
+                    switch key {
+                    case "allow":
+                        try members.insert(0, json)
+                        dlp.fileExportAllow = try readList(PolicySyntax.isPathGlob)
+                    case "deny":
+                        try members.insert(1, json)
+                        dlp.fileExportDeny = try readList(PolicySyntax.isPathGlob)
+                    default: throw json.unexpected()
+                    }
+                }
+            case "notifications":
+                try seen.insert(5, json)
+                dlp.notifications = try readEnumeration(NotificationLevel.self)
+            default: throw json.unexpected()
+            }
+        }
+        return dlp
+    }
+
+    private mutating func readCompliance() throws(JSONParseError) -> ComplianceSettings {
+        var compliance = ComplianceSettings()
+        var seen = SeenKeys()
+        try json.beginObject()
+        while let key = try json.nextKey() {
+            switch key {
+            case "minVersion":
+                try seen.insert(0, json)
+                guard let version = SemanticVersion(try readString { _ in true }) else { throw json.unexpected() }
+                compliance.minVersion = version
+            case "onViolation":
+                try seen.insert(1, json)
+                compliance.onViolation = try readEnumeration(Violation.self)
+            case "offlineGraceSeconds":
+                try seen.insert(2, json)
+                compliance.offlineGraceSeconds = try readNonNegativeInteger()
+            default: throw json.unexpected()
+            }
+        }
+        return compliance
+    }
+
+    // MARK: - Typed values, with `PolicyReader`'s limits
+
+    private mutating func readString(_ isValid: (String) -> Bool) throws(JSONParseError) -> String {
+        let text = try json.string()
+        guard text.utf8.count <= PolicyLimits.maxStringBytes, isValid(text) else { throw json.unexpected() }
+        return text
+    }
+
+    private mutating func readList(_ isValid: (String) -> Bool) throws(JSONParseError) -> [String] {
+        var list: [String] = []
+        try json.beginArray()
+        while try json.nextElement() {
+            guard list.count < PolicyLimits.maxListCount else { throw json.unexpected() }
+            list.append(try readString(isValid))
+        }
+        return list
+    }
+
+    private mutating func readEnumeration<Value: RawRepresentable<String>>(_ type: Value.Type) throws(JSONParseError) -> Value {
+        guard let value = Value(rawValue: try json.string()) else { throw json.unexpected() }
+        return value
+    }
+
+    /// `JSONValue.intValue`'s rule (integral, within ±2^53), and not negative.
+    private mutating func readNonNegativeInteger() throws(JSONParseError) -> Int {
+        let number = try json.number()
+        guard number.rounded(.towardZero) == number, number >= 0, number <= 9_007_199_254_740_992 else { throw json.unexpected() }
+        return Int(number)
+    }
+}
+
+/// The keys of one object read so far, by their index in the object's schema: a key said
+/// twice is a duplicate, which `JSONParser` refuses.
+private struct SeenKeys {
+    private var bits: UInt32 = 0
+
+    func contains(_ index: Int) -> Bool { bits & (1 << index) != 0 }
+
+    mutating func insert(_ index: Int, _ json: JSONPullReader) throws(JSONParseError) {
+        guard !contains(index) else { throw json.unexpected() }
+        bits |= 1 << index
+    }
+}
