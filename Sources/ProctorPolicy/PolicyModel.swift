@@ -26,7 +26,7 @@ public struct Policy: Sendable, Hashable {
 public typealias AppID = String
 
 /// Whether an app may run and handle data at all.
-public enum AppState: String, Sendable, Hashable, CaseIterable {
+public enum AppState: String, Sendable, Hashable, CaseIterable, Codable {
     case authorized, blocked, retired
 }
 
@@ -149,12 +149,12 @@ public enum ExportEnforcement: String, Sendable, Hashable, CaseIterable {
 }
 
 /// What happens when an app's version is below `compliance.minVersion`.
-public enum Violation: String, Sendable, Hashable, CaseIterable {
+public enum Violation: String, Sendable, Hashable, CaseIterable, Codable {
     case block, warn, wipe
 }
 
 /// The data actions and the launch check that `Decide` answers.
-public enum Action: String, Sendable, Hashable, CaseIterable {
+public enum Action: String, Sendable, Hashable, CaseIterable, Codable {
     case launch
     case clipboardCopy = "clipboard.copy"
     case clipboardPaste = "clipboard.paste"

@@ -91,3 +91,21 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, CustomStringConve
         !s.isEmpty && s.allSatisfy { $0.isASCII && $0.isNumber }
     }
 }
+
+/// Sent as its text (`"2.3.0"`); text that is not a version is refused, quoted.
+extension SemanticVersion: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        guard let version = SemanticVersion(text) else {
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "\"\(text.prefix(64))\" is not a semantic version such as 2.3.0")
+        }
+        self = version
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}

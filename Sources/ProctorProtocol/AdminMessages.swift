@@ -3,8 +3,9 @@ public import ProctorPolicy
 
 /// `io.proctor.Admin`: the methods administrators and MDM connectors call (proctorctl),
 /// their parameters and replies. The contract is `Interfaces/io.proctor.Admin.varlink`; to
-/// add a field, add it there and to the one message type here that carries it. Times are
-/// RFC 3339 strings in UTC, as on the wire.
+/// add a field, add it there and as a stored property to the one message type here that
+/// carries it (and to its public init): its name is the field's (see `ProtocolMessage`).
+/// Times are RFC 3339 strings in UTC, as on the wire.
 public enum Admin {
     public static let interface = "io.proctor.Admin"
 
@@ -27,20 +28,6 @@ public enum Admin {
             self.init(path: problem.path.description, message: problem.description,
                       line: problem.location?.line, column: problem.location?.column)
         }
-
-        public init(reading message: MessageReader) throws(MalformedMessage) {
-            path = try message.string("path")
-            self.message = try message.string("message")
-            line = try message.optionalInt("line")
-            column = try message.optionalInt("column")
-        }
-
-        public var fields: [String: JSONValue] {
-            var fields: [String: JSONValue] = ["path": .string(path), "message": .string(message)]
-            if let line { fields["line"] = .number(line) }
-            if let column { fields["column"] = .number(column) }
-            return fields
-        }
     }
 
     /// `PolicyInfo`: the policy in force and where it came from.
@@ -56,17 +43,6 @@ public enum Admin {
             self.sources = sources
             self.loadedAt = loadedAt
         }
-
-        public init(reading message: MessageReader) throws(MalformedMessage) {
-            version = try message.string("version")
-            sha256 = try message.string("sha256")
-            sources = try message.strings("sources")
-            loadedAt = try message.string("loadedAt")
-        }
-
-        public var fields: [String: JSONValue] {
-            ["version": .string(version), "sha256": .string(sha256), "sources": .strings(sources), "loadedAt": .string(loadedAt)]
-        }
     }
 
     /// `ReloadResult`: the outcome of the last reload attempt.
@@ -80,14 +56,6 @@ public enum Admin {
             self.ok = ok
             self.problems = problems
         }
-
-        public init(reading message: MessageReader) throws(MalformedMessage) {
-            at = try message.string("at")
-            ok = try message.bool("ok")
-            problems = try message.messages("problems")
-        }
-
-        public var fields: [String: JSONValue] { ["at": .string(at), "ok": .bool(ok), "problems": .messages(problems)] }
     }
 
     /// `FleetStatus`: signed bundles and pulling them from the MDM.
@@ -126,36 +94,6 @@ public enum Admin {
             self.fetchFailures = fetchFailures
             self.bundlesRefused = bundlesRefused
         }
-
-        public init(reading message: MessageReader) throws(MalformedMessage) {
-            bundleUrl = try message.optionalString("bundleUrl")
-            requireSignedBundles = try message.bool("requireSignedBundles")
-            trustedKeys = try message.strings("trustedKeys")
-            lastAppliedSerial = try message.optionalInt("lastAppliedSerial")
-            lastAppliedAt = try message.optionalString("lastAppliedAt")
-            lastFetchAt = try message.optionalString("lastFetchAt")
-            lastSuccessfulFetchAt = try message.optionalString("lastSuccessfulFetchAt")
-            lastFetchResult = try message.optionalString("lastFetchResult")
-            nextFetchAt = try message.optionalString("nextFetchAt")
-            lastError = try message.optionalMessage("lastError")
-            fetchFailures = try message.int("fetchFailures")
-            bundlesRefused = try message.int("bundlesRefused")
-        }
-
-        public var fields: [String: JSONValue] {
-            var fields: [String: JSONValue] = ["requireSignedBundles": .bool(requireSignedBundles),
-                                               "trustedKeys": .array(trustedKeys.map(JSONValue.string)),
-                                               "fetchFailures": .number(fetchFailures), "bundlesRefused": .number(bundlesRefused)]
-            if let bundleUrl { fields["bundleUrl"] = .string(bundleUrl) }
-            if let lastAppliedSerial { fields["lastAppliedSerial"] = .number(lastAppliedSerial) }
-            if let lastAppliedAt { fields["lastAppliedAt"] = .string(lastAppliedAt) }
-            if let lastFetchAt { fields["lastFetchAt"] = .string(lastFetchAt) }
-            if let lastSuccessfulFetchAt { fields["lastSuccessfulFetchAt"] = .string(lastSuccessfulFetchAt) }
-            if let lastFetchResult { fields["lastFetchResult"] = .string(lastFetchResult) }
-            if let nextFetchAt { fields["nextFetchAt"] = .string(nextFetchAt) }
-            if let lastError { fields["lastError"] = lastError.json }
-            return fields
-        }
     }
 
     /// `FleetError`: why the last bundle was refused or the last fetch failed.
@@ -169,14 +107,6 @@ public enum Admin {
             self.reason = reason
             self.message = message
         }
-
-        public init(reading message: MessageReader) throws(MalformedMessage) {
-            at = try message.string("at")
-            reason = try message.string("reason")
-            self.message = try message.string("message")
-        }
-
-        public var fields: [String: JSONValue] { ["at": .string(at), "reason": .string(reason), "message": .string(message)] }
     }
 
     /// `Counts`: apps, sessions, decisions (in all and by action), registrations refused, log
@@ -207,27 +137,6 @@ public enum Admin {
             self.logSinkFailures = logSinkFailures
             self.storageFailures = storageFailures
         }
-
-        public init(reading message: MessageReader) throws(MalformedMessage) {
-            appsKnown = try message.int("appsKnown")
-            appsConnected = try message.int("appsConnected")
-            sessions = try message.int("sessions")
-            decisionsAllowed = try message.int("decisionsAllowed")
-            decisionsDenied = try message.int("decisionsDenied")
-            decisions = try message.messages("decisions")
-            registrationsRefused = try message.messages("registrationsRefused")
-            logMessagesDropped = try message.int("logMessagesDropped")
-            logSinkFailures = try message.int("logSinkFailures")
-            storageFailures = try message.int("storageFailures")
-        }
-
-        public var fields: [String: JSONValue] {
-            ["appsKnown": .number(appsKnown), "appsConnected": .number(appsConnected), "sessions": .number(sessions),
-             "decisionsAllowed": .number(decisionsAllowed), "decisionsDenied": .number(decisionsDenied),
-             "decisions": .messages(decisions), "registrationsRefused": .messages(registrationsRefused),
-             "logMessagesDropped": .number(logMessagesDropped), "logSinkFailures": .number(logSinkFailures),
-             "storageFailures": .number(storageFailures)]
-        }
     }
 
     /// `DecisionCount`: decisions on one action since proctord started.
@@ -241,14 +150,6 @@ public enum Admin {
             self.allowed = allowed
             self.denied = denied
         }
-
-        public init(reading message: MessageReader) throws(MalformedMessage) {
-            action = try message.string("action")
-            allowed = try message.int("allowed")
-            denied = try message.int("denied")
-        }
-
-        public var fields: [String: JSONValue] { ["action": .string(action), "allowed": .number(allowed), "denied": .number(denied)] }
     }
 
     /// `RefusalCount`: refusals for one reason since proctord started.
@@ -260,13 +161,6 @@ public enum Admin {
             self.reason = reason
             self.count = count
         }
-
-        public init(reading message: MessageReader) throws(MalformedMessage) {
-            reason = try message.string("reason")
-            count = try message.int("count")
-        }
-
-        public var fields: [String: JSONValue] { ["reason": .string(reason), "count": .number(count)] }
     }
 
     /// `Session`: a connected session of an app.
@@ -291,31 +185,13 @@ public enum Admin {
             self.subscribed = subscribed
             self.fileExportEnforcement = fileExportEnforcement
         }
-
-        public init(reading message: MessageReader) throws(MalformedMessage) {
-            id = try message.string("id")
-            pid = try message.int("pid")
-            uid = try message.int("uid")
-            executable = try message.string("executable")
-            registeredAt = try message.string("registeredAt")
-            subscribed = try message.bool("subscribed")
-            fileExportEnforcement = try message.optionalMessage("fileExportEnforcement")
-        }
-
-        public var fields: [String: JSONValue] {
-            var fields: [String: JSONValue] = [
-                "id": .string(id), "pid": .number(pid), "uid": .number(uid), "executable": .string(executable),
-                "registeredAt": .string(registeredAt), "subscribed": .bool(subscribed)]
-            if let fileExportEnforcement { fields["fileExportEnforcement"] = fileExportEnforcement.json }
-            return fields
-        }
     }
 
     /// `FileExportEnforcement`: who enforces a session's export rule — `kernel` (Landlock, at
     /// `landlockABI`) or `advisory` (the app asks DataGuard), with the SDK's `reason` for falling
     /// back — and when the SDK said so.
     public struct FileExportEnforcement: ProtocolMessage {
-        public enum Mode: String, Sendable, CaseIterable { case kernel, advisory }
+        public enum Mode: String, Sendable, CaseIterable, Codable { case kernel, advisory }
 
         public var mode: Mode
         public var landlockABI: Int?
@@ -327,20 +203,6 @@ public enum Admin {
             self.landlockABI = landlockABI
             self.reason = reason
             self.at = at
-        }
-
-        public init(reading message: MessageReader) throws(MalformedMessage) {
-            mode = try message.choice("mode")
-            landlockABI = try message.optionalInt("landlockABI")
-            reason = try message.optionalString("reason")
-            at = try message.string("at")
-        }
-
-        public var fields: [String: JSONValue] {
-            var fields: [String: JSONValue] = ["mode": .string(mode.rawValue), "at": .string(at)]
-            if let landlockABI { fields["landlockABI"] = .number(landlockABI) }
-            if let reason { fields["reason"] = .string(reason) }
-            return fields
         }
     }
 
@@ -357,19 +219,6 @@ public enum Admin {
             self.pid = pid
             self.uid = uid
         }
-
-        public init(reading message: MessageReader) throws(MalformedMessage) {
-            at = try message.string("at")
-            version = try message.optionalString("version")
-            pid = try message.int("pid")
-            uid = try message.int("uid")
-        }
-
-        public var fields: [String: JSONValue] {
-            var fields: [String: JSONValue] = ["at": .string(at), "pid": .number(pid), "uid": .number(uid)]
-            if let version { fields["version"] = .string(version) }
-            return fields
-        }
     }
 
     /// `LifecycleEvent`: the last lifecycle event an app reported.
@@ -381,13 +230,6 @@ public enum Admin {
             self.at = at
             self.event = event
         }
-
-        public init(reading message: MessageReader) throws(MalformedMessage) {
-            at = try message.string("at")
-            event = try message.string("event")
-        }
-
-        public var fields: [String: JSONValue] { ["at": .string(at), "event": .string(event)] }
     }
 
     /// `Feedback`: the latest feedback entry under one key.
@@ -406,25 +248,11 @@ public enum Admin {
             self.data = data
             self.at = at
         }
-
-        public init(reading message: MessageReader) throws(MalformedMessage) {
-            key = try message.string("key")
-            severity = try message.choice("severity")
-            self.message = try message.string("message")
-            data = try message.optionalObject("data")
-            at = try message.string("at")
-        }
-
-        /// `data` is sent as null when there is none.
-        public var fields: [String: JSONValue] {
-            ["key": .string(key), "severity": .string(severity.rawValue), "message": .string(message),
-             "data": data.map(JSONValue.object) ?? .null, "at": .string(at)]
-        }
     }
 
     /// `WipeRecord`: a wipe directive and how far it got.
     public struct WipeRecord: ProtocolMessage {
-        public enum State: String, Sendable, CaseIterable { case issued, delivered, completed }
+        public enum State: String, Sendable, CaseIterable, Codable { case issued, delivered, completed }
 
         public var id: String
         public var issuedAt: String
@@ -440,23 +268,6 @@ public enum Admin {
             self.state = state
             self.deliveredAt = deliveredAt
             self.completedAt = completedAt
-        }
-
-        public init(reading message: MessageReader) throws(MalformedMessage) {
-            id = try message.string("id")
-            issuedAt = try message.string("issuedAt")
-            issuedByUid = try message.int("issuedByUid")
-            state = try message.choice("state")
-            deliveredAt = try message.optionalString("deliveredAt")
-            completedAt = try message.optionalString("completedAt")
-        }
-
-        public var fields: [String: JSONValue] {
-            var fields: [String: JSONValue] = ["id": .string(id), "issuedAt": .string(issuedAt),
-                                               "issuedByUid": .number(issuedByUid), "state": .string(state.rawValue)]
-            if let deliveredAt { fields["deliveredAt"] = .string(deliveredAt) }
-            if let completedAt { fields["completedAt"] = .string(completedAt) }
-            return fields
         }
     }
 
@@ -477,28 +288,11 @@ public enum Admin {
             self.lastReleasedAt = lastReleasedAt
             self.destroyedAt = destroyedAt
         }
-
-        public init(reading message: MessageReader) throws(MalformedMessage) {
-            uid = try message.int("uid")
-            generation = try message.int("generation")
-            keyId = try message.string("keyId")
-            createdAt = try message.string("createdAt")
-            lastReleasedAt = try message.optionalString("lastReleasedAt")
-            destroyedAt = try message.optionalString("destroyedAt")
-        }
-
-        public var fields: [String: JSONValue] {
-            var fields: [String: JSONValue] = ["uid": .number(uid), "generation": .number(generation), "keyId": .string(keyId),
-                                               "createdAt": .string(createdAt)]
-            if let lastReleasedAt { fields["lastReleasedAt"] = .string(lastReleasedAt) }
-            if let destroyedAt { fields["destroyedAt"] = .string(destroyedAt) }
-            return fields
-        }
     }
 
     /// `PolicyAcknowledgement`: what the app said it did with a policy version.
     public struct PolicyAcknowledgement: ProtocolMessage {
-        public enum Status: String, Sendable, CaseIterable { case applied, error, unsupported }
+        public enum Status: String, Sendable, CaseIterable, Codable { case applied, error, unsupported }
 
         public var policyVersion: String
         public var status: Status
@@ -508,16 +302,6 @@ public enum Admin {
             self.policyVersion = policyVersion
             self.status = status
             self.at = at
-        }
-
-        public init(reading message: MessageReader) throws(MalformedMessage) {
-            policyVersion = try message.string("policyVersion")
-            status = try message.choice("status")
-            at = try message.string("at")
-        }
-
-        public var fields: [String: JSONValue] {
-            ["policyVersion": .string(policyVersion), "status": .string(status.rawValue), "at": .string(at)]
         }
     }
 
@@ -537,24 +321,6 @@ public enum Admin {
             self.connectedSessions = connectedSessions
             self.lastSeen = lastSeen
             self.version = version
-        }
-
-        public init(reading message: MessageReader) throws(MalformedMessage) {
-            appId = try message.string("appId")
-            inPolicy = try message.bool("inPolicy")
-            state = try message.optionalChoice("state")
-            connectedSessions = try message.int("connectedSessions")
-            lastSeen = try message.optionalString("lastSeen")
-            version = try message.optionalString("version")
-        }
-
-        public var fields: [String: JSONValue] {
-            var fields: [String: JSONValue] = ["appId": .string(appId), "inPolicy": .bool(inPolicy),
-                                               "connectedSessions": .number(connectedSessions)]
-            if let state { fields["state"] = .string(state.rawValue) }
-            if let lastSeen { fields["lastSeen"] = .string(lastSeen) }
-            if let version { fields["version"] = .string(version) }
-            return fields
         }
     }
 
@@ -596,39 +362,6 @@ public enum Admin {
             self.acknowledgements = acknowledgements
             self.wipes = wipes
         }
-
-        public init(reading message: MessageReader) throws(MalformedMessage) {
-            appId = try message.string("appId")
-            inPolicy = try message.bool("inPolicy")
-            state = try message.optionalChoice("state")
-            sessions = try message.messages("sessions")
-            lastRegistration = try message.optionalMessage("lastRegistration")
-            lastEvent = try message.optionalMessage("lastEvent")
-            config = try message.object("config")
-            dlp = try message.object("dlp")
-            compliance = try message.object("compliance")
-            feedback = try message.messages("feedback")
-            acknowledgements = try message.messages("acknowledgements")
-            wipes = try message.messages("wipes")
-            dataKeys = try message.optionalMessages("dataKeys")
-            policyVersion = try message.optionalString("policyVersion")
-            complianceState = try message.optionalMessage("complianceState")
-        }
-
-        public var fields: [String: JSONValue] {
-            var fields: [String: JSONValue] = [
-                "appId": .string(appId), "inPolicy": .bool(inPolicy), "sessions": .messages(sessions),
-                "config": .object(config), "dlp": .object(dlp), "compliance": .object(compliance),
-                "feedback": .messages(feedback), "acknowledgements": .messages(acknowledgements), "wipes": .messages(wipes),
-            ]
-            if let state { fields["state"] = .string(state.rawValue) }
-            if let lastRegistration { fields["lastRegistration"] = lastRegistration.json }
-            if let lastEvent { fields["lastEvent"] = lastEvent.json }
-            if let dataKeys { fields["dataKeys"] = .messages(dataKeys) }
-            if let policyVersion { fields["policyVersion"] = .string(policyVersion) }
-            if let complianceState { fields["complianceState"] = complianceState.json }
-            return fields
-        }
     }
 
     /// `ComplianceState`: whether the app's last registered version meets its compliance settings.
@@ -640,18 +373,11 @@ public enum Admin {
             self.compliant = compliant
             self.reason = reason
         }
-
-        public init(reading message: MessageReader) throws(MalformedMessage) {
-            compliant = try message.bool("compliant")
-            reason = try message.string("reason")
-        }
-
-        public var fields: [String: JSONValue] { ["compliant": .bool(compliant), "reason": .string(reason)] }
     }
 
     /// `HistoryEntry`: an applied policy kept for rollback.
     public struct HistoryEntry: ProtocolMessage {
-        public enum Kind: String, Sendable, CaseIterable { case apply, rollback }
+        public enum Kind: String, Sendable, CaseIterable, Codable { case apply, rollback }
 
         public var version: String
         public var sha256: String
@@ -668,23 +394,6 @@ public enum Admin {
             self.kind = kind
             self.current = current
         }
-
-        public init(reading message: MessageReader) throws(MalformedMessage) {
-            version = try message.string("version")
-            sha256 = try message.string("sha256")
-            appliedAt = try message.string("appliedAt")
-            appliedByUid = try message.optionalInt("appliedByUid")
-            kind = try message.choice("kind")
-            current = try message.bool("current")
-        }
-
-        public var fields: [String: JSONValue] {
-            var fields: [String: JSONValue] = ["version": .string(version), "sha256": .string(sha256),
-                                               "appliedAt": .string(appliedAt), "kind": .string(kind.rawValue),
-                                               "current": .bool(current)]
-            if let appliedByUid { fields["appliedByUid"] = .number(appliedByUid) }
-            return fields
-        }
     }
 
     /// `EventFilter`: which events `Events` sends.
@@ -695,18 +404,6 @@ public enum Admin {
         public init(appId: String? = nil, kinds: [String]? = nil) {
             self.appId = appId
             self.kinds = kinds
-        }
-
-        public init(reading message: MessageReader) throws(MalformedMessage) {
-            appId = try message.optionalString("appId")
-            kinds = try message.optionalStrings("kinds")
-        }
-
-        public var fields: [String: JSONValue] {
-            var fields: [String: JSONValue] = [:]
-            if let appId { fields["appId"] = .string(appId) }
-            if let kinds { fields["kinds"] = .strings(kinds) }
-            return fields
         }
     }
 
@@ -719,8 +416,10 @@ public enum Admin {
         public var data: [String: JSONValue]
         /// When it happened (for an app's report, the time the app gave).
         public var occurredAt: String
-        /// When proctord received or produced it; also sent as `at`, for older clients.
-        public var receivedAt: String
+        /// When proctord received or produced it.
+        public var receivedAt: String { didSet { at = receivedAt } }
+        /// The same as `receivedAt`, for clients older than it.
+        public private(set) var at: String
 
         public init(id: Int, kind: String, appId: String?, data: [String: JSONValue], occurredAt: String, receivedAt: String) {
             self.id = id
@@ -729,23 +428,7 @@ public enum Admin {
             self.data = data
             self.occurredAt = occurredAt
             self.receivedAt = receivedAt
-        }
-
-        public init(reading message: MessageReader) throws(MalformedMessage) {
-            id = try message.int("id")
-            kind = try message.string("kind")
-            appId = try message.optionalString("appId")
-            data = try message.object("data")
-            occurredAt = try message.string("occurredAt")
-            receivedAt = try message.string("receivedAt")
-        }
-
-        public var fields: [String: JSONValue] {
-            var fields: [String: JSONValue] = ["id": .number(id), "kind": .string(kind), "data": .object(data),
-                                               "occurredAt": .string(occurredAt), "receivedAt": .string(receivedAt),
-                                               "at": .string(receivedAt)]
-            if let appId { fields["appId"] = .string(appId) }
-            return fields
+            at = receivedAt
         }
     }
 }

@@ -26,25 +26,6 @@ extension Admin {
                 self.counts = counts
                 self.fleet = fleet
             }
-
-            public init(reading message: MessageReader) throws(MalformedMessage) {
-                version = try message.string("version")
-                startedAt = try message.string("startedAt")
-                uptimeSeconds = try message.double("uptimeSeconds")
-                policy = try message.message("policy")
-                lastReload = try message.optionalMessage("lastReload")
-                counts = try message.message("counts")
-                fleet = try message.optionalMessage("fleet")
-            }
-
-            public var fields: [String: JSONValue] {
-                var fields: [String: JSONValue] = ["version": .string(version), "startedAt": .string(startedAt),
-                                                   "uptimeSeconds": .number(uptimeSeconds), "policy": policy.json,
-                                                   "counts": counts.json]
-                if let lastReload { fields["lastReload"] = lastReload.json }
-                if let fleet { fields["fleet"] = fleet.json }
-                return fields
-            }
         }
     }
 
@@ -57,12 +38,6 @@ extension Admin {
             public var apps: [AppSummary]
 
             public init(apps: [AppSummary]) { self.apps = apps }
-
-            public init(reading message: MessageReader) throws(MalformedMessage) {
-                apps = try message.messages("apps")
-            }
-
-            public var fields: [String: JSONValue] { ["apps": .messages(apps)] }
         }
     }
 
@@ -75,12 +50,6 @@ extension Admin {
             public var app: AppDetail
 
             public init(app: AppDetail) { self.app = app }
-
-            public init(reading message: MessageReader) throws(MalformedMessage) {
-                app = try message.message("app")
-            }
-
-            public var fields: [String: JSONValue] { ["app": app.json] }
         }
     }
 
@@ -89,12 +58,6 @@ extension Admin {
         public var appId: String
 
         public init(appId: String) { self.appId = appId }
-
-        public init(reading message: MessageReader) throws(MalformedMessage) {
-            appId = try message.string("appId")
-        }
-
-        public var fields: [String: JSONValue] { ["appId": .string(appId)] }
     }
 
     public enum GetPolicy: ProtocolMethod {
@@ -111,13 +74,6 @@ extension Admin {
                 self.policy = policy
                 self.info = info
             }
-
-            public init(reading message: MessageReader) throws(MalformedMessage) {
-                policy = try message.object("policy")
-                info = try message.message("info")
-            }
-
-            public var fields: [String: JSONValue] { ["policy": .object(policy), "info": info.json] }
         }
     }
 
@@ -135,19 +91,6 @@ extension Admin {
             self.expectedVersion = expectedVersion
             self.force = force
         }
-
-        public init(reading message: MessageReader) throws(MalformedMessage) {
-            policy = try message.object("policy")
-            expectedVersion = try message.optionalString("expectedVersion")
-            force = try message.optionalBool("force")
-        }
-
-        public var fields: [String: JSONValue] {
-            var fields: [String: JSONValue] = ["policy": .object(policy)]
-            if let expectedVersion { fields["expectedVersion"] = .string(expectedVersion) }
-            if let force { fields["force"] = .bool(force) }
-            return fields
-        }
     }
 
     public enum ValidatePolicy: ProtocolMethod {
@@ -163,13 +106,6 @@ extension Admin {
                 self.valid = valid
                 self.problems = problems
             }
-
-            public init(reading message: MessageReader) throws(MalformedMessage) {
-                valid = try message.bool("valid")
-                problems = try message.messages("problems")
-            }
-
-            public var fields: [String: JSONValue] { ["valid": .bool(valid), "problems": .messages(problems)] }
         }
     }
 
@@ -182,13 +118,6 @@ extension Admin {
             self.version = version
             self.sha256 = sha256
         }
-
-        public init(reading message: MessageReader) throws(MalformedMessage) {
-            version = try message.string("version")
-            sha256 = try message.string("sha256")
-        }
-
-        public var fields: [String: JSONValue] { ["version": .string(version), "sha256": .string(sha256)] }
     }
 
     public enum ApplyPolicy: ProtocolMethod {
@@ -207,12 +136,6 @@ extension Admin {
             public var bundle: String
 
             public init(bundle: String) { self.bundle = bundle }
-
-            public init(reading message: MessageReader) throws(MalformedMessage) {
-                bundle = try message.string("bundle")
-            }
-
-            public var fields: [String: JSONValue] { ["bundle": .string(bundle)] }
         }
 
         public struct Reply: ProtocolMessage {
@@ -224,16 +147,6 @@ extension Admin {
                 self.version = version
                 self.sha256 = sha256
                 self.serial = serial
-            }
-
-            public init(reading message: MessageReader) throws(MalformedMessage) {
-                version = try message.string("version")
-                sha256 = try message.string("sha256")
-                serial = try message.int("serial")
-            }
-
-            public var fields: [String: JSONValue] {
-                ["version": .string(version), "sha256": .string(sha256), "serial": .number(serial)]
             }
         }
     }
@@ -251,13 +164,6 @@ extension Admin {
                 self.result = result
                 self.policy = policy
             }
-
-            public init(reading message: MessageReader) throws(MalformedMessage) {
-                result = try message.message("result")
-                policy = try message.message("policy")
-            }
-
-            public var fields: [String: JSONValue] { ["result": result.json, "policy": policy.json] }
         }
     }
 
@@ -281,28 +187,6 @@ extension Admin {
                 self.size = size
                 self.appVersion = appVersion
             }
-
-            public init(reading message: MessageReader) throws(MalformedMessage) {
-                appId = try message.string("appId")
-                action = try message.action()
-                target = try message.optionalString("target")
-                size = try message.optionalInt("size")
-                if let text = try message.optionalString("appVersion") {
-                    guard let version = SemanticVersion(text) else {
-                        throw MalformedMessage(field: message.path(of: "appVersion"),
-                                               reason: "\"\(text.prefix(64))\" is not a semantic version such as 2.3.0")
-                    }
-                    appVersion = version
-                }
-            }
-
-            public var fields: [String: JSONValue] {
-                var fields: [String: JSONValue] = ["appId": .string(appId), "action": .string(action.rawValue)]
-                if let target { fields["target"] = .string(target) }
-                if let size { fields["size"] = .number(size) }
-                if let appVersion { fields["appVersion"] = .string(appVersion.description) }
-                return fields
-            }
         }
 
         public struct Reply: ProtocolMessage {
@@ -317,18 +201,6 @@ extension Admin {
                 self.rule = rule
                 self.reason = reason
                 self.explanation = explanation
-            }
-
-            public init(reading message: MessageReader) throws(MalformedMessage) {
-                allowed = try message.bool("allowed")
-                rule = try message.string("rule")
-                reason = try message.string("reason")
-                explanation = try message.strings("explanation")
-            }
-
-            public var fields: [String: JSONValue] {
-                ["allowed": .bool(allowed), "rule": .string(rule), "reason": .string(reason),
-                 "explanation": .strings(explanation)]
             }
         }
     }
@@ -347,13 +219,6 @@ extension Admin {
                 self.directiveId = directiveId
                 self.deliveredTo = deliveredTo
             }
-
-            public init(reading message: MessageReader) throws(MalformedMessage) {
-                directiveId = try message.string("directiveId")
-                deliveredTo = try message.int("deliveredTo")
-            }
-
-            public var fields: [String: JSONValue] { ["directiveId": .string(directiveId), "deliveredTo": .number(deliveredTo)] }
         }
     }
 
@@ -378,18 +243,6 @@ extension Admin {
                 self.payload = payload
                 self.ttlSeconds = ttlSeconds
             }
-
-            public init(reading message: MessageReader) throws(MalformedMessage) {
-                appId = try message.string("appId")
-                payload = try message.object("payload")
-                ttlSeconds = try message.optionalInt("ttlSeconds")
-            }
-
-            public var fields: [String: JSONValue] {
-                var fields: [String: JSONValue] = ["appId": .string(appId), "payload": .object(payload)]
-                if let ttlSeconds { fields["ttlSeconds"] = .number(ttlSeconds) }
-                return fields
-            }
         }
 
         public struct Reply: ProtocolMessage {
@@ -401,17 +254,6 @@ extension Admin {
             public init(delivered: Int, queuedUntil: String? = nil) {
                 self.delivered = delivered
                 self.queuedUntil = queuedUntil
-            }
-
-            public init(reading message: MessageReader) throws(MalformedMessage) {
-                delivered = try message.int("delivered")
-                queuedUntil = try message.optionalString("queuedUntil")
-            }
-
-            public var fields: [String: JSONValue] {
-                var fields: [String: JSONValue] = ["delivered": .number(delivered)]
-                if let queuedUntil { fields["queuedUntil"] = .string(queuedUntil) }
-                return fields
             }
         }
     }
@@ -426,12 +268,6 @@ extension Admin {
             public var entries: [HistoryEntry]
 
             public init(entries: [HistoryEntry]) { self.entries = entries }
-
-            public init(reading message: MessageReader) throws(MalformedMessage) {
-                entries = try message.messages("entries")
-            }
-
-            public var fields: [String: JSONValue] { ["entries": .messages(entries)] }
         }
     }
 
@@ -443,12 +279,6 @@ extension Admin {
             public var version: String
 
             public init(version: String) { self.version = version }
-
-            public init(reading message: MessageReader) throws(MalformedMessage) {
-                version = try message.string("version")
-            }
-
-            public var fields: [String: JSONValue] { ["version": .string(version)] }
         }
 
         public typealias Reply = AppliedPolicy
@@ -468,17 +298,8 @@ extension Admin {
                 self.after = after
             }
 
-            public init(reading message: MessageReader) throws(MalformedMessage) {
-                filter = try message.optionalMessage("filter")
-                after = try message.optionalInt("after")
-                if let after, after < 0 { throw MalformedMessage(field: message.path(of: "after"), reason: "must be 0 or more") }
-            }
-
-            public var fields: [String: JSONValue] {
-                var fields: [String: JSONValue] = [:]
-                if let filter { fields["filter"] = filter.json }
-                if let after { fields["after"] = .number(after) }
-                return fields
+            public func check() throws(MalformedMessage) {
+                if let after, after < 0 { throw MalformedMessage(field: "after", reason: "must be 0 or more") }
             }
         }
 
@@ -486,12 +307,6 @@ extension Admin {
             public var event: Event
 
             public init(event: Event) { self.event = event }
-
-            public init(reading message: MessageReader) throws(MalformedMessage) {
-                event = try message.message("event")
-            }
-
-            public var fields: [String: JSONValue] { ["event": event.json] }
         }
     }
 
@@ -517,29 +332,10 @@ extension Admin {
                 self.limit = limit
             }
 
-            public init(reading message: MessageReader) throws(MalformedMessage) {
-                filter = try message.optionalMessage("filter")
-                since = try message.optionalString("since")
-                until = try message.optionalString("until")
-                limit = try message.optionalInt("limit")
-                for (key, value) in [("since", since), ("until", until)] {
-                    if let value, RFC3339.milliseconds(value) == nil {
-                        throw MalformedMessage(field: message.path(of: key),
-                                               reason: "\"\(value)\" is not an RFC 3339 time such as 2026-11-29T12:00:00Z")
-                    }
-                }
-                if let limit, !(1...maxLimit).contains(limit) {
-                    throw MalformedMessage(field: message.path(of: "limit"), reason: "must be 1 to \(maxLimit)")
-                }
-            }
-
-            public var fields: [String: JSONValue] {
-                var fields: [String: JSONValue] = [:]
-                if let filter { fields["filter"] = filter.json }
-                if let since { fields["since"] = .string(since) }
-                if let until { fields["until"] = .string(until) }
-                if let limit { fields["limit"] = .number(limit) }
-                return fields
+            public func check() throws(MalformedMessage) {
+                try RFC3339.check(since, field: "since")
+                try RFC3339.check(until, field: "until")
+                if let limit, !(1...maxLimit).contains(limit) { throw MalformedMessage(field: "limit", reason: "must be 1 to \(maxLimit)") }
             }
         }
 
@@ -555,16 +351,6 @@ extension Admin {
                 self.events = events
                 self.lastId = lastId
                 self.truncated = truncated
-            }
-
-            public init(reading message: MessageReader) throws(MalformedMessage) {
-                events = try message.messages("events")
-                lastId = try message.int("lastId")
-                truncated = try message.bool("truncated")
-            }
-
-            public var fields: [String: JSONValue] {
-                ["events": .messages(events), "lastId": .number(lastId), "truncated": .bool(truncated)]
             }
         }
     }

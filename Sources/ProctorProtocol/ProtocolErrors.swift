@@ -40,7 +40,7 @@ public enum AdminError {
                      parameters: ["version": .string(version), "sha256": .string(sha256), "earlierSha256": .string(earlierSha256)])
     }
     public static func invalidPolicy(_ problems: [PolicyProblem]) -> VarlinkError {
-        VarlinkError(name: "\(Admin.interface).InvalidPolicy", parameters: ["problems": .messages(problems.map(Admin.Problem.init))])
+        VarlinkError(name: "\(Admin.interface).InvalidPolicy", parameters: ["problems": .array(problems.map { Admin.Problem($0).json })])
     }
     public static func unknownApp(_ appID: String) -> VarlinkError {
         VarlinkError(name: "\(Admin.interface).UnknownApp", parameters: ["appId": .string(appID)])

@@ -72,7 +72,10 @@ extension PolicyApplicationTests {
         try app.waitForOutputLine("delegate didBecomeActive")
         // The data key came from the kernel keyring's copy: the note written online reads back.
         #expect(app.outputLines.contains("protected before=online"), "\(app.outputLines)")
-        #expect(app.errorOutput.contains("launching offline from the view proctord signed at"), "\(app.errorOutput)")
+        // Standard error is read apart from standard output: wait for the line rather than race it.
+        try waitForLine(in: app, errorOutput: true, timeout: .seconds(10)) {
+            $0.contains("launching offline from the view proctord signed at")
+        }
 
         try daemon.start()
         try waitForLine(in: app, errorOutput: true, timeout: .seconds(20)) { $0.contains("reconnected to proctord") }

@@ -35,6 +35,13 @@ struct OfflineViewCache: Sendable {
         let ageSeconds: Int
     }
 
+    /// The file's content: the signed view and the managed apps it binds by their digest.
+    struct CacheFile: ProtocolMessage {
+        var payload: String
+        var signature: String
+        var managedApps: [String]
+    }
+
     /// Why no cached view may be used, in words for the operator.
     struct Refusal: Error, CustomStringConvertible {
         let description: String
@@ -61,8 +68,7 @@ struct OfflineViewCache: Sendable {
 
     /// Replaces the cached view with `view` and the set of managed apps it binds.
     func save(_ view: Agent.SignedAppView, managedApps: [AppID]) throws(Refusal) {
-        var document = view.fields
-        document["managedApps"] = .strings(managedApps)
+        let file = CacheFile(payload: view.payload, signature: view.signature, managedApps: managedApps)
         do {
             try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path,
                                                     withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -71,7 +77,7 @@ struct OfflineViewCache: Sendable {
         }
         do throws(FileReplacementError) {
             let replacement = try AtomicFileReplacement(replacing: path, mode: 0o600)
-            try replacement.write(JSONValue.object(document).serialized())
+            try replacement.write(file.json.serialized())
             try replacement.commit()
         } catch {
             throw Refusal(description: "cannot write the offline view \(path): \(error)")
@@ -94,9 +100,9 @@ struct OfflineViewCache: Sendable {
         let view: Agent.SignedAppView
         let managedApps: [String]
         do {
-            let document = try JSONParser.parse(Array(data))
-            view = try Agent.SignedAppView(document.objectValue ?? [:])
-            managedApps = try MessageReader(document.objectValue ?? [:]).strings("managedApps")
+            let file = try CacheFile(JSONParser.parse(Array(data)).objectValue ?? [:])
+            view = Agent.SignedAppView(payload: file.payload, signature: file.signature)
+            managedApps = file.managedApps
         } catch {
             throw Refusal(description: "the cached view \(path) is malformed: \(error)")
         }
