@@ -105,7 +105,7 @@ let package = Package(
                     exclude: ["golden"]),
         .testTarget(name: "ProctorDaemonTests",
                     dependencies: ["ProctorDaemon", "ProctorPolicy", "ProctorProtocol", "ProctorStore", "TestSupport", "JSONCore",
-                                   "LinuxIO"]),
+                                   "LinuxIO", "Varlink"]),
         .testTarget(name: "ProctorKitTests",
                     dependencies: ["ProctorKit", "ProctorKitTesting", "ProctorProtocol", "TestSupport", "ProctorPolicy", "JSONCore",
                                    "Varlink", "ProctorCrypto", "LinuxIO"]),
