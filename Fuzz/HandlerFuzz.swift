@@ -141,6 +141,7 @@ private final class Harness {
         }
         daemon = Self.start(directory)
         expectedPolicy = daemon.policyInForce.sha256
+        atexit { removeTree(harness.directory) }
     }
 
     static func start(_ directory: String) -> SocketlessDaemon {
@@ -332,6 +333,17 @@ private func checkTyped<Method: ProtocolMethod>(_ method: Method.Type, _ reply: 
     } catch {
         fail("\(Method.qualifiedName) replied with a message its Reply type cannot read (\(error)): \(reply)")
     }
+}
+
+/// Removes `path` and everything under it: the fuzzer's own directory, which holds only
+/// files and directories.
+private func removeTree(_ path: String) {
+    guard let names = try? Directory.entryNames(path) else {
+        unlink(path)
+        return
+    }
+    for name in names { removeTree(path + "/" + name) }
+    rmdir(path)
 }
 
 /// `a.b.C` → (`a.b`, `C`).
