@@ -21,9 +21,10 @@
 //   `more` call gets replies that continue;
 // - the policy in force is the one the last acknowledged change put in force (ApplyPolicy,
 //   RollbackPolicy, Reload), or the one before when nothing changed it;
-// - every 1000 inputs the daemon stops and starts again on its state: the store opens and
-//   the policy in force is the same (no acknowledged change lost); every 10 restarts the
-//   state starts afresh. A crash that needs state from earlier inputs therefore replays only
+// - every 100 inputs the daemon stops and starts again on its state: the store opens and
+//   the policy in force is the same (no acknowledged change lost); every 3 restarts the
+//   state starts afresh (carried longer, it makes replies such as GetApp's list hundreds
+//   of wipe records, and every input slow). A crash that needs state from earlier inputs therefore replays only
 //   with those inputs (`-runs` over the corpus, not the one file).
 // Not part of a SwiftPM target; `Fuzz/build.sh handlers` builds it (Fuzz/README.md).
 import Glibc
