@@ -106,7 +106,7 @@ let package = Package(
                     exclude: ["golden"]),
         .testTarget(name: "ProctorDaemonTests",
                     dependencies: ["ProctorDaemon", "ProctorPolicy", "ProctorProtocol", "ProctorStore", "TestSupport", "JSONCore",
-                                   "LinuxIO", "ProctorCrypto"]),
+                                   "LinuxIO", "ProctorCrypto", "Varlink"]),
         .testTarget(name: "ProctorKitTests",
                     dependencies: ["ProctorKit", "ProctorKitTesting", "ProctorProtocol", "TestSupport", "ProctorPolicy", "JSONCore",
                                    "Varlink", "ProctorCrypto", "LinuxIO"]),

@@ -17,7 +17,8 @@ private func makeService() -> VarlinkService<Int> {
         try service.addInterface(pingInterface, methods: [
             "Ping": VarlinkMethod { call, _, reply in reply.reply(["text": call.parameters["text"] ?? ""]) },
             "Stream": VarlinkMethod(requiresMore: true) { call, _, reply in
-                for n in 0..<min(call.parameters["count"]?.intValue ?? 0, 4) { reply.send(["n": .number(n)]) }
+                // Any int may come, negative ones too: at most four replies, at least none.
+                for n in 0..<min(max(call.parameters["count"]?.intValue ?? 0, 0), 4) { reply.send(["n": .number(n)]) }
                 reply.reply(["n": 0])
             },
         ])

@@ -6,6 +6,7 @@
 #   policy-dir  a policy.d directory of files read with PolicyDirectory.load
 #   varlink     the Varlink frame decoder, connection state and IDL parser
 #   info-plist  ProctorKit's Info.plist reader (InfoPlist.swift, on Foundation)
+#   handlers    calls to proctord's Agent and Admin methods, through the real daemon
 # The library modules a target needs are compiled with the fuzzer's coverage
 # instrumentation and AddressSanitizer into static libraries (rebuilt only when their
 # sources change), then linked with the target's Fuzz/<Name>Fuzz.swift. Everything comes
@@ -15,11 +16,13 @@ set -eu
 cd "$(dirname "$0")/.."
 out=.build/fuzz
 mkdir -p "$out"
-all_targets="json policy policy-dir varlink info-plist"
+all_targets="json policy policy-dir varlink info-plist handlers"
 
-# -I Sources/CLinux and Sources/CLandlock find the module maps LinuxIO imports.
+# -I Sources/C… find the module maps of the C libraries the modules import; -package-name
+# is SwiftPM's, so `package` declarations are seen across modules.
 flags="-swift-version 6 -enable-upcoming-feature ExistentialAny -enable-upcoming-feature InternalImportsByDefault
-       -sanitize=fuzzer,address -parse-as-library -O -g -use-ld=lld -I $out -L $out -I Sources/CLinux -I Sources/CLandlock"
+       -sanitize=fuzzer,address -parse-as-library -O -g -use-ld=lld -package-name proctor -I $out -L $out
+       -I Sources/CLinux -I Sources/CLandlock -I Sources/CSystemd -I Sources/CSQLite -I Sources/CSodium -I Sources/CCurl"
 
 # The library modules a module needs, in build order, itself last.
 module_closure() {
@@ -28,6 +31,16 @@ module_closure() {
         ProctorPolicy) echo "JSONCore LinuxIO ProctorPolicy" ;;
         LinuxIO) echo "LinuxIO" ;;
         Varlink) echo "JSONCore LinuxIO Varlink" ;;
+        SystemdKit) echo "LinuxIO SystemdKit" ;;
+        ProctorStore) echo "JSONCore LinuxIO ProctorPolicy ProctorStore" ;;
+        ProctorProtocol) echo "JSONCore LinuxIO ProctorPolicy Varlink ProctorProtocol" ;;
+        ProctorCrypto) echo "LinuxIO ProctorCrypto" ;;
+        ProctorBundle) echo "JSONCore LinuxIO ProctorPolicy ProctorCrypto ProctorBundle" ;;
+        ProctorFleet) echo "LinuxIO ProctorFleet" ;;
+        ProctorDaemon)
+            echo "JSONCore LinuxIO ProctorPolicy Varlink SystemdKit ProctorStore ProctorProtocol ProctorCrypto ProctorBundle"
+            echo "ProctorFleet ProctorDaemon"
+            ;;
         *) echo "no fuzz build of module $1" >&2; exit 2 ;;
     esac
 }
@@ -37,7 +50,18 @@ module_closure() {
 build_module() {
     module=$1 library="$out/lib$1.a"
     dependencies=$(module_closure "$module")
-    if [ -f "$library" ] && [ -z "$(find "Sources/$module" -name '*.swift' -newer "$library")" ]; then
+    module_sources="Sources/$module/*.swift" watched="Sources/$module"
+    # ProctorProtocol carries its interface files as Swift strings, made at build time by
+    # embed-text (SwiftPM's EmbedInterfaces plugin).
+    if [ "$module" = ProctorProtocol ]; then
+        module_sources="$module_sources $out/EmbeddedInterfaces.swift" watched="$watched $out/EmbeddedInterfaces.swift"
+        if [ ! -f "$out/EmbeddedInterfaces.swift" ] ||
+            [ -n "$(find Sources/ProctorProtocol/Interfaces Sources/embed-text -newer "$out/EmbeddedInterfaces.swift")" ]; then
+            swiftc -O -o "$out/embed-text" Sources/embed-text/main.swift
+            "$out/embed-text" "$out/EmbeddedInterfaces.swift" Sources/ProctorProtocol/Interfaces/*.varlink
+        fi
+    fi
+    if [ -f "$library" ] && [ -z "$(find $watched -name '*.swift' -newer "$library")" ]; then
         stale=""
         for dependency in $dependencies; do
             [ "$out/lib$dependency.a" -nt "$library" ] && stale=1
@@ -47,7 +71,7 @@ build_module() {
     echo "compiling $module"
     # shellcheck disable=SC2086
     swiftc $flags -module-name "$module" -emit-module -emit-module-path "$out/$module.swiftmodule" \
-        -emit-library -static -o "$library" Sources/"$module"/*.swift
+        -emit-library -static -o "$library" $module_sources
 }
 
 build_target() {
@@ -59,6 +83,7 @@ build_target() {
         policy) modules="ProctorPolicy" sources="Fuzz/PolicyFuzz.swift" ;;
         policy-dir) modules="ProctorPolicy" sources="Fuzz/PolicyDirectoryFuzz.swift" ;;
         varlink) modules="Varlink" sources="Fuzz/VarlinkFuzz.swift" ;;
+        handlers) modules="ProctorDaemon" sources="Fuzz/HandlerFuzz.swift" ;;
         info-plist)
             modules=""
             sources="Fuzz/InfoPlistFuzz.swift Sources/ProctorKit/InfoPlist.swift Sources/ProctorKit/Policy/PolicyAppSettings.swift"
@@ -73,6 +98,8 @@ build_target() {
         done
     done
     # shellcheck disable=SC2086
+    # The C libraries a module map names are not linked from static libraries by themselves.
+    [ "$1" = handlers ] && libraries="$libraries -lsystemd -lsqlite3 -lsodium -lcurl -lswiftSynchronization -lswiftDispatch -ldispatch -lBlocksRuntime"
     swiftc $flags -module-name "$(echo "$1" | tr -d -)fuzz" $libraries -lm Fuzz/FuzzCheck.swift $sources \
         -o "$out/$1-fuzz"
     echo "built $out/$1-fuzz"

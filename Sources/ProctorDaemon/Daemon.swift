@@ -175,26 +175,9 @@ final class Daemon {
     /// Takes the sockets (from systemd, else binds them), announces readiness and runs the
     /// loop until SIGTERM or SIGINT.
     func serve() throws(StartupError) {
-        // Closing lets SQLite fold its write-ahead log into state.db and remove it, so a
-        // stopped daemon leaves one self-contained file (what an administrator copies). The
-        // lock goes with it, so a daemon run in process can start again on the directory.
-        defer {
-            flushEventHistory()
-            store.close()
-            lock = nil
-        }
+        defer { closeState() }
         let (agentSocket, adminSocket) = try openSockets()
-        let agentService = VarlinkService<ConnectionContext>(vendor: "Proctor", product: "proctord",
-                                                             version: Self.version, url: "https://proctor.invalid/")
-        let adminService = VarlinkService<ConnectionContext>(vendor: "Proctor", product: "proctord",
-                                                             version: Self.version, url: "https://proctor.invalid/")
-        do {
-            try agentService.addInterface(try ProtocolInterfaces.text(of: Agent.interface), methods: agentMethods())
-            try adminService.addInterface(try ProtocolInterfaces.text(of: Admin.interface), methods: adminMethods(),
-                                          admission: Self.admitAdministrators)
-        } catch {
-            throw StartupError(message: "interface definitions: \(error)", errno: EINVAL)
-        }
+        let (agentService, adminService) = try makeServices()
         do {
             let budget = OutputBudget(limit: configuration.outputBudgetBytes)
             agentServer = try makeServer(agentSocket, service: agentService, name: "agent",
@@ -217,6 +200,34 @@ final class Daemon {
         } catch {
             throw StartupError(message: "event loop failed: \(error)", errno: error.rawValue)
         }
+    }
+
+    /// The Agent and Admin services, each with its interface and handlers.
+    func makeServices() throws(StartupError)
+        -> (agent: VarlinkService<ConnectionContext>, admin: VarlinkService<ConnectionContext>)
+    {
+        let agentService = VarlinkService<ConnectionContext>(vendor: "Proctor", product: "proctord",
+                                                             version: Self.version, url: "https://proctor.invalid/")
+        let adminService = VarlinkService<ConnectionContext>(vendor: "Proctor", product: "proctord",
+                                                             version: Self.version, url: "https://proctor.invalid/")
+        do {
+            try agentService.addInterface(try ProtocolInterfaces.text(of: Agent.interface), methods: agentMethods())
+            try adminService.addInterface(try ProtocolInterfaces.text(of: Admin.interface), methods: adminMethods(),
+                                          admission: Self.admitAdministrators)
+        } catch {
+            throw StartupError(message: "interface definitions: \(error)", errno: EINVAL)
+        }
+        return (agentService, adminService)
+    }
+
+    /// Writes the events not yet in the history and closes the store and the lock, as a
+    /// stop does. Closing lets SQLite fold its write-ahead log into state.db and remove it,
+    /// so a stopped daemon leaves one self-contained file (what an administrator copies);
+    /// without the lock, a daemon run in process can start again on the directory.
+    func closeState() {
+        flushEventHistory()
+        store.close()
+        lock = nil
     }
 
     /// Ends the loop (SIGTERM, SIGINT).
@@ -305,7 +316,8 @@ final class Daemon {
         return ConnectionContext(peer: peer, mayAdminister: IdentityCheck.mayAdminister(peer, adminGroupID: adminGroupID))
     }
 
-    private func connectionClosed(_ context: ConnectionContext) {
+    /// A client hung up: its sessions end.
+    func connectionClosed(_ context: ConnectionContext) {
         guard !context.sessions.isEmpty else { return }
         for timer in context.sessions.values.compactMap(\.viewRefreshTimer) { loop.cancel(timer) }
         perform(registry.close(context.sessions.values))

@@ -34,12 +34,7 @@ package final class InProcessDaemon: @unchecked Sendable {
     /// A daemon on `directory`: `directory/config/policy.d` must hold the policy; state and
     /// sockets go to `directory/state` and `directory/run`. Not started yet.
     package init(directory: String, onReport: @escaping @Sendable (AppID, any ProtocolMessage) -> Void) {
-        var configuration = DaemonConfiguration()
-        configuration.configDirectory = directory + "/config"
-        configuration.stateDirectory = directory + "/state"
-        configuration.runtimeDirectory = directory + "/run"
-        configuration.logTarget = .stderr
-        self.configuration = configuration
+        configuration = .inProcess(directory: directory)
         self.onReport = onReport
     }
 
@@ -57,12 +52,10 @@ package final class InProcessDaemon: @unchecked Sendable {
             throw StartFailure(description: "cannot set up an event loop: \(error)")
         }
         do {
-            daemon = try Daemon(configuration: configuration, loop: loop,
-                                logger: Logger(sink: DiscardingSink(), droppedMessagesID: DaemonEvent.logMessagesDropped.messageID))
+            daemon = try Daemon.inProcess(configuration, loop: loop)
         } catch {
             throw StartFailure(description: "\(error)")
         }
-        daemon.verifiesCallers = false
         daemon.onReport = onReport
         let outcome = Mutex<Result<Void, StartupError>?>(nil)
         let ready = DispatchSemaphore(value: 0)
@@ -174,7 +167,31 @@ private struct LoopConfined: @unchecked Sendable {
     init(_ daemon: Daemon) { self.daemon = daemon }
 }
 
-/// The in-process daemon's log: nowhere (a test's output is the test's).
+extension DaemonConfiguration {
+    /// The settings of a daemon run in process on `directory`: `directory/config/policy.d`
+    /// holds the policy; state and sockets go to `directory/state` and `directory/run`.
+    static func inProcess(directory: String) -> DaemonConfiguration {
+        var configuration = DaemonConfiguration()
+        configuration.configDirectory = directory + "/config"
+        configuration.stateDirectory = directory + "/state"
+        configuration.runtimeDirectory = directory + "/run"
+        configuration.logTarget = .stderr
+        return configuration
+    }
+}
+
+extension Daemon {
+    /// A daemon run inside another process (`InProcessDaemon`, `SocketlessDaemon`): every
+    /// caller is that process, so identities are not checked, and the log goes nowhere (a
+    /// test's output is the test's).
+    static func inProcess(_ configuration: DaemonConfiguration, loop: EventLoop) throws(StartupError) -> Daemon {
+        let daemon = try Daemon(configuration: configuration, loop: loop,
+                                logger: Logger(sink: DiscardingSink(), droppedMessagesID: DaemonEvent.logMessagesDropped.messageID))
+        daemon.verifiesCallers = false
+        return daemon
+    }
+}
+
 private struct DiscardingSink: LogSink {
     func write(_ event: LogEvent) throws(LogSinkError) {}
 }

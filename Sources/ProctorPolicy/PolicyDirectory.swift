@@ -89,12 +89,15 @@ public enum PolicyFile {
             return PolicyProblems([PolicyProblem(source: source, location: SourceLocation(line: 1, column: 1),
                                                  message: "\(path) is \(size), more than \(allowed) (PolicyLimits.maxDocumentBytes)")])
         }
-        // A regular file says its size: refuse it before reading any of it.
-        if let status = try? descriptor.status(), (status.st_mode & S_IFMT) == S_IFREG, Int(status.st_size) > limit {
-            throw tooLarge("\(status.st_size) bytes")
+        // A regular file says its size: refuse it before reading any of it, and read it in one
+        // chunk of its size and a byte more (to see the end); anything else in chunks of 64 KiB.
+        var chunkSize = 64 * 1024
+        if let status = try? descriptor.status(), (status.st_mode & S_IFMT) == S_IFREG {
+            guard Int(status.st_size) <= limit else { throw tooLarge("\(status.st_size) bytes") }
+            chunkSize = min(chunkSize, Int(status.st_size) + 1)
         }
         var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        var chunk = [UInt8](repeating: 0, count: chunkSize)
         while true {
             let count: Int
             do {

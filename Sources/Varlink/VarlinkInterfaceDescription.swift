@@ -43,6 +43,13 @@ public struct VarlinkInterfaceDescription: Sendable {
     public func invalidParameter(in parameters: [String: JSONValue], of method: VarlinkMethodSignature) -> String? {
         method.inputShape.firstInvalidMember(of: parameters, types: types)
     }
+
+    /// Checks an object against a list of fields of this interface (a method's output, an
+    /// error's parameters), as `invalidParameter` checks a call: the name of the first member
+    /// that is unknown, missing (and not optional) or of the wrong type, else `nil`.
+    public func invalidMember(in members: [String: JSONValue], of fields: [VarlinkField]) -> String? {
+        VarlinkStructShape(fields).firstInvalidMember(of: members, types: types)
+    }
 }
 
 /// The `org.varlink.service` interface every Varlink service provides.

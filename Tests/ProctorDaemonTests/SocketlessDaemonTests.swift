@@ -1,0 +1,75 @@
+import Foundation
+import JSONCore
+import ProctorDaemon
+import ProctorProtocol
+import Testing
+import TestSupport
+import Varlink
+
+/// The daemon the handler fuzz target drives: real handlers and store, no sockets.
+@Suite struct SocketlessDaemonTests {
+    private static let policy = """
+        {"schema": 1, "version": "one", "apps": {"io.proctor.test.notes": {"state": "authorized",
+          "match": {"executable": "/usr/bin/notes"}, "dlp": {"print": "block"}}}}
+        """
+
+    private func directory() throws -> TemporaryDirectory {
+        let directory = try TemporaryDirectory(prefix: "proctor-socketless")
+        try FileManager.default.createDirectory(atPath: directory.path + "/config/policy.d", withIntermediateDirectories: true)
+        try Data(Self.policy.utf8).write(to: directory.appending("config/policy.d/00.json"))
+        return directory
+    }
+
+    /// Sends one call and returns the replies it got once the daemon settled.
+    private func call(_ daemon: SocketlessDaemon, _ connection: SocketlessDaemon.Connection, _ method: String,
+                      _ parameters: [String: JSONValue] = [:]) throws -> [VarlinkReply] {
+        var message: [UInt8] = []
+        VarlinkCall(method: method, parameters: parameters).encode(to: &message)
+        connection.send(message)
+        daemon.settle()
+        var decoder = VarlinkFrameDecoder()
+        decoder.append(connection.takeOutput().bytes)
+        var replies: [VarlinkReply] = []
+        while let reply = try decoder.nextReply() { replies.append(reply) }
+        return replies
+    }
+
+    @Test func anAppRegistersAndIsAnsweredByThePolicy() throws {
+        let directory = try directory()
+        defer { directory.remove() }
+        let daemon = try SocketlessDaemon(directory: directory.path)
+        let agent = daemon.connect(to: .agent)
+        let registered = try call(daemon, agent, Agent.Register.qualifiedName, ["appId": "io.proctor.test.notes"])
+        let session = try #require(registered.first?.parameters["session"]?.stringValue)
+        let decided = try call(daemon, agent, Agent.Decide.qualifiedName, ["session": .string(session), "action": "print"])
+        #expect(decided.first?.parameters["allowed"] == .bool(false))
+        let unknown = try call(daemon, agent, Agent.Register.qualifiedName, ["appId": "io.proctor.test.other"])
+        #expect(unknown.first?.error == "io.proctor.Agent.UnknownApp")
+        agent.close()
+    }
+
+    @Test func anAdminCallFromAStrangerIsRefused() throws {
+        let directory = try directory()
+        defer { directory.remove() }
+        let daemon = try SocketlessDaemon(directory: directory.path)
+        let stranger = daemon.connect(to: .admin, administrator: false)
+        #expect(try call(daemon, stranger, Admin.Status.qualifiedName).first?.error == "org.varlink.service.PermissionDenied")
+        stranger.close()
+    }
+
+    @Test func anAppliedPolicyIsInForceAfterTheReplyAndAfterARestart() throws {
+        let directory = try directory()
+        defer { directory.remove() }
+        var daemon = try SocketlessDaemon(directory: directory.path)
+        let admin = daemon.connect(to: .admin)
+        let pushed = try JSONParser.parse(Array(Self.policy.replacingOccurrences(of: "\"one\"", with: "\"two\"").utf8))
+        let applied = try call(daemon, admin, Admin.ApplyPolicy.qualifiedName, ["policy": pushed])
+        let reply = try Admin.AppliedPolicy(try #require(applied.first).parameters)
+        #expect(reply.version == "two")
+        #expect(daemon.policyInForce.sha256 == reply.sha256)
+        admin.close()
+        daemon.stop()
+        daemon = try SocketlessDaemon(directory: directory.path)
+        #expect(daemon.policyInForce.sha256 == reply.sha256)
+    }
+}
