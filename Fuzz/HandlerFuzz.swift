@@ -41,6 +41,7 @@ private let methods: [any ProtocolMethod.Type] = [
     Admin.Status.self, Admin.ListApps.self, Admin.GetApp.self, Admin.GetPolicy.self, Admin.ValidatePolicy.self,
     Admin.ApplyPolicy.self, Admin.ApplyBundle.self, Admin.Reload.self, Admin.Decide.self, Admin.Wipe.self, Admin.Notify.self,
     Admin.PolicyHistory.self, Admin.RollbackPolicy.self, Admin.Events.self, Admin.EventHistory.self,
+    Agent.GetInfo.self,  // appended, so that the corpus keeps naming the methods it named
 ]
 private let methodsByName = Dictionary(uniqueKeysWithValues: methods.map { ($0.qualifiedName, $0) })
 /// Methods after which the policy in force may differ.
@@ -83,8 +84,8 @@ private let policyFiles = [
             "config": {"serverURL": "https://notes.example.com", "syncDays": 14},
             "dlp": {"clipboard": {"level": "managed-paste-in", "charLimit": 40}, "print": "block",
                     "share": {"send": "managed", "receive": "any", "exempt": ["com.example.*"]},
-                    "fileExport": {"allow": ["/home/*/Work/**"], "deny": ["/home/*/Work/Public/**"]}},
-            "compliance": {"minVersion": "1.2.0", "onViolation": "warn"}},
+                    "fileExport": {"allow": ["/home/*/Work/**"], "deny": ["/home/*/Work/Public/**"], "enforcement": "kernel"}},
+            "compliance": {"minVersion": "1.2.0", "onViolation": "warn", "offlineWipeSeconds": 172800}},
           "io.proctor.fuzz.mail": {"state": "authorized", "match": {"executable": "/usr/bin/mail"},
             "compliance": {"minVersion": "3.0.0-rc.2", "onViolation": "wipe", "offlineGraceSeconds": 0}},
           "io.proctor.fuzz.chat": {"state": "blocked", "match": {"executable": "/usr/bin/chat"}},
