@@ -104,7 +104,8 @@ def test_the_key_is_created_once_kept_wrapped_and_survives_a_restart(workdir):
 
     daemon.start()
     try:
-        assert "Machine key loaded from the key file" in daemon.wait_for_log("Machine key loaded")
+        # The log file is appended to across restarts: wait for this start's own line.
+        assert "Machine key loaded from the key file" in daemon.wait_for_log("Machine key loaded from the key file")
         again = data_key(daemon)
         assert key_bytes(again) == key and again["parameters"]["generation"] == 1
         # proctorctl shows the key's state, never the key.
