@@ -1,5 +1,3 @@
-import JSONCore
-
 /// A policy compiled for deciding: every app's settings resolved (app → `defaults` →
 /// `BuiltinDefaults`), each with the layer that supplied it, and every glob compiled
 /// (identical lists once). A decision names its rule by layer, setting and the asking app's
