@@ -12,8 +12,8 @@ struct ResolvedSettings: Sendable {
     var fileExportDeny: Int32
     /// Into `CompiledTables.versions`; -1 for no minimum.
     var minVersion: Int32
-    /// Two bits per `RuleSetting`: its `RuleLayer`.
-    private var layers: UInt32 = 0
+    /// Two bits per `RuleSetting`: its `RuleLayer` (read and set through `layer(of:)`).
+    var layers: UInt32 = 0
     var clipboardLevel: ClipboardLevel
     var shareSend: ShareLevel
     var shareReceive: ShareLevel
@@ -21,25 +21,6 @@ struct ResolvedSettings: Sendable {
     var screenCapture: Toggle
     var notifications: NotificationLevel
     var onViolation: Violation
-
-    init(clipboardCharLimit: Int, offlineGraceSeconds: Int, shareExempt: Int32, fileExportAllow: Int32,
-         fileExportDeny: Int32, minVersion: Int32, clipboardLevel: ClipboardLevel, shareSend: ShareLevel,
-         shareReceive: ShareLevel, print: Toggle, screenCapture: Toggle, notifications: NotificationLevel,
-         onViolation: Violation) {
-        self.clipboardCharLimit = clipboardCharLimit
-        self.offlineGraceSeconds = offlineGraceSeconds
-        self.shareExempt = shareExempt
-        self.fileExportAllow = fileExportAllow
-        self.fileExportDeny = fileExportDeny
-        self.minVersion = minVersion
-        self.clipboardLevel = clipboardLevel
-        self.shareSend = shareSend
-        self.shareReceive = shareReceive
-        self.print = print
-        self.screenCapture = screenCapture
-        self.notifications = notifications
-        self.onViolation = onViolation
-    }
 
     /// The layer that supplied `setting` (every setting starts `builtin`).
     func layer(of setting: RuleSetting) -> RuleLayer {
