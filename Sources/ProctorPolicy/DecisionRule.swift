@@ -106,22 +106,12 @@ enum DecisionRule: Sendable {
 
     /// The four parts in one allocation, copied as bytes (`+=` would check and grow per part).
     private static func joined(_ a: String, _ b: String, _ c: String, _ d: String) -> String {
-        var parts = (a, b, c, d)
         let count = a.utf8.count + b.utf8.count + c.utf8.count + d.utf8.count
         return String(unsafeUninitializedCapacity: count) { out in
-            var written = 0
-            func copy(_ part: inout String) {
-                part.withUTF8 { bytes in
-                    guard let base = bytes.baseAddress else { return }
-                    (out.baseAddress! + written).update(from: base, count: bytes.count)
-                    written += bytes.count
-                }
-            }
-            copy(&parts.0)
-            copy(&parts.1)
-            copy(&parts.2)
-            copy(&parts.3)
-            return written
+            var written = out[...].initialize(fromContentsOf: a.utf8)
+            written = out[written...].initialize(fromContentsOf: b.utf8)
+            written = out[written...].initialize(fromContentsOf: c.utf8)
+            return out[written...].initialize(fromContentsOf: d.utf8)
         }
     }
 
