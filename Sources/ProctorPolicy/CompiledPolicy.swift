@@ -1,8 +1,8 @@
-import JSONCore
-
 /// A policy compiled for deciding: every app's settings resolved (app → `defaults` →
-/// `BuiltinDefaults`) with the JSON path of the deciding setting worked out ahead, and every
-/// glob compiled (identical lists once).
+/// `BuiltinDefaults`), each with the layer that supplied it, and every glob compiled
+/// (identical lists once). A decision names its rule by layer, setting and the asking app's
+/// id, rendered to the JSON path only when read (`Decision.rule`), so deciding touches no
+/// per-app text.
 ///
 /// `decide` costs one hash lookup for the app and, for actions between apps, one for the
 /// other app, whatever the number of apps; it reads plain values from a dense record, builds
@@ -28,15 +28,13 @@ public struct CompiledPolicy: Sendable {
     public init(_ policy: Policy) {
         var tables = CompiledTables()
         let builtin = tables.builtinSettings()
-        let defaults = tables.overlay(policy.defaults, at: JSONPath([.key("defaults")]).description, over: builtin)
+        let defaults = tables.overlay(policy.defaults, layer: .defaults, over: builtin)
         let ids = policy.apps.keys.sorted()
         var records: [AppRecord] = []
         records.reserveCapacity(ids.count)
         for id in ids {
             let app = policy.apps[id]!
-            let path = JSONPath([.key("apps"), .key(id)]).description
-            records.append(AppRecord(state: app.state, stateRule: path + ".state",
-                                     settings: tables.overlay(app.settings, at: path, over: defaults)))
+            records.append(AppRecord(settings: tables.overlay(app.settings, layer: .app, over: defaults), state: app.state))
         }
         storage = CompiledPolicyStorage(policy: policy, appIDs: ids, records: records, tables: tables)
     }

@@ -8,42 +8,54 @@ enum TargetStanding {
     case unmanaged
 }
 
+/// The record of the app that asks, read in place, and its id (for naming app-layer rules).
+struct AskingApp {
+    let settings: UnsafePointer<ResolvedSettings>
+    let id: AppID
+
+    /// The rule that supplied `setting`, or entry `entry` of its list.
+    func rule(_ setting: RuleSetting, entry: Int = -1) -> DecisionRule {
+        DecisionRule(settings.pointee.layer(of: setting), setting, entry: entry, app: id)
+    }
+}
+
 extension CompiledPolicyStorage {
     /// See `CompiledPolicy.decide`.
     func decide(_ request: DecisionRequest) -> Decision {
         guard let entry = table.find(request.app) else { return Self.unknownApp }
-        // Fields are read through the pointer so only the cache lines a decision needs are
-        // touched; the state comes from the hash slot, so most decisions read one record line.
-        let record = UnsafePointer(records.baseAddress! + entry.position)
-        let state = entry.state
-        guard state == .authorized else {
-            return Decision(allowed: false, rule: record.pointee.stateRule,
-                            reason: state == .blocked ? DecisionReason.blocked : DecisionReason.retired)
+        // The state comes from the hash slot; the record (one cache line, at the slot's
+        // position so it loads beside the slot) is read in place, and the rule is named by
+        // layer, setting and the asking app's id: no per-app memory besides slot and record.
+        guard entry.state == .authorized else {
+            return Decision(allowed: false, ruleParts: .app(request.app, .state, entry: -1),
+                            reason: entry.state == .blocked ? DecisionReason.blocked : DecisionReason.retired)
         }
+        let record = UnsafePointer(records.baseAddress! + entry.position)
         let settings = UnsafeRawPointer(record).advanced(by: MemoryLayout<AppRecord>.offset(of: \AppRecord.settings)!)
             .assumingMemoryBound(to: ResolvedSettings.self)
+        let app = AskingApp(settings: settings, id: request.app)
         switch request.action {
         case .launch:
-            return decideLaunch(settings, stateRule: record.pointee.stateRule, version: request.appVersion)
+            return decideLaunch(app, version: request.appVersion)
         case .clipboardCopy:
-            return decideCopy(settings, to: standing(of: request.target, toward: request.app), size: request.size)
+            return decideCopy(app, to: standing(of: request.target, toward: request.app), size: request.size)
         case .clipboardPaste:
-            return decidePaste(settings, from: standing(of: request.target, toward: request.app))
+            return decidePaste(app, from: standing(of: request.target, toward: request.app))
         case .shareSend:
-            return decideShare(settings, sending: true, other: request.target, standing(of: request.target, toward: request.app))
+            return decideShare(app, sending: true, other: request.target, standing(of: request.target, toward: request.app))
         case .shareReceive:
-            return decideShare(settings, sending: false, other: request.target, standing(of: request.target, toward: request.app))
+            return decideShare(app, sending: false, other: request.target, standing(of: request.target, toward: request.app))
         case .print:
             let print = settings.pointee.print
-            return Decision(allowed: print.value == .allow, rule: print.rule, reason: DecisionReason.print(print.value))
+            return Decision(allowed: print == .allow, ruleParts: app.rule(.print), reason: DecisionReason.print(print))
         case .screenCapture:
             let capture = settings.pointee.screenCapture
-            return Decision(allowed: capture.value == .allow, rule: capture.rule,
-                            reason: DecisionReason.screenCapture(capture.value))
+            return Decision(allowed: capture == .allow, ruleParts: app.rule(.screenCapture),
+                            reason: DecisionReason.screenCapture(capture))
         case .fileExport:
-            return decideExport(settings, path: request.target)
+            return decideExport(app, path: request.target)
         case .notification:
-            return decideNotification(settings, showing: request.target)
+            return decideNotification(app, showing: request.target)
         }
     }
 
@@ -53,16 +65,16 @@ extension CompiledPolicyStorage {
         return table.find(target)?.isManaged == true ? .managed : .unmanaged
     }
 
-    private func decideLaunch(_ settings: UnsafePointer<ResolvedSettings>, stateRule: String, version: SemanticVersion?) -> Decision {
-        let minimum = settings.pointee.minVersion
-        guard minimum.value >= 0 else {
-            return Decision(allowed: true, rule: stateRule, reason: DecisionReason.authorized)
+    private func decideLaunch(_ app: AskingApp, version: SemanticVersion?) -> Decision {
+        let minimum = app.settings.pointee.minVersion
+        guard minimum >= 0 else {
+            return Decision(allowed: true, ruleParts: .app(app.id, .state, entry: -1), reason: DecisionReason.authorized)
         }
-        if let version, version >= tables.versions[Int(minimum.value)] {
-            return Decision(allowed: true, rule: minimum.rule, reason: DecisionReason.versionMeetsMinimum)
+        if let version, version >= tables.versions[Int(minimum)] {
+            return Decision(allowed: true, ruleParts: app.rule(.minVersion), reason: DecisionReason.versionMeetsMinimum)
         }
-        let violation = settings.pointee.onViolation.value
-        return Decision(allowed: violation == .warn, rule: minimum.rule,
+        let violation = app.settings.pointee.onViolation
+        return Decision(allowed: violation == .warn, ruleParts: app.rule(.minVersion),
                         reason: DecisionReason.versionBelowMinimum(violation, versionKnown: version != nil),
                         violation: violation)
     }
@@ -70,92 +82,95 @@ extension CompiledPolicyStorage {
     /// `charLimit` is an allowance on top of the level: a copy the level refuses still goes
     /// to any app when its size is known and at most the limit — under every level,
     /// `blocked` included, as docs/engine.md says (a charLimit applies "whatever the level").
-    private func decideCopy(_ settings: UnsafePointer<ResolvedSettings>, to target: TargetStanding, size: Int?) -> Decision {
+    private func decideCopy(_ app: AskingApp, to target: TargetStanding, size: Int?) -> Decision {
         if target == .sameApp { return Self.sameApp }
-        let level = settings.pointee.clipboardLevel
+        let level = app.settings.pointee.clipboardLevel
         let targetManaged = target == .managed
-        let allowed = switch level.value {
+        let allowed = switch level {
         case .any: true
         case .managed, .managedPasteIn: targetManaged
         case .blocked: false
         }
-        let charLimit = settings.pointee.clipboardCharLimit.value
+        let charLimit = app.settings.pointee.clipboardCharLimit
         if !allowed, charLimit > 0, let size, size >= 0, size <= charLimit {
-            return Decision(allowed: true, rule: settings.pointee.clipboardCharLimit.rule, reason: DecisionReason.clipboardCharLimit)
+            return Decision(allowed: true, ruleParts: app.rule(.clipboardCharLimit), reason: DecisionReason.clipboardCharLimit)
         }
-        return Decision(allowed: allowed, rule: level.rule, reason: DecisionReason.copy(level.value, targetManaged: targetManaged))
+        return Decision(allowed: allowed, ruleParts: app.rule(.clipboardLevel),
+                        reason: DecisionReason.copy(level, targetManaged: targetManaged))
     }
 
-    private func decidePaste(_ settings: UnsafePointer<ResolvedSettings>, from source: TargetStanding) -> Decision {
+    private func decidePaste(_ app: AskingApp, from source: TargetStanding) -> Decision {
         if source == .sameApp { return Self.sameApp }
-        let level = settings.pointee.clipboardLevel
+        let level = app.settings.pointee.clipboardLevel
         let sourceManaged = source == .managed
-        let allowed = switch level.value {
+        let allowed = switch level {
         case .any, .managedPasteIn: true
         case .managed: sourceManaged
         case .blocked: false
         }
-        return Decision(allowed: allowed, rule: level.rule, reason: DecisionReason.paste(level.value, sourceManaged: sourceManaged))
+        return Decision(allowed: allowed, ruleParts: app.rule(.clipboardLevel),
+                        reason: DecisionReason.paste(level, sourceManaged: sourceManaged))
     }
 
     /// `share.send` (`sending`) or `share.receive`; an exempt app counts like a managed one.
-    private func decideShare(_ settings: UnsafePointer<ResolvedSettings>, sending: Bool, other: String?, _ standing: TargetStanding) -> Decision {
+    private func decideShare(_ app: AskingApp, sending: Bool, other: String?, _ standing: TargetStanding) -> Decision {
         if standing == .sameApp { return Self.sameApp }
-        let level = sending ? settings.pointee.shareSend : settings.pointee.shareReceive
+        let level = sending ? app.settings.pointee.shareSend : app.settings.pointee.shareReceive
         let otherManaged = standing == .managed
-        if level.value == .managed, !otherManaged, let other {
-            let exempt = settings.pointee.shareExempt
-            if let index = tables.appIDGlobLists[Int(exempt.list)].firstMatch(other) {
-                return Decision(allowed: true, rule: rule(exempt.entryRule(index)),
+        if level == .managed, !otherManaged, let other {
+            if let index = tables.appIDGlobLists[Int(app.settings.pointee.shareExempt)].firstMatch(other) {
+                return Decision(allowed: true, ruleParts: app.rule(.shareExempt, entry: index),
                                 reason: sending ? DecisionReason.exemptReceiver : DecisionReason.exemptSender)
             }
         }
-        let allowed = level.value == .any || (level.value == .managed && otherManaged)
-        return Decision(allowed: allowed, rule: level.rule,
-                        reason: sending ? DecisionReason.send(level.value, receiverManaged: otherManaged)
-                                        : DecisionReason.receive(level.value, senderManaged: otherManaged))
+        let allowed = level == .any || (level == .managed && otherManaged)
+        return Decision(allowed: allowed, ruleParts: app.rule(sending ? .shareSend : .shareReceive),
+                        reason: sending ? DecisionReason.send(level, receiverManaged: otherManaged)
+                                        : DecisionReason.receive(level, senderManaged: otherManaged))
     }
 
     /// Deny patterns win over allow patterns; with an allow list only matching paths pass.
-    private func decideExport(_ settings: UnsafePointer<ResolvedSettings>, path: String?) -> Decision {
+    private func decideExport(_ app: AskingApp, path: String?) -> Decision {
         guard let path else { return Self.exportPathMissing }
         return AppTable.withBytes(of: path) { bytes in
             guard bytes.count <= CompiledPolicy.maxExportPathBytes else { return Self.exportPathTooLong }
             return LexicalPath.withSegments(of: bytes) { bytes, segments in
-                let deny = settings.pointee.fileExportDeny
-                if let index = firstMatch(deny, bytes, segments) {
-                    return Decision(allowed: false, rule: rule(deny.entryRule(index)), reason: DecisionReason.exportDenied)
+                if let index = firstMatch(app.settings.pointee.fileExportDeny, bytes, segments) {
+                    return Decision(allowed: false, ruleParts: app.rule(.fileExportDeny, entry: index),
+                                    reason: DecisionReason.exportDenied)
                 }
-                let allow = settings.pointee.fileExportAllow
-                guard allow.list >= 0 else {
-                    return Decision(allowed: true, rule: allow.rule, reason: DecisionReason.exportNoAllowList)
+                let allow = app.settings.pointee.fileExportAllow
+                guard allow >= 0 else {
+                    return Decision(allowed: true, ruleParts: app.rule(.fileExportAllow), reason: DecisionReason.exportNoAllowList)
                 }
                 if let index = firstMatch(allow, bytes, segments) {
-                    return Decision(allowed: true, rule: rule(allow.entryRule(index)), reason: DecisionReason.exportAllowed)
+                    return Decision(allowed: true, ruleParts: app.rule(.fileExportAllow, entry: index),
+                                    reason: DecisionReason.exportAllowed)
                 }
-                return Decision(allowed: false, rule: allow.rule, reason: DecisionReason.exportNotAllowed)
+                return Decision(allowed: false, ruleParts: app.rule(.fileExportAllow), reason: DecisionReason.exportNotAllowed)
             } ?? Self.exportPathRelative
         }
     }
 
     /// `block-org-data` lets only `plain` notifications through. A target other than `org` or
     /// `plain` is denied under every level: what such a notification shows is not known.
-    private func decideNotification(_ settings: UnsafePointer<ResolvedSettings>, showing content: String?) -> Decision {
+    private func decideNotification(_ app: AskingApp, showing content: String?) -> Decision {
         guard let content = content.flatMap(NotificationContent.init(rawValue:)) else { return Self.notificationTargetUnknown }
         let showsOrgData = content == .org
-        let level = settings.pointee.notifications
-        let allowed = switch level.value {
+        let level = app.settings.pointee.notifications
+        let allowed = switch level {
         case .allow: true
         case .blockOrgData: !showsOrgData
         case .block: false
         }
-        return Decision(allowed: allowed, rule: level.rule, reason: DecisionReason.notification(level.value, showsOrgData: showsOrgData))
+        return Decision(allowed: allowed, ruleParts: app.rule(.notifications),
+                        reason: DecisionReason.notification(level, showsOrgData: showsOrgData))
     }
 
-    private func firstMatch(_ list: ResolvedList, _ bytes: UnsafeBufferPointer<UInt8>,
+    private func firstMatch(_ list: Int32, _ bytes: UnsafeBufferPointer<UInt8>,
                             _ segments: UnsafeBufferPointer<PathSegment>) -> Int? {
-        guard list.list >= 0 else { return nil }
-        let globs = tables.pathGlobLists[Int(list.list)]
+        guard list >= 0 else { return nil }
+        let globs = tables.pathGlobLists[Int(list)]
         for index in globs.indices where globs[index].matches(bytes, segments) { return index }
         return nil
     }

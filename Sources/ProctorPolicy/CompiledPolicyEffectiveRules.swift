@@ -10,36 +10,36 @@ extension CompiledPolicy {
         guard let entry = storage.table.find(app) else { return nil }
         let settings = storage.records[entry.position].settings
         let tables = storage.tables
-        func patterns(_ list: ResolvedList) -> JSONValue {
-            .array(tables.pathGlobLists[Int(list.list)].map { .string($0.pattern) })
+        func patterns(_ list: Int32) -> JSONValue {
+            .array(tables.pathGlobLists[Int(list)].map { .string($0.pattern) })
         }
         var fileExport: [String: JSONValue] = ["deny": patterns(settings.fileExportDeny),
-                                               "enforcement": .string(settings.fileExportEnforcement.value.rawValue)]
-        if settings.fileExportAllow.list >= 0 {
+                                               "enforcement": .string(settings.fileExportEnforcement.rawValue)]
+        if settings.fileExportAllow >= 0 {
             fileExport["allow"] = patterns(settings.fileExportAllow)
         }
         let dlp: JSONValue = [
             "clipboard": [
-                "level": .string(settings.clipboardLevel.value.rawValue),
-                "charLimit": .number(settings.clipboardCharLimit.value),
+                "level": .string(settings.clipboardLevel.rawValue),
+                "charLimit": .number(settings.clipboardCharLimit),
             ],
             "share": [
-                "send": .string(settings.shareSend.value.rawValue),
-                "receive": .string(settings.shareReceive.value.rawValue),
-                "exempt": .array(tables.appIDGlobLists[Int(settings.shareExempt.list)].patterns.map(JSONValue.string)),
+                "send": .string(settings.shareSend.rawValue),
+                "receive": .string(settings.shareReceive.rawValue),
+                "exempt": .array(tables.appIDGlobLists[Int(settings.shareExempt)].patterns.map(JSONValue.string)),
             ],
-            "print": .string(settings.print.value.rawValue),
-            "screenCapture": .string(settings.screenCapture.value.rawValue),
+            "print": .string(settings.print.rawValue),
+            "screenCapture": .string(settings.screenCapture.rawValue),
             "fileExport": .object(fileExport),
-            "notifications": .string(settings.notifications.value.rawValue),
+            "notifications": .string(settings.notifications.rawValue),
         ]
         var compliance: [String: JSONValue] = [
-            "onViolation": .string(settings.onViolation.value.rawValue),
-            "offlineGraceSeconds": .number(settings.offlineGraceSeconds.value),
+            "onViolation": .string(settings.onViolation.rawValue),
+            "offlineGraceSeconds": .number(settings.offlineGraceSeconds),
         ]
-        if settings.offlineWipeSeconds.value >= 0 { compliance["offlineWipeSeconds"] = .number(settings.offlineWipeSeconds.value) }
-        if settings.minVersion.value >= 0 {
-            compliance["minVersion"] = .string(tables.versions[Int(settings.minVersion.value)].description)
+        if settings.offlineWipeSeconds >= 0 { compliance["offlineWipeSeconds"] = .number(settings.offlineWipeSeconds) }
+        if settings.minVersion >= 0 {
+            compliance["minVersion"] = .string(tables.versions[Int(settings.minVersion)].description)
         }
         return ["dlp": dlp, "compliance": .object(compliance)]
     }

@@ -1,79 +1,57 @@
-/// A position in `CompiledTables.rules`, the rule strings of list entries.
-typealias RuleID = Int32
-
-/// A setting's value and the rule that supplied it: the JSON path of the app entry or
-/// `defaults` that set it, or the `builtin.<name>` of its built-in default. The rule sits
-/// beside the value so a decision reads one cache line for both.
-struct Resolved<Value: Sendable>: Sendable {
-    var value: Value
-    var rule: String
-}
-
-/// A list setting: the position of the compiled list in one of the list tables (-1 for
-/// "no list"), the rule of the list, and where the rules of its entries start in the rule
-/// table (entry `i` is `entryRules + i`).
-struct ResolvedList: Sendable {
-    var list: Int32
-    var entryRules: RuleID
-    var rule: String
-
-    func entryRule(_ index: Int) -> RuleID { entryRules + RuleID(index) }
-}
-
-/// Every DLP and compliance setting resolved to a value and its deciding rule.
+/// Every DLP and compliance setting resolved to its value, with the layer that supplied it
+/// (`layer(of:)`): the deciding rule follows from the layer, the setting and the asking
+/// app's id, so the record holds no rule text. Wide fields first, so that an `AppRecord`
+/// packs into 56 bytes and a decision reads one or two cache lines of it.
 struct ResolvedSettings: Sendable {
-    var clipboardLevel: Resolved<ClipboardLevel>
-    var clipboardCharLimit: Resolved<Int>
-    var shareSend: Resolved<ShareLevel>
-    var shareReceive: Resolved<ShareLevel>
+    var clipboardCharLimit: Int
+    var offlineGraceSeconds: Int
+    /// -1 for never. Like `fileExportEnforcement`, only sent to the app (never a deciding
+    /// rule), so its layer is not kept.
+    var offlineWipeSeconds: Int
     /// Into `CompiledTables.appIDGlobLists`.
-    var shareExempt: ResolvedList
-    var print: Resolved<Toggle>
-    var screenCapture: Resolved<Toggle>
-    /// Into `CompiledTables.pathGlobLists`; `list == -1` when no layer has an allow list.
-    var fileExportAllow: ResolvedList
-    var fileExportDeny: ResolvedList
-    var fileExportEnforcement: Resolved<ExportEnforcement>
-    var notifications: Resolved<NotificationLevel>
+    var shareExempt: Int32
+    /// Into `CompiledTables.pathGlobLists`; -1 when no layer has an allow list.
+    var fileExportAllow: Int32
+    var fileExportDeny: Int32
     /// Into `CompiledTables.versions`; -1 for no minimum.
-    var minVersion: Resolved<Int32>
-    var onViolation: Resolved<Violation>
-    var offlineGraceSeconds: Resolved<Int>
-    /// -1 for never.
-    var offlineWipeSeconds: Resolved<Int>
+    var minVersion: Int32
+    /// Two bits per `RuleSetting`: its `RuleLayer` (read and set through `layer(of:)`).
+    var layers: UInt32 = 0
+    var clipboardLevel: ClipboardLevel
+    var shareSend: ShareLevel
+    var shareReceive: ShareLevel
+    var print: Toggle
+    var screenCapture: Toggle
+    var notifications: NotificationLevel
+    var onViolation: Violation
+    var fileExportEnforcement: ExportEnforcement
+
+    /// The layer that supplied `setting` (every setting starts `builtin`).
+    func layer(of setting: RuleSetting) -> RuleLayer {
+        RuleLayer(rawValue: UInt8(truncatingIfNeeded: layers >> (2 * UInt32(setting.rawValue))) & 3)!
+    }
+
+    mutating func setLayer(_ layer: RuleLayer, of setting: RuleSetting) {
+        let shift = 2 * UInt32(setting.rawValue)
+        layers = layers & ~(3 << shift) | UInt32(layer.rawValue) << shift
+    }
 }
 
 /// One app of the policy, compiled.
 struct AppRecord: Sendable {
-    var state: AppState
-    /// `apps["x"].state`
-    var stateRule: String
     var settings: ResolvedSettings
+    var state: AppState
 }
 
 /// The tables a compiled policy decides from, filled while compiling. Identical glob lists
 /// and versions are stored once and shared by every app that has them.
 struct CompiledTables: Sendable {
-    /// The rules of list entries (`…dlp.share.exempt[0]`), each list's entries consecutive.
-    var rules: [String] = []
     var appIDGlobLists: [GlobList] = []
     var pathGlobLists: [[PathGlob]] = []
     var versions: [SemanticVersion] = []
     private var appIDGlobListPositions: [[String]: Int32] = [:]
     private var pathGlobListPositions: [[String]: Int32] = [:]
     private var versionPositions: [SemanticVersion: Int32] = [:]
-
-    private mutating func addRule(_ rule: String) -> RuleID {
-        rules.append(rule)
-        return RuleID(rules.count - 1)
-    }
-
-    /// A list's setting with the rules of its entries added to the rule table.
-    private mutating func list(_ list: Int32, rule: String, count: Int, entry: (Int) -> String) -> ResolvedList {
-        let first = RuleID(rules.count)
-        for index in 0..<count { _ = addRule(entry(index)) }
-        return ResolvedList(list: list, entryRules: first, rule: rule)
-    }
 
     private mutating func appIDGlobList(_ patterns: [String]) -> Int32 {
         if let position = appIDGlobListPositions[patterns] { return position }
@@ -93,27 +71,17 @@ struct CompiledTables: Sendable {
 
     /// The built-in defaults of `BuiltinDefaults`.
     mutating func builtinSettings() -> ResolvedSettings {
-        typealias Rule = BuiltinDefaults.Rule
-        let exempt = BuiltinDefaults.shareExempt
-        let deny = BuiltinDefaults.fileExportDeny
-        let allow = BuiltinDefaults.fileExportAllow
-        return ResolvedSettings(
-            clipboardLevel: Resolved(value: BuiltinDefaults.clipboardLevel, rule: Rule.clipboardLevel),
-            clipboardCharLimit: Resolved(value: BuiltinDefaults.clipboardCharLimit, rule: Rule.clipboardCharLimit),
-            shareSend: Resolved(value: BuiltinDefaults.shareSend, rule: Rule.shareSend),
-            shareReceive: Resolved(value: BuiltinDefaults.shareReceive, rule: Rule.shareReceive),
-            shareExempt: list(appIDGlobList(exempt), rule: Rule.shareExempt, count: exempt.count) { _ in Rule.shareExempt },
-            print: Resolved(value: BuiltinDefaults.print, rule: Rule.print),
-            screenCapture: Resolved(value: BuiltinDefaults.screenCapture, rule: Rule.screenCapture),
-            fileExportAllow: list(allow.map { pathGlobList($0) } ?? -1, rule: Rule.fileExportAllow,
-                                  count: allow?.count ?? 0) { _ in Rule.fileExportAllow },
-            fileExportDeny: list(pathGlobList(deny), rule: Rule.fileExportDeny, count: deny.count) { _ in Rule.fileExportDeny },
-            fileExportEnforcement: Resolved(value: BuiltinDefaults.fileExportEnforcement, rule: Rule.fileExportEnforcement),
-            notifications: Resolved(value: BuiltinDefaults.notifications, rule: Rule.notifications),
-            minVersion: Resolved(value: BuiltinDefaults.minVersion.map { version($0) } ?? -1, rule: Rule.minVersion),
-            onViolation: Resolved(value: BuiltinDefaults.onViolation, rule: Rule.onViolation),
-            offlineGraceSeconds: Resolved(value: BuiltinDefaults.offlineGraceSeconds, rule: Rule.offlineGraceSeconds),
-            offlineWipeSeconds: Resolved(value: BuiltinDefaults.offlineWipeSeconds ?? -1, rule: Rule.offlineWipeSeconds))
+        ResolvedSettings(
+            clipboardCharLimit: BuiltinDefaults.clipboardCharLimit, offlineGraceSeconds: BuiltinDefaults.offlineGraceSeconds,
+            offlineWipeSeconds: BuiltinDefaults.offlineWipeSeconds ?? -1,
+            shareExempt: appIDGlobList(BuiltinDefaults.shareExempt),
+            fileExportAllow: BuiltinDefaults.fileExportAllow.map { pathGlobList($0) } ?? -1,
+            fileExportDeny: pathGlobList(BuiltinDefaults.fileExportDeny),
+            minVersion: BuiltinDefaults.minVersion.map { version($0) } ?? -1,
+            clipboardLevel: BuiltinDefaults.clipboardLevel, shareSend: BuiltinDefaults.shareSend,
+            shareReceive: BuiltinDefaults.shareReceive, print: BuiltinDefaults.print,
+            screenCapture: BuiltinDefaults.screenCapture, notifications: BuiltinDefaults.notifications,
+            onViolation: BuiltinDefaults.onViolation, fileExportEnforcement: BuiltinDefaults.fileExportEnforcement)
     }
 
     /// Identical minimums are stored once, so the few versions a policy names stay in cache.
@@ -125,41 +93,28 @@ struct CompiledTables: Sendable {
         return position
     }
 
-    /// `settings`, found at `path` (`defaults`, `apps["x"]`), laid over `base`: what the layer
-    /// does not say keeps the value and rule of the layer below.
-    mutating func overlay(_ settings: AppSettings, at path: String, over base: ResolvedSettings) -> ResolvedSettings {
+    /// `settings`, of `layer` (`defaults` or an app entry), laid over `base`: what the layer
+    /// does not say keeps the value and layer of the one below.
+    mutating func overlay(_ settings: AppSettings, layer: RuleLayer, over base: ResolvedSettings) -> ResolvedSettings {
         let dlp = settings.dlp
         let compliance = settings.compliance
         var resolved = base
-        func pick<Value>(_ value: Value?, _ suffix: String, _ target: inout Resolved<Value>) {
-            if let value { target = Resolved(value: value, rule: path + suffix) }
-        }
-        pick(dlp.clipboardLevel, ".dlp.clipboard.level", &resolved.clipboardLevel)
-        pick(dlp.clipboardCharLimit, ".dlp.clipboard.charLimit", &resolved.clipboardCharLimit)
-        pick(dlp.shareSend, ".dlp.share.send", &resolved.shareSend)
-        pick(dlp.shareReceive, ".dlp.share.receive", &resolved.shareReceive)
-        if let exempt = dlp.shareExempt {
-            let listPath = path + ".dlp.share.exempt"
-            resolved.shareExempt = list(appIDGlobList(exempt), rule: listPath, count: exempt.count) { "\(listPath)[\($0)]" }
-        }
-        pick(dlp.print, ".dlp.print", &resolved.print)
-        pick(dlp.screenCapture, ".dlp.screenCapture", &resolved.screenCapture)
-        if let allow = dlp.fileExportAllow {
-            let listPath = path + ".dlp.fileExport.allow"
-            resolved.fileExportAllow = list(pathGlobList(allow), rule: listPath, count: allow.count) { "\(listPath)[\($0)]" }
-        }
-        if let deny = dlp.fileExportDeny {
-            let listPath = path + ".dlp.fileExport.deny"
-            resolved.fileExportDeny = list(pathGlobList(deny), rule: listPath, count: deny.count) { "\(listPath)[\($0)]" }
-        }
-        pick(dlp.fileExportEnforcement, ".dlp.fileExport.enforcement", &resolved.fileExportEnforcement)
-        pick(dlp.notifications, ".dlp.notifications", &resolved.notifications)
-        if let minimum = compliance.minVersion {
-            resolved.minVersion = Resolved(value: version(minimum), rule: path + ".compliance.minVersion")
-        }
-        pick(compliance.onViolation, ".compliance.onViolation", &resolved.onViolation)
-        pick(compliance.offlineGraceSeconds, ".compliance.offlineGraceSeconds", &resolved.offlineGraceSeconds)
-        pick(compliance.offlineWipeSeconds, ".compliance.offlineWipeSeconds", &resolved.offlineWipeSeconds)
+        // Direct stores rather than key paths: this runs for every app at every compile.
+        if let value = dlp.clipboardLevel { resolved.clipboardLevel = value; resolved.setLayer(layer, of: .clipboardLevel) }
+        if let value = dlp.clipboardCharLimit { resolved.clipboardCharLimit = value; resolved.setLayer(layer, of: .clipboardCharLimit) }
+        if let value = dlp.shareSend { resolved.shareSend = value; resolved.setLayer(layer, of: .shareSend) }
+        if let value = dlp.shareReceive { resolved.shareReceive = value; resolved.setLayer(layer, of: .shareReceive) }
+        if let value = dlp.shareExempt { resolved.shareExempt = appIDGlobList(value); resolved.setLayer(layer, of: .shareExempt) }
+        if let value = dlp.print { resolved.print = value; resolved.setLayer(layer, of: .print) }
+        if let value = dlp.screenCapture { resolved.screenCapture = value; resolved.setLayer(layer, of: .screenCapture) }
+        if let value = dlp.fileExportAllow { resolved.fileExportAllow = pathGlobList(value); resolved.setLayer(layer, of: .fileExportAllow) }
+        if let value = dlp.fileExportDeny { resolved.fileExportDeny = pathGlobList(value); resolved.setLayer(layer, of: .fileExportDeny) }
+        if let value = dlp.notifications { resolved.notifications = value; resolved.setLayer(layer, of: .notifications) }
+        if let value = compliance.minVersion { resolved.minVersion = version(value); resolved.setLayer(layer, of: .minVersion) }
+        if let value = compliance.onViolation { resolved.onViolation = value; resolved.setLayer(layer, of: .onViolation) }
+        if let value = compliance.offlineGraceSeconds { resolved.offlineGraceSeconds = value; resolved.setLayer(layer, of: .offlineGraceSeconds) }
+        if let value = compliance.offlineWipeSeconds { resolved.offlineWipeSeconds = value }
+        if let value = dlp.fileExportEnforcement { resolved.fileExportEnforcement = value }
         return resolved
     }
 }

@@ -28,7 +28,4 @@ final class CompiledPolicyStorage: @unchecked Sendable {
         for position in table.positions { (records.baseAddress! + position).deinitialize(count: 1) }
         records.deallocate()
     }
-
-    /// The rule of a list entry (`apps["x"].dlp.fileExport.deny[2]`).
-    func rule(_ id: RuleID) -> String { tables.rules[Int(id)] }
 }

@@ -37,4 +37,32 @@ import Testing
         #expect(plain["dlp"]?["fileExport"] == ["deny": ["/tmp/**"], "enforcement": "advisory"])
         #expect(plain["compliance"] == ["onViolation": "block", "offlineGraceSeconds": 3600])
     }
+
+    /// The engine keeps a rule as layer, setting and the asking app's id and renders it when
+    /// read: the text must be what `JSONPath` makes of the app entry, whatever the id.
+    @Test(arguments: ["com.example.notes", "notes", "_x9", "9lives", "com.ex-ample.app", "com.exämple.app",
+                      "say \"hi\"", "back\\slash", "tab\there", ""])
+    func rulesNameTheAppEntryAsJSONPathRendersIt(id: String) {
+        let app = AppPolicy(settings: AppSettings(dlp: DLPSettings(print: .block, fileExportDeny: ["/a/**", "/tmp/**"])))
+        let engine = CompiledPolicy(Policy(version: "1", defaults: AppSettings(dlp: DLPSettings(shareExempt: ["*"])),
+                                           apps: [id: app, "blocked." + id: AppPolicy(state: .blocked)]))
+        let path = JSONPath([.key("apps"), .key(id)]).description
+        let print = engine.decide(DecisionRequest(app: id, action: .print))
+        #expect(print.rule == path + ".dlp.print")
+        #expect(print == Decision(allowed: false, rule: path + ".dlp.print", reason: print.reason))
+        #expect(print.hashValue == Decision(allowed: false, rule: path + ".dlp.print", reason: print.reason).hashValue)
+        #expect(engine.decide(DecisionRequest(app: id, action: .fileExport, target: "/tmp/x")).rule == path + ".dlp.fileExport.deny[1]")
+        #expect(engine.decide(DecisionRequest(app: id, action: .shareSend, target: "other")).rule == "defaults.dlp.share.exempt[0]")
+        #expect(engine.decide(DecisionRequest(app: id, action: .screenCapture)).rule == "builtin.screenCapture")
+        let blocked = JSONPath([.key("apps"), .key("blocked." + id)]).description
+        #expect(engine.decide(DecisionRequest(app: "blocked." + id, action: .launch)).rule == blocked + ".state")
+    }
+
+    @Test func aRuleSetOnADecisionReplacesTheEnginesRule() {
+        let engine = CompiledPolicy(Policy(version: "1", apps: ["com.example.notes": AppPolicy()]))
+        var decision = engine.decide(DecisionRequest(app: "com.example.notes", action: .print))
+        #expect(decision.rule == "builtin.print")
+        decision.rule = "sdk.offlineGrace"
+        #expect(decision.rule == "sdk.offlineGrace" && decision.json["rule"] == "sdk.offlineGrace")
+    }
 }
