@@ -219,8 +219,9 @@ final class AgentRegistry {
 
     /// `snapshot` signed for the session's app and user, now.
     private func signedView(of snapshot: Agent.AppSnapshot, for session: AgentSession) -> Agent.SignedAppView {
-        viewSigner.sign(Agent.AppViewPayload(appId: session.appID, uid: Int(session.peer.uid), issuedAt: Clock.rfc3339(Clock.now()),
-                                             snapshot: snapshot, managedAppsSHA256: managedAppsDigest))
+        let now = Clock.now()
+        return viewSigner.sign(Agent.AppViewPayload(appId: session.appID, uid: Int(session.peer.uid), issuedAt: Clock.rfc3339(now),
+                                                    snapshot: snapshot, managedAppsSHA256: managedAppsDigest), now: now)
     }
 
     /// The policy in force's `launch` decision for the session's app at its version.

@@ -3,6 +3,7 @@ import JSONCore
 import LinuxIO
 import ProctorCrypto
 import ProctorProtocol
+import ProctorStore
 
 /// proctord's view-signing key: an Ed25519 key pair (ProctorCrypto) whose private half stays in
 /// the state directory (`view-signing-key`, 0600, created the first time) and whose public half
@@ -15,16 +16,33 @@ final class ViewSigner {
     static let publicKeyName = "view-signing-key.pub"
 
     let keyPair: SigningKeyPair
+    /// The last view signed. A push to many sessions of one app and user at one version signs
+    /// their common view once: the same payload signed less than `reuseMilliseconds` ago is
+    /// sent with that signature and `issuedAt` (Ed25519 is deterministic, so this is the
+    /// signature signing again would give; the view only looks that much older, so it expires
+    /// sooner offline, never later).
+    private var lastSigned: (payload: Agent.AppViewPayload, signedAt: UnixMilliseconds, view: Agent.SignedAppView)?
+    static let reuseMilliseconds: UnixMilliseconds = 1000
 
     init(keyPair: SigningKeyPair) { self.keyPair = keyPair }
 
     /// The public key's one-line text form (`ed25519 <key id> <Base64 key>`).
     var publicKeyText: String { keyPair.publicKey.text }
 
-    /// `payload` as JSON text with its signature.
-    func sign(_ payload: Agent.AppViewPayload) -> Agent.SignedAppView {
-        let bytes = payload.json.serialized()
-        return Agent.SignedAppView(payload: String(decoding: bytes, as: UTF8.self), signature: Base64.encode(keyPair.sign(bytes)))
+    /// The snapshot of `payload` issued `now` (milliseconds since the epoch), as JSON text with
+    /// its signature — or the last view signed, when it says the same and is recent.
+    func sign(_ payload: Agent.AppViewPayload, now: UnixMilliseconds) -> Agent.SignedAppView {
+        if let last = lastSigned, now >= last.signedAt, now - last.signedAt < Self.reuseMilliseconds {
+            var candidate = payload
+            candidate.issuedAt = last.payload.issuedAt
+            if candidate == last.payload { return last.view }
+        }
+        var issued = payload
+        issued.issuedAt = Clock.rfc3339(now)
+        let bytes = issued.json.serialized()
+        let view = Agent.SignedAppView(payload: String(decoding: bytes, as: UTF8.self), signature: Base64.encode(keyPair.sign(bytes)))
+        lastSigned = (issued, now, view)
+        return view
     }
 
     /// The key pair of the state directory (created there the first time), its public half

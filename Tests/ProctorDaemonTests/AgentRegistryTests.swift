@@ -53,6 +53,42 @@ import TestSupport
         return try Agent.AppViewPayload(try #require(try JSONParser.parse(view.payload).objectValue))
     }
 
+    @Test func aPushSignsTheViewItsSessionsShareOnce() throws {
+        let registry = try notesAndMailRegistry()
+        let subscriptions = (0..<3).map { _ in RecordingSubscription() }
+        let sessions = [session("com.example.notes", "a", uid: 1000), session("com.example.notes", "b", uid: 1000),
+                        session("com.example.notes", "c", uid: 1001)]
+        for (session, subscription) in zip(sessions, subscriptions) {
+            _ = registry.register(session)
+            _ = registry.subscribe(session, through: subscription)
+        }
+        let changed = #""com.example.notes": {"config": {"syncDays": 7}}, "com.example.mail": {}"#
+        let views = registry.activate(try Self.policy(version: "2", apps: changed)).compactMap { effect in
+            if case .push(let session, let update) = effect { (session.id, update.view) } else { nil }
+        }.sorted { $0.0 < $1.0 }
+        try #require(views.map(\.0) == ["a", "b", "c"])
+        // One user's two sessions get the same signed view; another user's is signed for them.
+        #expect(views[0].1 == views[1].1 && views[1].1 != views[2].1)
+        #expect(try verifiedPayload(views[1].1).uid == 1000 && verifiedPayload(views[2].1).uid == 1001)
+    }
+
+    @Test func aSignedViewIsReusedOnlyWhileRecentAndTheSame() throws {
+        let payload = Agent.AppViewPayload(
+            appId: "a", uid: 1, issuedAt: "2026-11-30T12:00:00Z",
+            snapshot: Agent.AppSnapshot(state: .authorized, policyVersion: "1", config: [:], dlp: [:], compliance: [:],
+                                        launch: Agent.LaunchVerdict(allowed: true, rule: "r", reason: "ok", violation: nil),
+                                        directives: []),
+            managedAppsSHA256: "00")
+        let first = viewSigner.sign(payload, now: 1_000_000)
+        #expect(try verifiedPayload(first).issuedAt == RFC3339.string(milliseconds: 1_000_000))
+        #expect(viewSigner.sign(payload, now: 1_000_999) == first)
+        var other = payload
+        other.uid = 2
+        #expect(try verifiedPayload(viewSigner.sign(other, now: 1_001_000)).uid == 2)
+        let later = viewSigner.sign(other, now: 1_001_000 + ViewSigner.reuseMilliseconds)
+        #expect(try verifiedPayload(later).issuedAt == RFC3339.string(milliseconds: 1_002_000), "signed anew once a second old")
+    }
+
     @Test func everyViewSentIsSignedForTheSessionsAppAndUser() throws {
         let registry = try notesAndMailRegistry()
         let notes = session("com.example.notes", "a", uid: 1000)
