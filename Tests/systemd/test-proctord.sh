@@ -138,7 +138,10 @@ else
 fi
 check_output "the first call ($first_client) starts proctord.service, which answers with the policy of policy.d" \
     systemd-test.1 first_status
-check_output "… and the service is active" active show ActiveState
+# proctord answers once READY=1 is sent; the unit turns active only after ExecStartPost= (the
+# copy of the view-signing key) has run, so the state may still be "activating" for a moment.
+service_active() { [ "$(show ActiveState)" = active ]; }
+check "… and the service is active (after its ExecStartPost=)" box_wait_for 20 service_active
 check_output "proctord took the handed sockets: the socket files are the ones systemd bound (same inodes)" \
     "$socket_inodes" box_run stat --printf '%i ' "$agent" "$admin"
 main_pid=$(show MainPID)
