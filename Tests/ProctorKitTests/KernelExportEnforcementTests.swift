@@ -50,6 +50,28 @@ import TestSupport
         return Array(app.outputLines.filter { $0.hasPrefix("write ") }.suffix(count))
     }
 
+    @Test func anAppLaunchedOfflineFromItsSignedViewIsConfinedToo() throws {
+        let daemon = try RunningDaemon(policy: ["schema": 1, "version": "ll.0", "apps": [:]])
+        let places = try Places(daemon)
+        _ = try daemon.admin("ApplyPolicy", ["policy": try Self.policy(version: "ll.1", allow: [places.pattern("Export")])])
+        let online = try launch(daemon, places, writing: [])
+        try online.waitForOutputLine("delegate didBecomeActive")
+        try online.send(SIGTERM)
+        #expect(try online.waitForExit() == 0)
+        try daemon.kill()
+
+        let files = [places.export + "/offline.txt", places.outside + "/leak.txt"]
+        let app = try launch(daemon, places, writing: files)
+        try app.waitForOutputLine("delegate didBecomeActive")
+        #expect(try writes(app, count: files.count, round: 1) == [
+            "write \(places.export)/offline.txt main=ok worker=ok",
+            "write \(places.outside)/leak.txt main=errno=13 worker=errno=13",
+        ], "\(app.errorOutput)")
+        _ = try PolicyApplicationTests().waitForLine(in: app, errorOutput: true) { $0.contains("launching offline") }
+        try app.send(SIGTERM)
+        _ = try app.waitForExit()
+    }
+
     @Test func writesOutsideTheAllowedPlacesGetEACCESFromTheKernelInsideSucceed() throws {
         let daemon = try RunningDaemon(policy: ["schema": 1, "version": "ll.0", "apps": [:]])
         let places = try Places(daemon)

@@ -40,6 +40,8 @@ extension PolicyApplication {
         dataGuard.connectionLost(at: .now - .seconds(age))
         // The data key comes from the kernel keyring's copy until proctord answers.
         configureProtectedStorage(settings, dataKey: nil, offlineGraceSeconds: update.offlineGraceSeconds)
+        // As online: last before the delegate's code runs, so none of it runs unconfined.
+        enforceExportRule(update, settings: settings)
         launchedOffline = true
         connectivityEpoch += 1
         scheduleOfflineWipe(afterSeconds: update.offlineWipeSeconds.map { $0 - age })
