@@ -154,11 +154,21 @@ private final class Harness {
         }
     }
 
+    /// Runs the daemon's loop until it is idle (`stopping`: then stops it); a loop that fails
+    /// is a finding.
+    func settle(stopping: Bool = false) {
+        do {
+            if stopping { try daemon.stop() } else { try daemon.settle() }
+        } catch {
+            fail("the event loop failed: \(error)")
+        }
+    }
+
     /// Stops the daemon and starts it again on the same state, which must hold the policy
     /// that was in force; every `restartsPerFreshState` times, on a fresh state instead.
     func restart() {
         let before = daemon.policyInForce
-        daemon.stop()
+        settle(stopping: true)
         restarts += 1
         if restarts % restartsPerFreshState == 0 {
             let state = directory + "/state"
@@ -193,11 +203,11 @@ private final class Harness {
             }
             guard !client.isClosed else { continue }
             send(message, to: client)
-            daemon.settle()
+            settle()
             for client in [agent, admin, stranger] { receive(client, &handles) }
         }
         for client in [agent, admin, stranger] where !client.isClosed { client.connection.close() }
-        daemon.settle()
+        settle()
         if let expectedPolicy {
             check(daemon.policyInForce.sha256 == expectedPolicy,
                   "policy \(daemon.policyInForce) is in force, but the last change acknowledged put \(expectedPolicy) in force")

@@ -1,5 +1,5 @@
 import Glibc
-import LinuxIO
+package import LinuxIO
 import ProctorPolicy
 package import Varlink
 
@@ -46,7 +46,8 @@ package final class SocketlessDaemon {
         }
     }
 
-    deinit { stop() }
+    // The state is closed whatever the loop says: nobody is left to hear a failure here.
+    deinit { try? stop() }
 
     /// A client connected to `socket`; on the admin socket, `administrator` says whether it
     /// is root or in the admin group (every Admin call checks).
@@ -63,15 +64,11 @@ package final class SocketlessDaemon {
     /// Runs the event loop until no policy change is under way (their reading and compiling
     /// run on worker threads, and their replies come on the loop), at least one turn, so due
     /// timers fire (the batched write of the event history).
-    package func settle() {
+    package func settle() throws(Errno) {
         repeat {
             let stop = daemon.loop.schedule(after: .zero) { [daemon] in daemon.loop.stop() }
-            do {
-                try daemon.loop.run()
-            } catch {
-                fatalError("the event loop failed: \(error)")
-            }
-            daemon.loop.cancel(stop)
+            defer { daemon.loop.cancel(stop) }
+            try daemon.loop.run()
             if daemon.policyUpdates.isRunning { usleep(50) }
         } while daemon.policyUpdates.isRunning
     }
@@ -81,11 +78,11 @@ package final class SocketlessDaemon {
 
     /// Stops as proctord does: the pending events are written and the store and the lock
     /// are closed, so another daemon may start on the directory. Connections must be closed.
-    package func stop() {
+    package func stop() throws(Errno) {
         guard !isStopped else { return }
         isStopped = true
-        settle()
-        daemon.closeState()
+        defer { daemon.closeState() }
+        try settle()
     }
 
     /// One client's connection: bytes in, replies out.

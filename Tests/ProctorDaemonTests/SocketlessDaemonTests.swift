@@ -26,7 +26,7 @@ import Varlink
         var message: [UInt8] = []
         VarlinkCall(method: method, parameters: parameters).encode(to: &message)
         connection.send(message)
-        daemon.settle()
+        try daemon.settle()
         var decoder = VarlinkFrameDecoder()
         decoder.append(connection.takeOutput().bytes)
         var replies: [VarlinkReply] = []
@@ -68,7 +68,7 @@ import Varlink
         #expect(reply.version == "two")
         #expect(daemon.policyInForce.sha256 == reply.sha256)
         admin.close()
-        daemon.stop()
+        try daemon.stop()
         daemon = try SocketlessDaemon(directory: directory.path)
         #expect(daemon.policyInForce.sha256 == reply.sha256)
     }
