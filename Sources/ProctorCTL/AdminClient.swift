@@ -16,16 +16,23 @@ struct AdminClient {
         "--address", "PATH",
         help: "Talk to proctord's Admin socket at PATH. Without it, $\(addressVariable) names the socket, "
             + "and without that, \(defaultAddress).")
+    /// The exit statuses of a command that talks to proctord, in the order of their codes, for
+    /// its manual: what each means for this command, where it says more than the default.
+    static func exitStatuses(
+        success: String = "proctord answered.", denied: String? = nil,
+        invalidInput: String = "The command line is wrong.",
+        unreachable: String = "proctord is not running at the address, or the exchange failed.",
+        refused: String = "proctord refused, such as permission denied."
+    ) -> [(ExitStatus, String)] {
+        [(.success, success)] + (denied.map { [(.denied, $0)] } ?? [])
+            + [(.invalidInput, invalidInput), (.daemonUnreachable, unreachable), (.daemonRefused, refused)]
+    }
+
+    /// The exit statuses of a command that only asks proctord something.
+    static let questionExitStatuses = exitStatuses()
+
     /// The options every command that talks to proctord takes; `jsonOutput` says what
     /// `--json` prints.
-    /// The exit statuses of a command that only asks proctord something.
-    static let questionExitStatuses: [(ExitStatus, String)] = [
-        (.success, "proctord answered."),
-        (.invalidInput, "The command line is wrong."),
-        (.daemonUnreachable, "proctord is not running at the address, or the exchange failed."),
-        (.daemonRefused, "proctord refused, such as permission denied."),
-    ]
-
     static func options(jsonOutput: String = "proctord's reply as one JSON object") -> [OptionSpec] {
         [addressOption, .flag("--json", help: "Print \(jsonOutput) on standard output instead of the readable form. "
             + "When proctord refuses, print {\"error\": NAME, \"parameters\": {...}} there instead.")]
@@ -123,5 +130,14 @@ struct Answer<Message: ProtocolMessage> {
         } catch {
             throw .daemonUnreachable(address: address, reason: "unexpected reply: \(method).\(error.field) \(error.reason)")
         }
+    }
+
+    /// Prints the reply as a command that only reports it does: verbatim with `--json`,
+    /// otherwise the lines `readable` makes of the message. The command succeeded.
+    func print(_ arguments: ParsedArguments, on console: Console,
+               _ readable: (Message) throws(CommandFailure) -> [String]) throws(CommandFailure) -> ExitStatus {
+        let lines = arguments.has("--json") ? [json.serializedString()] : try readable(message())
+        for line in lines { console.print(line) }
+        return .success
     }
 }

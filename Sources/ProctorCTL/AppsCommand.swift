@@ -3,12 +3,8 @@ import ProctorProtocol
 
 /// `proctorctl apps` and `proctorctl app ID`: the inventory, and one app in detail.
 enum AppsCommand {
-    static let exitStatuses: [(ExitStatus, String)] = [
-        (.success, "proctord answered."),
-        (.invalidInput, "The command line is wrong."),
-        (.daemonUnreachable, "proctord is not running at the address, or the exchange failed."),
-        (.daemonRefused, "proctord refused: permission denied, or (app) no such app in policy or inventory."),
-    ]
+    static let exitStatuses = AdminClient.exitStatuses(
+        refused: "proctord refused: permission denied, or (app) no such app in policy or inventory.")
 
     static let listVerb = Verb(
         words: ["apps"],
@@ -55,32 +51,25 @@ enum AppsCommand {
         run: show)
 
     static func list(_ arguments: ParsedArguments, context: CommandContext) throws(CommandFailure) -> ExitStatus {
-        let answer = try AdminClient(arguments, context: context).call(Admin.ListApps.self)
-        if arguments.has("--json") {
-            context.console.print(answer.json.serializedString())
-            return .success
+        try AdminClient(arguments, context: context).call(Admin.ListApps.self).print(arguments, on: context.console) { reply in
+            guard !reply.apps.isEmpty else { return ["no apps in policy or inventory"] }
+            var table = TextTable("APP", "STATE", "SESSIONS", "LAST SEEN", "VERSION")
+            for app in reply.apps.sorted(by: { $0.appId.utf8.lexicographicallyPrecedes($1.appId.utf8) }) {
+                table.rows.append([app.appId, state(inPolicy: app.inPolicy, app.state), String(app.connectedSessions),
+                                   app.lastSeen.map(LocalTime.format) ?? "-", app.version ?? "-"])
+            }
+            return table.lines
         }
-        var table = TextTable("APP", "STATE", "SESSIONS", "LAST SEEN", "VERSION")
-        for app in try answer.message().apps.sorted(by: { $0.appId.utf8.lexicographicallyPrecedes($1.appId.utf8) }) {
-            table.rows.append([app.appId, state(inPolicy: app.inPolicy, app.state), String(app.connectedSessions),
-                               app.lastSeen.map(LocalTime.format) ?? "-", app.version ?? "-"])
-        }
-        if table.rows.isEmpty {
-            context.console.print("no apps in policy or inventory")
-            return .success
-        }
-        for line in table.lines { context.console.print(line) }
-        return .success
     }
 
     static func show(_ arguments: ParsedArguments, context: CommandContext) throws(CommandFailure) -> ExitStatus {
-        let answer = try AdminClient(arguments, context: context)
+        try AdminClient(arguments, context: context)
             .call(Admin.GetApp.self, Admin.AppRequest(appId: arguments.positionals[0]))
-        if arguments.has("--json") {
-            context.console.print(answer.json.serializedString())
-            return .success
-        }
-        let app = try answer.message().app
+            .print(arguments, on: context.console) { reply in lines(describing: reply.app) }
+    }
+
+    /// `proctorctl app ID`'s readable form.
+    private static func lines(describing app: Admin.AppDetail) -> [String] {
         var fields = FieldList()
         fields.add("app", app.appId)
         fields.add("state", state(inPolicy: app.inPolicy, app.state))
@@ -153,8 +142,7 @@ enum AppsCommand {
             for line in table.lines { fields.addDetail(line) }
         }
         addDataKeys(app.dataKeys, to: &fields)
-        for line in fields.lines { context.console.print(line) }
-        return .success
+        return fields.lines
     }
 
     /// The data keys proctord holds for the app, one row per user and generation: when each was

@@ -33,14 +33,10 @@ enum CheckCommand {
                 + "with \"violation\" (warn, block or wipe) added for a launch below compliance.minVersion. Without "
                 + "--policy, --json prints proctord's reply, which also holds the reasoning as \"explanation\".",
         ],
-        exitStatuses: [
-            (.success, "The action would be allowed."),
-            (.denied, "The action would be denied."),
-            (.invalidInput, "The command line is wrong (an unknown ACTION, a bad --size or --app-version), or the "
+        exitStatuses: AdminClient.exitStatuses(
+            success: "The action would be allowed.", denied: "The action would be denied.",
+            invalidInput: "The command line is wrong (an unknown ACTION, a bad --size or --app-version), or the "
                 + "policy at PATH has problems."),
-            (.daemonUnreachable, "proctord is not running at the address, or the exchange failed."),
-            (.daemonRefused, "proctord refused, such as permission denied."),
-        ],
         examples: [
             ("proctorctl check com.example.notes clipboard.copy org.other.editor --size 120",
              "May the notes app copy 120 characters to an unmanaged editor?"),

@@ -47,12 +47,10 @@ enum EventsCommand {
                 + "one JSON object per line, {\"id\", \"occurredAt\", \"receivedAt\", \"kind\", \"appId\", \"data\"} as "
                 + "proctord sends it, ready for jq.",
         ],
-        exitStatuses: [
-            (.success, "The events were printed (or, with --follow, the stream ended)."),
-            (.invalidInput, "The command line is wrong (an unknown kind, a bad time or --lines, --until with --follow)."),
-            (.daemonUnreachable, "proctord is not running at the address, or it went away and --follow was not given."),
-            (.daemonRefused, "proctord refused, such as permission denied."),
-        ],
+        exitStatuses: AdminClient.exitStatuses(
+            success: "The events were printed (or, with --follow, the stream ended).",
+            invalidInput: "The command line is wrong (an unknown kind, a bad time or --lines, --until with --follow).",
+            unreachable: "proctord is not running at the address, or it went away and --follow was not given."),
         examples: [
             ("proctorctl events -n 20", "The last 20 events."),
             ("proctorctl events --since -1h --kind decision,denial",

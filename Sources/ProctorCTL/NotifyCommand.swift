@@ -20,12 +20,10 @@ enum NotifyCommand {
                 + "it when the app next registers and subscribes, unless --ttl runs out first; the command then prints "
                 + "until when it is queued. At most 100 commands wait per app.",
         ],
-        exitStatuses: [
-            (.success, "The push was handed to every subscribed session, or queued for the app's next registration."),
-            (.invalidInput, "JSON is not a JSON object, --ttl is not a duration of at most 30d, or the command line is wrong."),
-            (.daemonUnreachable, "proctord is not running at the address, or the exchange failed."),
-            (.daemonRefused, "proctord refused: permission denied, no such app, or 100 commands already wait for it."),
-        ],
+        exitStatuses: AdminClient.exitStatuses(
+            success: "The push was handed to every subscribed session, or queued for the app's next registration.",
+            invalidInput: "JSON is not a JSON object, --ttl is not a duration of at most 30d, or the command line is wrong.",
+            refused: "proctord refused: permission denied, no such app, or 100 commands already wait for it."),
         examples: [
             ("proctorctl notify com.example.mail '{\"command\": \"sync\"}'", "Ask the mail app to sync now."),
             ("proctorctl notify --ttl 7d com.example.mail '{\"command\": \"rotate-keys\"}'",
@@ -45,22 +43,18 @@ enum NotifyCommand {
             throw .usage(UsageError("the payload JSON must be a JSON object, found \(payload.typeDescription)"))
         }
         let ttlSeconds = try arguments.value("--ttl").map { text throws(CommandFailure) in try seconds(text) }
-        let answer = try AdminClient(arguments, context: context)
+        return try AdminClient(arguments, context: context)
             .call(Admin.Notify.self, Admin.Notify.Request(appId: app, payload: payload.objectValue ?? [:], ttlSeconds: ttlSeconds))
-        if arguments.has("--json") {
-            context.console.print(answer.json.serializedString())
-            return .success
-        }
-        let reply = try answer.message()
-        if let until = reply.queuedUntil {
-            context.console.print("queued: no session of \(app) is subscribed; delivered at its next registration "
-                + "until \(LocalTime.format(until))")
-        } else if reply.delivered == 0 {
-            context.console.print("no session of \(app) is subscribed: nobody received it (--ttl 0: not queued)")
-        } else {
-            context.console.print("delivered to \(reply.delivered) session\(reply.delivered == 1 ? "" : "s") of \(app)")
-        }
-        return .success
+            .print(arguments, on: context.console) { reply in
+                if let until = reply.queuedUntil {
+                    return ["queued: no session of \(app) is subscribed; delivered at its next registration "
+                        + "until \(LocalTime.format(until))"]
+                }
+                if reply.delivered == 0 {
+                    return ["no session of \(app) is subscribed: nobody received it (--ttl 0: not queued)"]
+                }
+                return ["delivered to \(reply.delivered) session\(reply.delivered == 1 ? "" : "s") of \(app)"]
+            }
     }
 
     /// `--ttl`: seconds, or a number with `s`, `m`, `h` or `d`; at most `Admin.Notify.maxTTLSeconds`.

@@ -5,10 +5,6 @@ import ProctorProtocol
 
 /// `proctorctl policy show|apply|diff|history|rollback`: the policy in proctord.
 enum PolicyCommands {
-    private static let onlineStatuses: [(ExitStatus, String)] = [
-        (.daemonUnreachable, "proctord is not running at the address, or the exchange failed."),
-    ]
-
     static let showVerb = Verb(
         words: ["policy", "show"],
         summary: "print the policy in force and where it came from",
@@ -21,8 +17,7 @@ enum PolicyCommands {
                 + "when it was loaded and its sources, then a blank line and the document as indented JSON with sorted keys, "
                 + "which 'policy apply' and 'policy validate' accept as it is.",
         ],
-        exitStatuses: [(.success, "proctord answered."), (.invalidInput, "The command line is wrong.")] + onlineStatuses
-            + [(.daemonRefused, "proctord refused, such as permission denied.")],
+        exitStatuses: AdminClient.questionExitStatuses,
         examples: [
             ("proctorctl policy show", "Show the policy in force."),
             ("proctorctl policy show --json | jq .policy > in-force.json", "Save the document, to edit and apply it."),
@@ -57,15 +52,13 @@ enum PolicyCommands {
                 + "Whether a plain policy is accepted at all is proctord's choice (RequireSignedBundles= in "
                 + "proctord.conf), never the file's.",
         ],
-        exitStatuses: [
-            (.success, "The policy is in force."),
-            (.invalidInput, "The policy has problems, is larger than a bundle may be or cannot be read, or the command "
-                + "line is wrong."),
-        ] + onlineStatuses + [
-            (.daemonRefused, "proctord refused: permission denied, a version conflict with --expect-version, a version "
+        exitStatuses: AdminClient.exitStatuses(
+            success: "The policy is in force.",
+            invalidInput: "The policy has problems, is larger than a bundle may be or cannot be read, or the command "
+                + "line is wrong.",
+            refused: "proctord refused: permission denied, a version conflict with --expect-version, a version "
                 + "already used for other content (without --force), an invalid policy, a refused signed bundle (or a "
                 + "plain policy where signed ones are required), or a storage failure. Nothing changed."),
-        ],
         examples: [
             ("proctorctl policy apply bundle.json", "Apply a policy bundle."),
             ("proctorctl policy apply --expect-version 2026-11-29.2 ./policy.d",
@@ -91,11 +84,9 @@ enum PolicyCommands {
                 + "identical, current and proposed ({version, sha256}), appsAdded, appsRemoved, appsChanged, and changes "
                 + "(a list of {path, current, proposed}, a side left out where the setting is not set).",
         ],
-        exitStatuses: [
-            (.success, "No difference: FILE is the policy in force."),
-            (.denied, "There are differences."),
-            (.invalidInput, "FILE has problems or cannot be read, or the command line is wrong."),
-        ] + onlineStatuses + [(.daemonRefused, "proctord refused, such as permission denied.")],
+        exitStatuses: AdminClient.exitStatuses(
+            success: "No difference: FILE is the policy in force.", denied: "There are differences.",
+            invalidInput: "FILE has problems or cannot be read, or the command line is wrong."),
         examples: [
             ("proctorctl policy diff ./policy.d", "See what a checkout of the policy repository would change."),
             ("proctorctl policy diff bundle.json >/dev/null || proctorctl policy apply bundle.json",
@@ -115,8 +106,7 @@ enum PolicyCommands {
                 + "whether as an apply or a rollback, whether it is in force, and its sha256. Times are shown in the "
                 + "local time zone.",
         ],
-        exitStatuses: [(.success, "proctord answered."), (.invalidInput, "The command line is wrong.")] + onlineStatuses
-            + [(.daemonRefused, "proctord refused, such as permission denied.")],
+        exitStatuses: AdminClient.questionExitStatuses,
         examples: [("proctorctl policy history", "List the applied policies.")],
         run: history)
 
@@ -131,27 +121,21 @@ enum PolicyCommands {
                 + "(see 'policy history'). It is applied like a new 'policy apply': stored, in force at once, announced "
                 + "to every affected app, and recorded in the history. Prints the version and sha256 now in force.",
         ],
-        exitStatuses: [(.success, "VERSION is in force."), (.invalidInput, "The command line is wrong.")] + onlineStatuses
-            + [(.daemonRefused, "proctord refused: permission denied, no such version in history, or a storage failure.")],
+        exitStatuses: AdminClient.exitStatuses(
+            success: "VERSION is in force.",
+            refused: "proctord refused: permission denied, no such version in history, or a storage failure."),
         examples: [("proctorctl policy rollback 2026-11-29.1", "Go back to the policy applied as 2026-11-29.1.")],
         run: rollback)
 
     static func show(_ arguments: ParsedArguments, context: CommandContext) throws(CommandFailure) -> ExitStatus {
-        let answer = try AdminClient(arguments, context: context).call(Admin.GetPolicy.self)
-        if arguments.has("--json") {
-            context.console.print(answer.json.serializedString())
-            return .success
+        try AdminClient(arguments, context: context).call(Admin.GetPolicy.self).print(arguments, on: context.console) { reply in
+            var fields = FieldList()
+            fields.add("version", reply.info.version)
+            fields.add("sha256", reply.info.sha256)
+            fields.add("loaded", LocalTime.format(reply.info.loadedAt))
+            fields.add("sources", reply.info.sources.joined(separator: ", "))
+            return fields.lines + ["", PrettyJSON.format(.object(reply.policy))]
         }
-        let reply = try answer.message()
-        var fields = FieldList()
-        fields.add("version", reply.info.version)
-        fields.add("sha256", reply.info.sha256)
-        fields.add("loaded", LocalTime.format(reply.info.loadedAt))
-        fields.add("sources", reply.info.sources.joined(separator: ", "))
-        for line in fields.lines { context.console.print(line) }
-        context.console.print("")
-        context.console.print(PrettyJSON.format(.object(reply.policy)))
-        return .success
     }
 
     static func apply(_ arguments: ParsedArguments, context: CommandContext) throws(CommandFailure) -> ExitStatus {
@@ -182,14 +166,10 @@ enum PolicyCommands {
         let request = Admin.PolicyRequest(policy: loaded.policy.canonicalJSON.objectValue ?? [:],
                                           expectedVersion: arguments.value("--expect-version"),
                                           force: arguments.has("--force") ? true : nil)
-        let answer = try AdminClient(arguments, context: context).call(Admin.ApplyPolicy.self, request)
-        if arguments.has("--json") {
-            context.console.print(answer.json.serializedString())
-        } else {
-            let reply = try answer.message()
-            context.console.print("applied: version \(reply.version) is in force, sha256 \(reply.sha256)")
-        }
-        return .success
+        return try AdminClient(arguments, context: context).call(Admin.ApplyPolicy.self, request)
+            .print(arguments, on: context.console) { reply in
+                ["applied: version \(reply.version) is in force, sha256 \(reply.sha256)"]
+            }
     }
 
     /// Sends a signed bundle as it is: only proctord, with its trusted keys, decides about it.
@@ -199,15 +179,10 @@ enum PolicyCommands {
             throw .usage(UsageError("--expect-version does not apply to a signed bundle: its serial orders it"))
         }
         let request = Admin.ApplyBundle.Request(bundle: String(decoding: bytes, as: UTF8.self))
-        let answer = try AdminClient(arguments, context: context).call(Admin.ApplyBundle.self, request)
-        if arguments.has("--json") {
-            context.console.print(answer.json.serializedString())
-        } else {
-            let reply = try answer.message()
-            context.console.print("applied: signed bundle serial \(reply.serial), version \(reply.version) is in force, "
-                + "sha256 \(reply.sha256)")
-        }
-        return .success
+        return try AdminClient(arguments, context: context).call(Admin.ApplyBundle.self, request)
+            .print(arguments, on: context.console) { reply in
+                ["applied: signed bundle serial \(reply.serial), version \(reply.version) is in force, sha256 \(reply.sha256)"]
+            }
     }
 
     static func diff(_ arguments: ParsedArguments, context: CommandContext) throws(CommandFailure) -> ExitStatus {
@@ -232,34 +207,24 @@ enum PolicyCommands {
     }
 
     static func history(_ arguments: ParsedArguments, context: CommandContext) throws(CommandFailure) -> ExitStatus {
-        let answer = try AdminClient(arguments, context: context).call(Admin.PolicyHistory.self)
-        if arguments.has("--json") {
-            context.console.print(answer.json.serializedString())
-            return .success
+        try AdminClient(arguments, context: context).call(Admin.PolicyHistory.self).print(arguments, on: context.console) { reply in
+            guard !reply.entries.isEmpty else {
+                return ["no applied policy: the policy in force comes from the policy.d files alone"]
+            }
+            var table = TextTable("VERSION", "APPLIED", "BY UID", "AS", "IN FORCE", "SHA256")
+            for entry in reply.entries {
+                table.rows.append([entry.version, LocalTime.format(entry.appliedAt), entry.appliedByUid.map(String.init) ?? "-",
+                                   entry.kind.rawValue, entry.current ? "yes" : "no", entry.sha256])
+            }
+            return table.lines
         }
-        let entries = try answer.message().entries
-        guard !entries.isEmpty else {
-            context.console.print("no applied policy: the policy in force comes from the policy.d files alone")
-            return .success
-        }
-        var table = TextTable("VERSION", "APPLIED", "BY UID", "AS", "IN FORCE", "SHA256")
-        for entry in entries {
-            table.rows.append([entry.version, LocalTime.format(entry.appliedAt), entry.appliedByUid.map(String.init) ?? "-",
-                               entry.kind.rawValue, entry.current ? "yes" : "no", entry.sha256])
-        }
-        for line in table.lines { context.console.print(line) }
-        return .success
     }
 
     static func rollback(_ arguments: ParsedArguments, context: CommandContext) throws(CommandFailure) -> ExitStatus {
-        let answer = try AdminClient(arguments, context: context)
+        try AdminClient(arguments, context: context)
             .call(Admin.RollbackPolicy.self, Admin.RollbackPolicy.Request(version: arguments.positionals[0]))
-        if arguments.has("--json") {
-            context.console.print(answer.json.serializedString())
-        } else {
-            let reply = try answer.message()
-            context.console.print("rolled back: version \(reply.version) is in force, sha256 \(reply.sha256)")
-        }
-        return .success
+            .print(arguments, on: context.console) { reply in
+                ["rolled back: version \(reply.version) is in force, sha256 \(reply.sha256)"]
+            }
     }
 }

@@ -17,13 +17,10 @@ enum ReloadCommand {
                 + "as the last error in 'proctorctl status') and polls its BundleURL= at once.",
             "Prints the version and sha256 in force afterwards and its sources.",
         ],
-        exitStatuses: [
-            (.success, "The directory was read and its policy is in force."),
-            (.invalidInput, "The policy directory has problems (the policy in force did not change), or the command "
+        exitStatuses: AdminClient.exitStatuses(
+            success: "The directory was read and its policy is in force.",
+            invalidInput: "The policy directory has problems (the policy in force did not change), or the command "
                 + "line is wrong."),
-            (.daemonUnreachable, "proctord is not running at the address, or the exchange failed."),
-            (.daemonRefused, "proctord refused, such as permission denied."),
-        ],
         examples: [
             ("proctorctl reload", "Apply the edits made to /etc/proctor/policy.d."),
             ("proctorctl policy validate /etc/proctor/policy.d && proctorctl reload", "Check the directory first."),

@@ -14,12 +14,9 @@ enum WipeCommand {
                 + "registration; the app acknowledges it when done. Prints the directive's id and how many sessions "
                 + "received it now; 'proctorctl app APP' shows how far it got.",
         ],
-        exitStatuses: [
-            (.success, "The wipe is ordered."),
-            (.invalidInput, "The command line is wrong."),
-            (.daemonUnreachable, "proctord is not running at the address, or the exchange failed."),
-            (.daemonRefused, "proctord refused: permission denied, no such app, or a storage failure."),
-        ],
+        exitStatuses: AdminClient.exitStatuses(
+            success: "The wipe is ordered.",
+            refused: "proctord refused: permission denied, no such app, or a storage failure."),
         examples: [
             ("proctorctl wipe com.example.mail", "Wipe the mail app's managed data."),
             ("proctorctl wipe com.example.mail --json | jq -r .directiveId", "Print the directive's id."),
@@ -28,18 +25,13 @@ enum WipeCommand {
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) throws(CommandFailure) -> ExitStatus {
         let app = arguments.positionals[0]
-        let answer = try AdminClient(arguments, context: context).call(Admin.Wipe.self, Admin.AppRequest(appId: app))
-        if arguments.has("--json") {
-            context.console.print(answer.json.serializedString())
-            return .success
-        }
-        let reply = try answer.message()
-        let id = reply.directiveId
-        let delivered = reply.deliveredTo
-        let delivery = delivered == 0
-            ? "no session is connected: it will be delivered at the app's next registration"
-            : "delivered to \(delivered) connected session\(delivered == 1 ? "" : "s")"
-        context.console.print("wipe \(id) ordered for \(app): \(delivery)")
-        return .success
+        return try AdminClient(arguments, context: context).call(Admin.Wipe.self, Admin.AppRequest(appId: app))
+            .print(arguments, on: context.console) { reply in
+                let delivered = reply.deliveredTo
+                let delivery = delivered == 0
+                    ? "no session is connected: it will be delivered at the app's next registration"
+                    : "delivered to \(delivered) connected session\(delivered == 1 ? "" : "s")"
+                return ["wipe \(reply.directiveId) ordered for \(app): \(delivery)"]
+            }
     }
 }
