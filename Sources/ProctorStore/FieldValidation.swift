@@ -29,3 +29,22 @@ enum FieldLimit {
         }
     }
 }
+
+/// A word from a closed set that a client sends (a feedback severity, an acknowledgement
+/// status): `init(parsing:)` refuses any other with an error naming the field and the words allowed.
+public protocol ClientWord: RawRepresentable<String>, CaseIterable {
+    /// The request field the word comes in.
+    static var field: String { get }
+}
+
+extension ClientWord {
+    /// Parses a client-supplied word, naming the field and the words allowed when it is wrong.
+    public init(parsing text: String) throws(StoreError) {
+        guard let word = Self(rawValue: text) else {
+            let words = Self.allCases.map { "\"\($0.rawValue)\"" }
+            let expected = words.dropLast().joined(separator: ", ") + (words.count > 1 ? " or " : "") + (words.last ?? "")
+            throw .invalidField(field: Self.field, reason: "expected \(expected), got \"\(text.prefix(40))\"")
+        }
+        self = word
+    }
+}

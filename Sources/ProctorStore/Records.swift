@@ -82,17 +82,11 @@ public struct LifecycleRecord: Sendable, Equatable {
 }
 
 /// Severity of an app's keyed feedback.
-public enum FeedbackSeverity: String, Sendable, Equatable {
+public enum FeedbackSeverity: String, Sendable, Equatable, ClientWord {
     case info
     case error
 
-    /// Parses a client-supplied severity, naming the field when it is wrong.
-    public init(parsing text: String) throws(StoreError) {
-        guard let severity = FeedbackSeverity(rawValue: text) else {
-            throw .invalidField(field: "severity", reason: "expected \"info\" or \"error\", got \"\(text.prefix(40))\"")
-        }
-        self = severity
-    }
+    public static let field = "severity"
 }
 
 /// The latest feedback an app reported under one key.
@@ -105,18 +99,12 @@ public struct FeedbackRecord: Sendable, Equatable {
 }
 
 /// What an app said it did with a policy version it received.
-public enum PolicyAcknowledgementStatus: String, Sendable, Equatable {
+public enum PolicyAcknowledgementStatus: String, Sendable, Equatable, ClientWord {
     case applied
     case error
     case unsupported
 
-    /// Parses a client-supplied status, naming the field when it is wrong.
-    public init(parsing text: String) throws(StoreError) {
-        guard let status = PolicyAcknowledgementStatus(rawValue: text) else {
-            throw .invalidField(field: "status", reason: "expected \"applied\", \"error\" or \"unsupported\", got \"\(text.prefix(40))\"")
-        }
-        self = status
-    }
+    public static let field = "status"
 }
 
 /// An app's acknowledgement of one policy version (the latest one per version is kept).
