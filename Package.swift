@@ -76,6 +76,7 @@ let package = Package(
         // The SDK's test kit runs proctord's own code (ProctorDaemon) inside the test process.
         .target(name: "ProctorKitTesting", dependencies: ["ProctorKit", "ProctorDaemon", "ProctorProtocol", "ProctorPolicy", "JSONCore",
                                                          "Varlink", "ProctorCrypto", "LinuxIO"]),
+        // What the tests and proctor-bench share: temporary directories, child processes, a seeded generator.
         .target(name: "TestSupport", dependencies: ["LinuxIO"]),
 
         .executableTarget(name: "proctord", dependencies: ["ProctorDaemon"]),
@@ -84,12 +85,12 @@ let package = Package(
         .executableTarget(name: "proctor-kit-testapp", dependencies: ["ProctorKit", "ProctorPolicy", "JSONCore"]),
         .executableTarget(name: "proctor-bench",
                           dependencies: ["ProctorPolicy", "LinuxIO", "JSONCore", "ProctorKit", "ProctorCrypto",
-                                         "ProctorKitTesting", "ProctorBundle"]),
+                                         "ProctorKitTesting", "ProctorBundle", "TestSupport"]),
         // Used only by the real-systemd tests in Tests/systemd.
         .executableTarget(name: "systemdkit-probe", dependencies: ["SystemdKit", "CLinux"], path: "Tests/systemd/probe"),
 
         .testTarget(name: "JSONCoreTests", dependencies: ["JSONCore"]),
-        .testTarget(name: "ProctorPolicyTests", dependencies: ["ProctorPolicy", "JSONCore"]),
+        .testTarget(name: "ProctorPolicyTests", dependencies: ["ProctorPolicy", "JSONCore", "TestSupport"]),
         .testTarget(name: "LinuxIOTests", dependencies: ["LinuxIO", "CLinux"]),
         .testTarget(name: "LandlockTests", dependencies: ["CLandlock", "LinuxIO", "TestSupport"]),
         .testTarget(name: "ProctorCryptoTests", dependencies: ["ProctorCrypto", "LinuxIO", "TestSupport"]),

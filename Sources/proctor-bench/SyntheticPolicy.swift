@@ -1,4 +1,5 @@
 import ProctorPolicy
+import TestSupport
 
 /// A policy of `appCount` apps that uses every rule kind, and a matching mix of requests.
 ///

@@ -4,29 +4,7 @@ import JSONCore
 
 private typealias Support = PolicyTestSupport
 
-private let base = """
-{
-  "schema": 1,
-  "version": "2026-11-29.1",
-  "defaults": { "dlp": { "clipboard": { "level": "managed", "charLimit": 0 } } },
-  "apps": {
-    "com.example.notes": {
-      "state": "authorized",
-      "match": { "executable": "/usr/bin/example-notes", "users": ["*"] },
-      "config": { "serverURL": "https://notes.example.com", "syncDays": 14 },
-      "dlp": {
-        "clipboard": { "level": "managed-paste-in", "charLimit": 40 },
-        "share": { "send": "managed", "receive": "any", "exempt": ["com.example.*"] },
-        "print": "block",
-        "screenCapture": "allow",
-        "fileExport": { "allow": ["/home/*/Documents/Work/**"], "deny": ["/tmp/**"] },
-        "notifications": "block-org-data"
-      },
-      "compliance": { "minVersion": "2.3.0", "onViolation": "warn", "offlineGraceSeconds": 86400 }
-    }
-  }
-}
-"""
+private let base = Support.notesPolicy
 
 @Suite struct CanonicalFormTests {
     @Test func reorderedKeysAndWhiteSpaceHashEqual() throws {

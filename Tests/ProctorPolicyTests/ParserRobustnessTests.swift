@@ -1,34 +1,8 @@
 import Testing
 import ProctorPolicy
+import TestSupport
 
-/// SplitMix64: a small deterministic generator, so a failure reproduces.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-private let sample = Array("""
-{
-  "schema": 1,
-  "version": "2026-11-29.1",
-  "defaults": { "dlp": { "clipboard": { "level": "managed", "charLimit": 0 } } },
-  "apps": {
-    "com.example.notes": {
-      "state": "authorized",
-      "match": { "executable": "/usr/bin/example-notes", "users": ["*"] },
-      "config": { "serverURL": "https://notes.example.com", "syncDays": 14 },
-      "dlp": { "share": { "send": "managed", "exempt": ["com.example.*"] }, "fileExport": { "deny": ["/tmp/**"] } },
-      "compliance": { "minVersion": "2.3.0", "onViolation": "warn", "offlineGraceSeconds": 86400 }
-    }
-  }
-}
-""".utf8)
+private let sample = Array(PolicyTestSupport.notesPolicy.utf8)
 
 /// Every outcome of parsing `bytes` must be a fragment or problems that each have a place
 /// inside the document and a message.
@@ -57,7 +31,7 @@ private func checkOutcome(_ bytes: [UInt8]) {
     }
 
     @Test func randomMutationsNeverCrashAndAlwaysExplain() {
-        var generator = SplitMix64(state: 0x5EED)
+        var generator = SeededGenerator(seed: 0x5EED)
         let tokens: [[UInt8]] = ["{", "}", "[", "]", ",", ":", "\"", "\\", "null", "-1", "1e999", "\"x\"", "\u{FF}", "\u{0}", "**"]
             .map { Array($0.utf8) }
         for _ in 0..<3000 {
