@@ -91,6 +91,14 @@ public final class ChildProcess: Sendable {
             ? 128 + process.terminationStatus : process.terminationStatus
     }
 
+    /// Stops the child as `systemctl stop` does (SIGTERM) and returns its exit status, as
+    /// `waitForExit` reports it.
+    @discardableResult
+    public func terminate(timeout: Duration = .seconds(10)) throws -> Int32 {
+        try send(SIGTERM)
+        return try waitForExit(timeout: timeout)
+    }
+
     /// The state letter of `/proc/PID/stat` (`R`, `S`, `T` for stopped, `Z`, …).
     public func schedulerState() throws -> Character {
         let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)

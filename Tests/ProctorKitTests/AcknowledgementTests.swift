@@ -35,8 +35,7 @@ extension PolicyApplicationTests {
         #expect(try ctl.waitForExit() == 0)
         let shown = ctl.outputLines.map { $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ") }
         #expect(shown.contains { $0.hasPrefix("kit.2 unsupported ") })
-        try app.send(SIGTERM)
-        #expect(try app.waitForExit() == 0)
+        #expect(try app.terminate() == 0)
     }
 
     @Test func aCommandForAnAppNotRunningReachesItAtItsNextLaunch() throws {
@@ -47,7 +46,6 @@ extension PolicyApplicationTests {
         try app.waitForOutputLine(#"delegate didReceiveRemoteNotification {"command":"sync"}"#)
         // After the delegate launched: queued commands come with the subscription.
         #expect(app.outputLines.firstIndex(of: TestApp.launchLine("ProctorKit.PolicyApplication")) == 0)
-        try app.send(SIGTERM)
-        #expect(try app.waitForExit() == 0)
+        #expect(try app.terminate() == 0)
     }
 }

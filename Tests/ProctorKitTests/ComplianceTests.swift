@@ -92,8 +92,7 @@ extension PolicyApplicationTests {
             $0 == "delegate complianceDidChange compliant"
         }
         #expect(try app.schedulerState() != "Z")
-        try app.send(SIGTERM)
-        #expect(try app.waitForExit() == 0)
+        #expect(try app.terminate() == 0)
         #expect(!app.output.contains("wasBlocked"))
     }
 
@@ -103,7 +102,6 @@ extension PolicyApplicationTests {
         let lines = try app.waitForOutputLines(count: 3)
         #expect(lines == ["delegate complianceDidChange warning reason=\(Self.belowMinimum); onViolation is warn, so it may run with a warning.",
                           TestApp.launchLine("ProctorKit.PolicyApplication"), "delegate didBecomeActive"])
-        try app.send(SIGTERM)
-        #expect(try app.waitForExit() == 0)
+        #expect(try app.terminate() == 0)
     }
 }

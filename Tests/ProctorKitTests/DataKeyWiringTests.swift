@@ -15,8 +15,7 @@ import TestSupport
         let app = try PolicyTestApp.launch(appID: Self.appID, dataDirectories: ["~/kit-data"], daemon: daemon, home: home.path,
                                            environment: ["TESTAPP_PROTECTED_NOTE": note])
         try app.waitForOutputLine("delegate didBecomeActive")
-        try app.send(SIGTERM)
-        #expect(try app.waitForExit() == 0, "\(app.errorOutput)")
+        #expect(try app.terminate() == 0, "\(app.errorOutput)")
         return app.outputLines.filter { $0.hasPrefix("protected ") || $0.hasPrefix("delegate shouldWipeData") }
     }
 

@@ -56,8 +56,7 @@ import TestSupport
         _ = try daemon.admin("ApplyPolicy", ["policy": try Self.policy(version: "ll.1", allow: [places.pattern("Export")])])
         let online = try launch(daemon, places, writing: [])
         try online.waitForOutputLine("delegate didBecomeActive")
-        try online.send(SIGTERM)
-        #expect(try online.waitForExit() == 0)
+        #expect(try online.terminate() == 0)
         try daemon.kill()
 
         let files = [places.export + "/offline.txt", places.outside + "/leak.txt"]
@@ -68,8 +67,7 @@ import TestSupport
             "write \(places.outside)/leak.txt main=errno=13 worker=errno=13",
         ], "\(app.errorOutput)")
         _ = try PolicyApplicationTests().waitForLine(in: app, errorOutput: true) { $0.contains("launching offline") }
-        try app.send(SIGTERM)
-        _ = try app.waitForExit()
+        try app.terminate()
     }
 
     @Test func writesOutsideTheAllowedPlacesGetEACCESFromTheKernelInsideSucceed() throws {
@@ -99,8 +97,7 @@ import TestSupport
                     && session["pid"]?.intValue == Int(app.pid)
             }
         }
-        try app.send(SIGTERM)
-        #expect(try app.waitForExit() == 0)
+        #expect(try app.terminate() == 0)
     }
 
     @Test func aTighteningPushTakesEffectLiveALooseningOneAsksForARestart() throws {
@@ -135,15 +132,13 @@ import TestSupport
         try push(daemon, version: "ll.4", allow: [places.pattern("Export")], enforcement: "advisory")
         try app.waitForOutputLine("delegate shouldRestart reason=the export rule is no longer enforced by the kernel; "
                                   + "the kernel keeps confining writes until the app restarts")
-        try app.send(SIGTERM)
-        #expect(try app.waitForExit() == 0)
+        #expect(try app.terminate() == 0)
 
         // The next launch runs under the rule in force: advisory, so nothing is confined.
         let relaunched = try launch(daemon, places, writing: [places.other + "/c"])
         try relaunched.waitForOutputLine("delegate didBecomeActive")
         #expect(try writes(relaunched, count: 1, round: 1) == ["write \(places.other)/c main=ok worker=ok"])
-        try relaunched.send(SIGTERM)
-        #expect(try relaunched.waitForExit() == 0)
+        #expect(try relaunched.terminate() == 0)
     }
 
     /// Landlock keeps at most 16 layers: a tighter rule past that cannot be added, so the app is
@@ -165,8 +160,7 @@ import TestSupport
         #expect(line.hasSuffix("(errno 7))"), "E2BIG: \(line)")
         try app.send(SIGHUP)
         #expect(try writes(app, count: 1, round: 2) == ["write \(places.outside)/leak main=errno=13 worker=errno=13"])
-        try app.send(SIGTERM)
-        #expect(try app.waitForExit() == 0)
+        #expect(try app.terminate() == 0)
     }
 
     /// Applies the policy and waits until the app acknowledged it (it is then in force).

@@ -10,8 +10,7 @@ import TestSupport
         let app = try TestApp.launch()
         let lines = try app.waitForOutputLines(count: 2)
         #expect(lines == [TestApp.launchLine("ProctorKit.Application"), "delegate didBecomeActive"])
-        try app.send(SIGTERM)
-        #expect(try app.waitForExit() == 0)
+        #expect(try app.terminate() == 0)
     }
 
     @Test func jobControlStopsAndContinuesTheProcess() throws {
@@ -30,8 +29,7 @@ import TestSupport
         ])
         #expect(try app.schedulerState() != "T")
 
-        try app.send(SIGTERM)
-        #expect(try app.waitForExit() == 0)
+        #expect(try app.terminate() == 0)
     }
 
     @Test func continueWithoutStopDeliversNothing() throws {
@@ -41,8 +39,7 @@ import TestSupport
         try app.send(SIGHUP)
         let lines = try app.waitForOutputLines(count: 3)
         #expect(lines[2] == "delegate didReceiveReload")
-        try app.send(SIGTERM)
-        try app.waitForExit()
+        try app.terminate()
         #expect(!app.output.contains("willEnterForeground"))
     }
 
@@ -53,8 +50,7 @@ import TestSupport
         try app.waitForOutputLine("delegate didReceiveReload")
         try app.send(SIGHUP)
         try app.waitForOutputLines(count: 4)
-        try app.send(SIGTERM)
-        #expect(try app.waitForExit() == 0)
+        #expect(try app.terminate() == 0)
         #expect(app.outputLines.filter { $0 == "delegate didReceiveReload" }.count == 2)
     }
 
@@ -72,8 +68,7 @@ import TestSupport
         try app.waitForOutputLine("delegate didBecomeActive")
         try app.send(SIGHUP)
         try app.waitForOutputLine("delegate didReceiveReload")
-        try app.send(SIGTERM)
-        #expect(try app.waitForExit() == 0)
+        #expect(try app.terminate() == 0)
         #expect(app.outputLines == [
             "application prepareLaunch",
             TestApp.launchLine("proctor_kit_testapp.RecordingApplication"),
@@ -96,8 +91,7 @@ import TestSupport
         let app = try TestApp.launch(environment: ["NOTIFY_SOCKET": listener.path])
         try listener.waitFor("READY=1")
         try app.waitForOutputLine("delegate didBecomeActive")
-        try app.send(SIGTERM)
-        #expect(try app.waitForExit() == 0)
+        #expect(try app.terminate() == 0)
         let assignments = try listener.waitFor("STOPPING=1")
         #expect(assignments == ["READY=1", "STOPPING=1"])
     }
@@ -119,8 +113,7 @@ import TestSupport
         try listener.waitFor("READY=1")
         try listener.waitFor("WATCHDOG=1", timeout: .seconds(5))
         #expect(ContinuousClock.now - start >= .milliseconds(90))
-        try app.send(SIGTERM)
-        #expect(try app.waitForExit() == 0)
+        #expect(try app.terminate() == 0)
     }
 
     @Test func noWatchdogPingsWithoutWatchdogUSec() throws {
@@ -129,16 +122,14 @@ import TestSupport
         let app = try TestApp.launch(environment: ["NOTIFY_SOCKET": listener.path])
         try listener.waitFor("READY=1")
         try app.waitForOutputLine("delegate didBecomeActive")
-        try app.send(SIGTERM)
-        try app.waitForExit()
+        try app.terminate()
         #expect(!(try listener.waitFor("STOPPING=1")).contains("WATCHDOG=1"))
     }
 
     @Test func missingLogindAndPSIAreReportedNotFatal() throws {
         let app = try TestApp.launch()
         try app.waitForOutputLine("delegate didBecomeActive")
-        try app.send(SIGTERM)
-        #expect(try app.waitForExit() == 0)
+        #expect(try app.terminate() == 0)
         // Whatever this machine lacks is said at most once per source, on standard error.
         for source in ["memory pressure (PSI) unavailable", "login session state unavailable"] {
             #expect(app.errorOutput.components(separatedBy: source).count <= 2)
@@ -153,8 +144,7 @@ import TestSupport
     @Test func childProcessesDoNotInheritBlockedLifecycleSignals() throws {
         let app = try TestApp.launch(environment: ["TESTAPP_REPORT_CHILD_SIGNALS": "1"])
         let lines = try app.waitForOutputLine("delegate didBecomeActive")
-        try app.send(SIGTERM)
-        try app.waitForExit()
+        try app.terminate()
         let blocked = try #require(lines.first { $0.hasPrefix("child SigBlk: ") })
         let ignored = try #require(lines.first { $0.hasPrefix("child SigIgn: ") })
         for (line, prefix) in [(blocked, "child SigBlk: "), (ignored, "child SigIgn: ")] {
@@ -172,7 +162,6 @@ import TestSupport
             .write(to: plist)
         let app = try TestApp.launch(infoPlist: plist.path, environment: ["TESTAPP_PRINT_INFO_KEY": "ProctorAppID"])
         try app.waitForOutputLine("info ProctorAppID=com.example.notes")
-        try app.send(SIGTERM)
-        #expect(try app.waitForExit() == 0)
+        #expect(try app.terminate() == 0)
     }
 }

@@ -22,8 +22,7 @@ extension PolicyApplicationTests {
         let app = try PolicyTestApp.launch(appID: Self.appID, dataDirectories: ["~/kit-data"], daemon: daemon, home: home.path,
                                            environment: ["TESTAPP_PROTECTED_NOTE": "online"])
         try app.waitForOutputLine("delegate didBecomeActive")
-        try app.send(SIGTERM)
-        #expect(try app.waitForExit() == 0)
+        #expect(try app.terminate() == 0)
         #expect(FileManager.default.fileExists(atPath: cachedViewPath(home: home).path))
         try daemon.kill()
     }
@@ -83,8 +82,7 @@ extension PolicyApplicationTests {
             let sessions = try daemon.admin("GetApp", ["appId": .string(Self.appID)])["app"]?["sessions"]?.arrayValue ?? []
             return !sessions.isEmpty
         }
-        try app.send(SIGTERM)
-        #expect(try app.waitForExit() == 0)
+        #expect(try app.terminate() == 0)
     }
 
     /// The `issuedAt` of the cached view, in milliseconds.
@@ -106,8 +104,7 @@ extension PolicyApplicationTests {
         try eventually("a view signed anew", timeout: .seconds(10)) { try (cachedViewIssuedAt(home: home) ?? 0) >= first + 1500 }
         #expect(app.outputLines.filter { $0.hasPrefix("delegate didReceivePolicyChange") }.count == 1,
                 "a refresh is not a policy change for the delegate: \(app.outputLines)")
-        try app.send(SIGTERM)
-        #expect(try app.waitForExit() == 0)
+        #expect(try app.terminate() == 0)
     }
 
     @Test func refusesToLaunchOfflineFromAViewThatIsMissingTamperedOrNotItsOwn() throws {

@@ -82,8 +82,7 @@ import Varlink
         try eventually("proctord records didBecomeActive") {
             try daemon.admin("GetApp", ["appId": .string(Self.appID)])["app"]?["lastEvent"]?["event"]?.stringValue == "didBecomeActive"
         }
-        try app.send(SIGTERM)
-        #expect(try app.waitForExit() == 0)
+        #expect(try app.terminate() == 0)
         try eventually("proctord records willTerminate") {
             try daemon.admin("GetApp", ["appId": .string(Self.appID)])["app"]?["lastEvent"]?["event"]?.stringValue == "willTerminate"
         }
@@ -111,8 +110,7 @@ import Varlink
         try eventually("proctord records the return to the foreground") {
             try lastLifecycleEvent()?["data"]?["event"]?.stringValue == "didBecomeActive"
         }
-        try app.send(SIGTERM)
-        #expect(try app.waitForExit() == 0)
+        #expect(try app.terminate() == 0)
     }
 
     // MARK: Wipes
@@ -158,8 +156,7 @@ import Varlink
             return wipes.contains { $0["id"]?.stringValue == directive && $0["state"]?.stringValue == "completed" }
         }
         #expect(!FileManager.default.fileExists(atPath: declared.path))
-        try app.send(SIGTERM)
-        #expect(try app.waitForExit() == 0)
+        #expect(try app.terminate() == 0)
     }
 
     // MARK: Pushes
@@ -186,8 +183,7 @@ import Varlink
 
         _ = try daemon.admin("Notify", ["appId": .string(Self.appID), "payload": ["command": "sync"]])
         try app.waitForOutputLine(#"delegate didReceiveRemoteNotification {"command":"sync"}"#)
-        try app.send(SIGTERM)
-        #expect(try app.waitForExit() == 0)
+        #expect(try app.terminate() == 0)
     }
 
     // MARK: DataGuard
@@ -251,8 +247,7 @@ import Varlink
         #expect(reported == ["didFinishLaunching"] + Array(repeating: "dataActionDenied", count: denials) + ["didBecomeActive"])
         // A denial is not a lifecycle event: it has a kind of its own.
         #expect(kinds == ["lifecycle"] + Array(repeating: "denial", count: denials) + ["lifecycle"])
-        try app.send(SIGTERM)
-        #expect(try app.waitForExit() == 0)
+        #expect(try app.terminate() == 0)
     }
 
     @Test func appKeepsEnforcingAcrossADaemonRestartAndReconnects() throws {
@@ -283,8 +278,7 @@ import Varlink
         try app.send(SIGHUP)
         let again = try dataGuardAnswers(of: app, round: 4)
         #expect(again == online)
-        try app.send(SIGTERM)
-        #expect(try app.waitForExit() == 0)
+        #expect(try app.terminate() == 0)
     }
 
     // MARK: Helpers

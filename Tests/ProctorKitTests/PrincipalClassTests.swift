@@ -16,8 +16,7 @@ import TestSupport
                                    to: plist, format: format)
         let app = try TestApp.launch(infoPlist: plist.path)
         try app.waitForOutputLine(TestApp.launchLine(Self.recording))
-        try app.send(SIGTERM)
-        #expect(try app.waitForExit() == 0)
+        #expect(try app.terminate() == 0)
     }
 
     @Test func infoPlistBesideTheExecutableIsFound() throws {
@@ -29,8 +28,7 @@ import TestSupport
                                    to: directory.appending("share/\(TestApp.name)/Info.plist"), format: .xml)
         let app = try TestApp.launch(executable: executable)
         try app.waitForOutputLine(TestApp.launchLine(Self.recording))
-        try app.send(SIGTERM)
-        #expect(try app.waitForExit() == 0)
+        #expect(try app.terminate() == 0)
     }
 
     @Test func infoPlistInTheShareFolderIsFound() throws {
@@ -49,8 +47,7 @@ import TestSupport
         try TestApp.writeInfoPlist(principal: "NoSuchClass", to: plist, format: .xml)
         let app = try TestApp.launch(principal: "RecordingApplication", infoPlist: plist.path)
         try app.waitForOutputLine(TestApp.launchLine(Self.recording))
-        try app.send(SIGTERM)
-        #expect(try app.waitForExit() == 0)
+        #expect(try app.terminate() == 0)
     }
 
     @Test(arguments: [
@@ -62,15 +59,13 @@ import TestSupport
     func argumentNamesThePrincipalClass(name: String, resolved: String) throws {
         let app = try TestApp.launch(principal: name)
         try app.waitForOutputLine(TestApp.launchLine(resolved))
-        try app.send(SIGTERM)
-        #expect(try app.waitForExit() == 0)
+        #expect(try app.terminate() == 0)
     }
 
     @Test func withNeitherArgumentNorInfoPlistTheClassIsApplication() throws {
         let app = try TestApp.launch()
         try app.waitForOutputLine(TestApp.launchLine("ProctorKit.Application"))
-        try app.send(SIGTERM)
-        #expect(try app.waitForExit() == 0)
+        #expect(try app.terminate() == 0)
     }
 
     @Test func unknownClassExitsWithOneClearLine() throws {

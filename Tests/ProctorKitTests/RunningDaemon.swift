@@ -56,8 +56,7 @@ final class RunningDaemon {
 
     deinit {
         if let process {
-            try? process.send(SIGTERM)
-            _ = try? process.waitForExit()
+            _ = try? process.terminate()
         }
     }
 }
