@@ -4,6 +4,7 @@ The daemon is started exactly as an administrator would start it by hand (foregr
 its own runtime, state and config directories), and the tests wait for its real
 readiness signal: a NOTIFY_SOCKET the test listens on receives READY=1.
 """
+import contextlib
 import json
 import os
 import shutil
@@ -175,13 +176,22 @@ def workdir():
     shutil.rmtree(root, ignore_errors=True)
 
 
-@pytest.fixture
-def daemon(workdir):
-    d = Daemon(workdir)
+@contextlib.contextmanager
+def running_daemon(workdir, *extra_args):
+    """A started proctord with the base policy and `extra_args`, stopped when the block ends."""
+    d = Daemon(workdir, extra_args=extra_args)
     write_policy(d.config_dir, base_policy())
     d.start()
-    yield d
-    d.stop()
+    try:
+        yield d
+    finally:
+        d.stop()
+
+
+@pytest.fixture
+def daemon(workdir):
+    with running_daemon(workdir) as d:
+        yield d
 
 
 def proctorctl(daemon, *args, check=None):

@@ -10,8 +10,8 @@ import time
 import pytest
 import varlink
 
-from conftest import (BIN, Daemon, base_policy, proctorctl, raw_call, this_executable,
-                      write_policy)
+from conftest import (BIN, Daemon, base_policy, proctorctl, raw_call, running_daemon,
+                      this_executable, write_policy)
 
 
 def agent(daemon):
@@ -346,10 +346,7 @@ def test_oversized_and_invalid_messages_close_only_that_client(daemon):
 
 def test_stalled_half_message_does_not_delay_others_and_times_out(workdir):
     import socket
-    d = Daemon(workdir, extra_args=["--message-timeout", "1"])
-    write_policy(d.config_dir, base_policy())
-    d.start()
-    try:
+    with running_daemon(workdir, "--message-timeout", "1") as d:
         with socket.socket(socket.AF_UNIX) as stalled, socket.socket(socket.AF_UNIX) as silent:
             stalled.connect(d.agent)
             stalled.sendall(b'{"method": "org.varlink.service.GetInfo", "param')  # ... and nothing more
@@ -359,5 +356,3 @@ def test_stalled_half_message_does_not_delay_others_and_times_out(workdir):
                 assert raw_call(d.admin, "io.proctor.Admin.Status")["parameters"]["policy"]["version"] == "test.1"
             stalled.settimeout(10)
             assert stalled.recv(1) == b""  # closed by the daemon after the message timeout
-    finally:
-        d.stop()

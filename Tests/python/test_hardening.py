@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import Daemon, base_policy, raw_call, write_policy
+from conftest import Daemon, base_policy, raw_call, running_daemon, write_policy
 from varlink_raw import exchange
 
 F_SETPIPE_SZ = 1031
@@ -146,10 +146,7 @@ def test_one_user_at_its_connection_limit_leaves_room_for_another(workdir):
 
 
 def test_an_agent_connection_that_never_registers_is_closed(workdir):
-    d = Daemon(workdir, extra_args=["--register-timeout", "1"])
-    write_policy(d.config_dir, base_policy())
-    d.start()
-    try:
+    with running_daemon(workdir, "--register-timeout", "1") as d:
         with socket.socket(socket.AF_UNIX) as idle, socket.socket(socket.AF_UNIX) as app:
             idle.connect(d.agent)
             app.connect(d.agent)
@@ -161,8 +158,6 @@ def test_an_agent_connection_that_never_registers_is_closed(workdir):
             decided = exchange(app, "io.proctor.Agent.Decide",
                                {"session": registered["parameters"]["session"], "action": "print"})
             assert decided["parameters"]["allowed"] is False, "the registered app must still be served"
-    finally:
-        d.stop()
 
 
 # Sends COUNT Register calls on one connection without waiting, then reads every reply:
