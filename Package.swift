@@ -91,7 +91,7 @@ let package = Package(
 
         .testTarget(name: "JSONCoreTests", dependencies: ["JSONCore"]),
         .testTarget(name: "ProctorPolicyTests", dependencies: ["ProctorPolicy", "JSONCore", "TestSupport"]),
-        .testTarget(name: "LinuxIOTests", dependencies: ["LinuxIO", "CLinux"]),
+        .testTarget(name: "LinuxIOTests", dependencies: ["LinuxIO", "CLinux", "TestSupport"]),
         .testTarget(name: "LandlockTests", dependencies: ["CLandlock", "LinuxIO", "TestSupport"]),
         .testTarget(name: "ProctorCryptoTests", dependencies: ["ProctorCrypto", "LinuxIO", "TestSupport"]),
         .testTarget(name: "ProctorBundleTests", dependencies: ["ProctorBundle", "ProctorCrypto", "ProctorPolicy", "JSONCore",
@@ -100,7 +100,8 @@ let package = Package(
         .testTarget(name: "KernelKeyringTests", dependencies: ["KernelKeyring", "LinuxIO", "TestSupport"]),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink", "JSONCore", "LinuxIO"]),
         .testTarget(name: "SystemdKitTests", dependencies: ["SystemdKit", "LinuxIO"]),
-        .testTarget(name: "ProctorStoreTests", dependencies: ["ProctorStore", "JSONCore", "ProctorPolicy", "CSQLite"]),
+        .testTarget(name: "ProctorStoreTests", dependencies: ["ProctorStore", "JSONCore", "ProctorPolicy", "CSQLite",
+                                                             "TestSupport"]),
         .testTarget(name: "ProctorProtocolTests", dependencies: ["ProctorProtocol", "ProctorPolicy", "JSONCore", "Varlink"]),
         .testTarget(name: "ProctorCTLTests", dependencies: ["ProctorCTL", "ProctorPolicy", "JSONCore", "Varlink", "LinuxIO",
                                                           "ProctorBundle", "ProctorCrypto"],

@@ -1,6 +1,7 @@
 import Glibc
 @testable import LinuxIO
 import Testing
+import TestSupport
 
 @Suite struct ListenerResourceTests {
     /// Out of descriptors, accept fails with EMFILE while the connection stays pending, so a
@@ -8,7 +9,7 @@ import Testing
     /// The descriptor limit is per process, so the listener runs in a forked child (one thread,
     /// see SignalTests) whose limit leaves room for exactly one connection.
     @Test func runningOutOfDescriptorsPausesAcceptingInsteadOfSpinning() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let path = directory.path + "/limited.sock"
         let socket = try UnixSocket.listen(path: path, mode: 0o600)
         defer { try? socket.close() }

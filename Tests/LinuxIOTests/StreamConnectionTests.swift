@@ -2,10 +2,11 @@ import Foundation
 import Glibc
 @testable import LinuxIO
 import Testing
+import TestSupport
 
 /// An echo server of NUL-terminated messages on a fresh socket path, run on its own loop.
 final class EchoServer: Sendable {
-    let directory = TemporaryDirectory()
+    let directory: TemporaryDirectory
     let path: String
     let running: LoopThread
     let closeReasons = Shared<[StreamConnection.CloseReason]>([])
@@ -18,6 +19,7 @@ final class EchoServer: Sendable {
          onMessage: @escaping @Sendable ([UInt8], StreamConnection) -> Void = { message, connection in
              connection.send(message + [0])
          }) throws {
+        directory = try TemporaryDirectory()
         path = directory.path + "/echo.sock"
         let path = self.path, closeReasons = self.closeReasons, refused = self.refused, peers = self.peers
         let refusals = self.refusals

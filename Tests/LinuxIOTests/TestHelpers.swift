@@ -58,16 +58,6 @@ final class LoopThread: Sendable {
     }
 }
 
-/// A fresh directory under /tmp, removed when the test ends.
-final class TemporaryDirectory: Sendable {
-    let path: String
-    init() {
-        var template = Array("/tmp/linuxio-test-XXXXXX".utf8CString)
-        path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
-
 /// A blocking client socket with a receive timeout, so a broken test fails instead of hanging.
 struct Client {
     let descriptor: FileDescriptor

@@ -1,10 +1,11 @@
 import Glibc
 @testable import LinuxIO
 import Testing
+import TestSupport
 
 @Suite struct UnixSocketTests {
     @Test func listenSetsModeNonBlockingAndCloseOnExec() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let path = directory.path + "/agent.sock"
         let socket = try UnixSocket.listen(path: path, mode: 0o660)
         defer { try? socket.close() }
@@ -17,7 +18,7 @@ import Testing
     }
 
     @Test func groupIsAppliedWhenItExistsAndSkippedWhenNot() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let withGroup = directory.path + "/admin.sock"
         let socket = try UnixSocket.listen(path: withGroup, mode: 0o660, group: "daemon")
         defer { try? socket.close() }
@@ -33,7 +34,7 @@ import Testing
     }
 
     @Test func staleSocketFromACrashedRunIsReplaced() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let path = directory.path + "/stale.sock"
         // A crashed run leaves its socket file behind with nobody listening.
         let crashed = try UnixSocket.listen(path: path, mode: 0o666)
@@ -50,7 +51,7 @@ import Testing
     }
 
     @Test func liveSocketIsRefusedAndLeftWorking() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let path = directory.path + "/live.sock"
         let socket = try UnixSocket.listen(path: path, mode: 0o666)
         defer { try? socket.close() }
@@ -64,7 +65,7 @@ import Testing
     }
 
     @Test func aFileThatIsNotASocketIsLeftAlone() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let path = directory.path + "/precious"
         let file = try FileDescriptor.open(path, O_WRONLY | O_CREAT)
         try file.close()
@@ -91,7 +92,7 @@ import Testing
     }
 
     @Test func acceptedSocketsAreNonBlockingAndCloseOnExec() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let path = directory.path + "/accept.sock"
         let socket = try UnixSocket.listen(path: path, mode: 0o666)
         defer { try? socket.close() }
@@ -107,7 +108,7 @@ import Testing
 
 @Suite struct LockFileTests {
     @Test func secondAcquireFailsNamingTheHolderAndSucceedsAfterRelease() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let path = directory.path + "/proctord.lock"
         var first: LockFile? = try LockFile.acquire(path: path)
         #expect(first?.path == path)

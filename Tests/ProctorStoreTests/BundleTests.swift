@@ -1,6 +1,7 @@
 import JSONCore
 import ProctorPolicy
 import Testing
+import TestSupport
 @testable import ProctorStore
 
 @Suite struct BundleTests {

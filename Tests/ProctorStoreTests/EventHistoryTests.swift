@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import ProctorStore
 
 /// The event history table: batches, queries, retention by count and by age.

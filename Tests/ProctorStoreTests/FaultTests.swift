@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 @testable import ProctorStore
 
 /// Real file-system faults: a tiny tmpfs that fills up, a read-only bind mount. Needs root
@@ -10,7 +11,7 @@ struct FaultTests {
     @Test func aFullDiskFailsWritesCleanlyAndKeepsTheLastGoodState() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let mountPoint = directory.sub("small")
+        let mountPoint = directory.appending("small").path
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: false)
         #expect(try runCommand("/bin/mount", ["-t", "tmpfs", "-o", "size=512k", "tmpfs", mountPoint]) == 0)
         defer { _ = try? runCommand("/bin/umount", ["-l", mountPoint]) }
@@ -59,8 +60,8 @@ struct FaultTests {
     @Test func aReadOnlyStateDirectoryServesReadsAndRefusesWrites() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let writable = directory.sub("state")
-        let readOnly = directory.sub("readonly")
+        let writable = directory.appending("state").path
+        let readOnly = directory.appending("readonly").path
         let store = try StateStore.open(directory: writable)
         let bundle = try store.applyForTest("1")
         let wipe = try store.issueWipe(appID: "a", issuedAt: 1, byUID: 0)
@@ -83,8 +84,8 @@ struct FaultTests {
         readOnlyStore.close()
 
         // No database at all in a read-only directory: a clear error, not a crash.
-        let empty = directory.sub("empty")
-        let emptyReadOnly = directory.sub("empty-ro")
+        let empty = directory.appending("empty").path
+        let emptyReadOnly = directory.appending("empty-ro").path
         try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: false)
         try FileManager.default.createDirectory(atPath: emptyReadOnly, withIntermediateDirectories: false)
         #expect(try runCommand("/bin/mount", ["--bind", "-o", "ro", empty, emptyReadOnly]) == 0)

@@ -2,6 +2,7 @@ import JSONCore
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 @testable import ProctorStore
 
 /// What happens when another connection or process holds, abandons or dies in the middle of
@@ -30,9 +31,9 @@ import Testing
         let store = try StateStore.open(directory: directory.path, configuration: configuration)
         let committed = try store.applyForTest("1")
 
-        let other = try RawDatabase(path: directory.sub("state.db"))
+        let other = try RawDatabase(path: directory.appending("state.db").path)
         try other.execute("BEGIN IMMEDIATE; INSERT INTO bundles (version, sha256, json, applied_at, applied_by) VALUES ('2', 'x', '{}', 2, 0);")
-        #expect(throws: StoreError.busy(path: directory.sub("state.db"))) { try store.applyForTest("3") }
+        #expect(throws: StoreError.busy(path: directory.appending("state.db").path)) { try store.applyForTest("3") }
         #expect(try store.currentBundle() == committed)
 
         // The other writer goes away without committing: its row never existed.
@@ -56,7 +57,7 @@ import Testing
 
         for round in 1...20 {
             let version = "r\(round)"
-            let writer = try ShellProcess(arguments: ["/usr/bin/sqlite3", directory.sub("state.db")])
+            let writer = try ShellProcess(arguments: ["/usr/bin/sqlite3", directory.appending("state.db").path])
             try writer.send("""
                 PRAGMA synchronous = FULL;
                 BEGIN IMMEDIATE;

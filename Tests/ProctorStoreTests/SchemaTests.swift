@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import ProctorStore
 
 @Suite struct SchemaTests {
@@ -19,7 +20,7 @@ import Testing
     @Test func aVersionOneDatabaseIsMigratedKeepingItsData() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let raw = try RawDatabase(path: directory.sub("state.db"))
+        let raw = try RawDatabase(path: directory.appending("state.db").path)
         try raw.execute(Self.versionOneSchema)
         try raw.execute("""
             INSERT INTO bundles (version, sha256, json, applied_at, applied_by) VALUES ('old', 'abc', '{"v":"old"}', 5, 0);
@@ -37,21 +38,21 @@ import Testing
         #expect(try store.history().map(\.kind) == [.rollback, .apply])
         store.close()
 
-        let check = try RawDatabase(path: directory.sub("state.db"))
+        let check = try RawDatabase(path: directory.appending("state.db").path)
         #expect(try check.integer("PRAGMA user_version") == Int64(Schema.latestVersion))
     }
 
     @Test func aDatabaseFromANewerBuildIsRefusedAndLeftAlone() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let raw = try RawDatabase(path: directory.sub("state.db"))
+        let raw = try RawDatabase(path: directory.appending("state.db").path)
         try raw.execute("CREATE TABLE future (x); PRAGMA user_version = \(Schema.latestVersion + 1);")
         raw.close()
 
         #expect(throws: StoreError.schemaTooNew(found: Schema.latestVersion + 1, supported: Schema.latestVersion)) {
             try StateStore.open(directory: directory.path)
         }
-        let check = try RawDatabase(path: directory.sub("state.db"))
+        let check = try RawDatabase(path: directory.appending("state.db").path)
         #expect(try check.integer("PRAGMA user_version") == Int64(Schema.latestVersion + 1))
         #expect(try check.integer("SELECT count(*) FROM sqlite_master WHERE name = 'bundles'") == 0)
     }
@@ -59,12 +60,12 @@ import Testing
     @Test func aFreshDatabaseUsesWALFullSyncAndTheLatestSchema() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let store = try StateStore.open(directory: directory.sub("nested"))
+        let store = try StateStore.open(directory: directory.appending("nested").path)
         #expect(try store.connection.query("PRAGMA journal_mode") { $0.text(0) } == ["wal"])
         #expect(try store.connection.query("PRAGMA synchronous") { $0.integer(0) } == [2])  // FULL
         #expect(try store.connection.query("PRAGMA foreign_keys") { $0.integer(0) } == [1])
         #expect(try store.connection.query("PRAGMA user_version") { $0.integer(0) } == [Int64(Schema.latestVersion)])
-        #expect(FileManager.default.fileExists(atPath: directory.sub("nested/state.db")))
+        #expect(FileManager.default.fileExists(atPath: directory.appending("nested/state.db").path))
     }
 
     @Test func databaseDescriptorsAreCloseOnExec() throws {
@@ -92,13 +93,13 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let garbage = Data(repeating: 0xA5, count: 8192)
-        try garbage.write(to: URL(fileURLWithPath: directory.sub("state.db")))
-        try Data("stale wal".utf8).write(to: URL(fileURLWithPath: directory.sub("state.db-wal")))
+        try garbage.write(to: URL(fileURLWithPath: directory.appending("state.db").path))
+        try Data("stale wal".utf8).write(to: URL(fileURLWithPath: directory.appending("state.db-wal").path))
 
         // 2026-11-29 12:00:00 UTC
         let store = try StateStore.open(directory: directory.path, now: 1_795_953_600_000)
         let recovery = try #require(store.recoveredCorruption)
-        #expect(recovery.movedTo == directory.sub("state.db.corrupt-20261129T120000Z"))
+        #expect(recovery.movedTo == directory.appending("state.db.corrupt-20261129T120000Z").path)
         #expect(FileManager.default.contents(atPath: recovery.movedTo) == garbage)
         #expect(FileManager.default.contents(atPath: recovery.movedTo + "-wal") == Data("stale wal".utf8))
         #expect(!recovery.reason.isEmpty)
@@ -114,7 +115,7 @@ import Testing
     @Test func aDamagedPageIsDetectedAndASecondCorruptionGetsItsOwnName() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let path = directory.sub("state.db")
+        let path = directory.appending("state.db").path
         let store = try StateStore.open(directory: directory.path)
         for version in 1...5 { try store.applyForTest("\(version)", padding: 3000) }
         try store.connection.run("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -3,22 +3,6 @@ import Foundation
 import Glibc
 @testable import ProctorStore
 
-/// A fresh directory under /tmp, removed (after unmounting anything left on it) by `remove()`.
-struct TemporaryDirectory {
-    let path: String
-
-    init() throws {
-        // mkdtemp replaces the six trailing X characters.
-        var template = Array(("/tmp/proctor-store-" + String(repeating: "X", count: 6)).utf8CString)
-        guard let made = mkdtemp(&template) else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        path = String(cString: made)
-    }
-
-    func remove() { try? FileManager.default.removeItem(atPath: path) }
-
-    func sub(_ name: String) -> String { path + "/" + name }
-}
-
 /// Runs a command (mount, umount, sqlite3) and returns its exit status.
 @discardableResult
 func runCommand(_ executable: String, _ arguments: [String]) throws -> Int32 {
