@@ -104,7 +104,7 @@ let package = Package(
                                                              "TestSupport"]),
         .testTarget(name: "ProctorProtocolTests", dependencies: ["ProctorProtocol", "ProctorPolicy", "JSONCore", "Varlink"]),
         .testTarget(name: "ProctorCTLTests", dependencies: ["ProctorCTL", "ProctorPolicy", "JSONCore", "Varlink", "LinuxIO",
-                                                          "ProctorBundle", "ProctorCrypto"],
+                                                          "ProctorBundle", "ProctorCrypto", "TestSupport"],
                     exclude: ["golden"]),
         .testTarget(name: "ProctorDaemonTests",
                     dependencies: ["ProctorDaemon", "ProctorPolicy", "ProctorProtocol", "ProctorStore", "TestSupport", "JSONCore",

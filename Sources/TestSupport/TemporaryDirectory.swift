@@ -21,6 +21,14 @@ public final class TemporaryDirectory: Sendable {
     /// The URL of `name` inside the directory.
     public func appending(_ name: String) -> URL { url.appendingPathComponent(name) }
 
+    /// Writes `text` to the file `name` in the directory; returns the file's path.
+    @discardableResult
+    public func write(_ name: String, _ text: String) throws -> String {
+        let file = appending(name).path
+        try text.write(toFile: file, atomically: false, encoding: .utf8)
+        return file
+    }
+
     /// Removes the directory now; later removals do nothing.
     public func remove() { try? FileManager.default.removeItem(at: url) }
 

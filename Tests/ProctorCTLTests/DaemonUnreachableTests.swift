@@ -2,6 +2,7 @@ import Foundation
 import LinuxIO
 import ProctorCTL
 import Testing
+import TestSupport
 
 /// A proctord that is not running is one clear line and exit status 3, for every verb.
 @Suite struct DaemonUnreachableTests {

@@ -4,6 +4,7 @@ import JSONCore
 import LinuxIO
 import Synchronization
 import Testing
+import TestSupport
 import Varlink
 
 /// A stand-in for proctord's Admin socket: the real `io.proctor.Admin` interface file served

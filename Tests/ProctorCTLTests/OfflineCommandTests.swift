@@ -1,6 +1,7 @@
 import JSONCore
 import ProctorPolicy
 import Testing
+import TestSupport
 
 /// The commands that work without proctord: `policy validate` and `check --policy`.
 @Suite struct OfflineCommandTests {

@@ -1,6 +1,7 @@
 import JSONCore
 import ProctorPolicy
 import Testing
+import TestSupport
 import Varlink
 
 /// The online verbs against a fake proctord speaking the real Admin interface: the

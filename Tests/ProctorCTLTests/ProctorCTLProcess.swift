@@ -65,21 +65,3 @@ let binaryDirectory: URL = {
 let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent()
 
-/// A fresh directory under /tmp for one test, removed by `remove()`.
-struct TemporaryDirectory {
-    let path: String
-
-    init() throws {
-        // Short: socket paths inside it must fit in sockaddr_un's 108 bytes.
-        path = "/tmp/pctl-" + UUID().uuidString.prefix(12)
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
-    }
-
-    func write(_ name: String, _ text: String) throws -> String {
-        let file = path + "/" + name
-        try text.write(toFile: file, atomically: false, encoding: .utf8)
-        return file
-    }
-
-    func remove() { try? FileManager.default.removeItem(atPath: path) }
-}

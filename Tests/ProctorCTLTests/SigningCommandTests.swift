@@ -4,6 +4,7 @@ import ProctorBundle
 import ProctorCrypto
 import ProctorPolicy
 import Testing
+import TestSupport
 
 /// `policy keygen` and `policy sign`, run as the built binary; the bundle is checked with the
 /// library proctord uses.
@@ -26,7 +27,7 @@ import Testing
         #expect(again.error.contains("mdm.pub exists; keys are never overwritten"), "\(again)")
         #expect(try SigningPublicKey.load(from: prefix + ".pub") == publicKey)
         // A stray PREFIX.pub alone also stops it, before a private key is written.
-        _ = try directory.write("other.pub", "x\n")
+        try directory.write("other.pub", "x\n")
         #expect(try proctorctl(["policy", "keygen", "--out", directory.path + "/other"]).status == 2)
         #expect(access(directory.path + "/other", F_OK) != 0)
         #expect(try proctorctl(["policy", "keygen"]).error.contains("--out is required"))

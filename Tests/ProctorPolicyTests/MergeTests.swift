@@ -1,39 +1,16 @@
 import Testing
+import TestSupport
 import Glibc
 import JSONCore
 @testable import ProctorPolicy
 
 private typealias Support = PolicyTestSupport
 
-/// A fresh directory under /tmp holding `files`, removed by the caller with `remove`.
-private struct TemporaryDirectory {
-    let path: String
-
-    init(files: [String: String]) throws {
-        var template = Array("/tmp/proctor-policy-test.XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        path = String(cString: try #require(made))
+extension TemporaryDirectory {
+    /// A fresh directory holding `files` (name: text).
+    convenience init(files: [String: String]) throws {
+        try self.init()
         for (name, text) in files { try write(name, text) }
-    }
-
-    func write(_ name: String, _ text: String) throws {
-        let descriptor = open(path + "/" + name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        try #require(descriptor >= 0)
-        defer { close(descriptor) }
-        let bytes = Array(text.utf8)
-        let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-        try #require(written == bytes.count)
-    }
-
-    func remove() {
-        if let directory = opendir(path) {
-            while let entry = readdir(directory) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
-                if name != "." && name != ".." { unlink(path + "/" + name) }
-            }
-            closedir(directory)
-        }
-        rmdir(path)
     }
 }
 
