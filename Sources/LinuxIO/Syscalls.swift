@@ -115,32 +115,35 @@ enum Syscall {
 
     /// The user name of `uid` from the user database, or nil when there is none.
     static func userName(forUID uid: uid_t) throws(Errno) -> String? {
-        var entry = passwd()
-        var found: UnsafeMutablePointer<passwd>? = nil
-        var size = 1024
-        while true {
-            var buffer = [CChar](repeating: 0, count: size)
-            let code = getpwuid_r(uid, &entry, &buffer, buffer.count, &found)
-            if code == ERANGE, size < 1 << 20 { size *= 4; continue }
-            if code == EINTR { continue }
-            if code != 0 { throw Errno(rawValue: code) }
-            guard found != nil, let name = entry.pw_name else { return nil }
-            return String(cString: name)
-        }
+        try lookUp(passwd(), maxBuffer: 1 << 20, { getpwuid_r(uid, &$0, &$1, $1.count, &$2) },
+                   { $0.pw_name.map { String(cString: $0) } })
     }
 
     /// The group id named `name` in the group database, or nil when there is none.
     static func groupID(named name: String) throws(Errno) -> gid_t? {
-        var entry = group()
-        var found: UnsafeMutablePointer<group>? = nil
+        // A group's entry lists its members: it may need a far larger buffer than a user's.
+        try lookUp(group(), maxBuffer: 1 << 24, { getgrnam_r(name, &$0, &$1, $1.count, &$2) }, { $0.gr_gid })
+    }
+
+    /// Reads one entry of the user or group database through a `get…_r` function (`call`
+    /// fills the entry, whose strings point into the buffer, and the found pointer), growing
+    /// the buffer while it is too small, up to `maxBuffer`, and retrying on EINTR. `value` is
+    /// read from the entry while the buffer lives; nil when there is no entry.
+    private static func lookUp<Entry, Value>(
+        _ entry: Entry, maxBuffer: Int,
+        _ call: (inout Entry, inout [CChar], inout UnsafeMutablePointer<Entry>?) -> Int32,
+        _ value: (Entry) -> Value?
+    ) throws(Errno) -> Value? {
+        var entry = entry
+        var found: UnsafeMutablePointer<Entry>? = nil
         var size = 1024
         while true {
             var buffer = [CChar](repeating: 0, count: size)
-            let code = getgrnam_r(name, &entry, &buffer, buffer.count, &found)
-            if code == ERANGE, size < 1 << 24 { size *= 4; continue }
+            let code = call(&entry, &buffer, &found)
+            if code == ERANGE, size < maxBuffer { size *= 4; continue }
             if code == EINTR { continue }
             if code != 0 { throw Errno(rawValue: code) }
-            return found == nil ? nil : entry.gr_gid
+            return found == nil ? nil : value(entry)
         }
     }
 
