@@ -61,7 +61,7 @@ struct AdminClient {
     }
 
     /// Calls `method` of `io.proctor.Admin` and returns its reply.
-    func call<Method: ProtocolMethod>(_ method: Method.Type, _ request: Method.Request) throws(CommandFailure)
+    func call<Method: AdminMethod>(_ method: Method.Type, _ request: Method.Request) throws(CommandFailure)
         -> Answer<Method.Reply>
     {
         do {
@@ -72,7 +72,7 @@ struct AdminClient {
         }
     }
 
-    func call<Method: ProtocolMethod>(_ method: Method.Type) throws(CommandFailure) -> Answer<Method.Reply>
+    func call<Method: AdminMethod>(_ method: Method.Type) throws(CommandFailure) -> Answer<Method.Reply>
         where Method.Request == NoFields
     {
         try call(method, NoFields())
@@ -80,7 +80,7 @@ struct AdminClient {
 
     /// Calls `method` with `more` and hands each reply to `body` as it arrives, until the
     /// stream ends or `body` returns false.
-    func stream<Method: ProtocolMethod>(_ method: Method.Type, _ request: Method.Request,
+    func stream<Method: AdminMethod>(_ method: Method.Type, _ request: Method.Request,
                                         _ body: (Answer<Method.Reply>) throws(CommandFailure) -> Bool) throws(CommandFailure) {
         do {
             var replies = try client.callMore(Method.qualifiedName, request.fields)
@@ -132,8 +132,8 @@ struct Answer<Message: ProtocolMessage> {
         }
     }
 
-    /// Prints the reply as a command that only reports it does: verbatim with `--json`,
-    /// otherwise the lines `readable` makes of the message. The command succeeded.
+    /// Prints the reply for a command that only reports it: verbatim with `--json`, otherwise
+    /// the lines `readable` makes of the message. The command succeeded.
     func print(_ arguments: ParsedArguments, on console: Console,
                _ readable: (Message) throws(CommandFailure) -> [String]) throws(CommandFailure) -> ExitStatus {
         let lines = arguments.has("--json") ? [json.serializedString()] : try readable(message())

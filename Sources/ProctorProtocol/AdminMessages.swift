@@ -6,6 +6,13 @@ public import ProctorPolicy
 /// add a field, add it there and as a stored property to the one message type here that
 /// carries it (and to its public init): its name is the field's (see `ProtocolMessage`).
 /// Times are RFC 3339 strings in UTC, as on the wire.
+/// A method of `io.proctor.Admin`; proctorctl calls only these (`AdminClient`).
+public protocol AdminMethod: ProtocolMethod {}
+
+extension AdminMethod {
+    public static var interface: String { Admin.interface }
+}
+
 public enum Admin {
     public static let interface = "io.proctor.Admin"
 

@@ -2,8 +2,7 @@ public import JSONCore
 public import ProctorPolicy
 
 extension Admin {
-    public enum Status: ProtocolMethod {
-        public static let interface = Admin.interface
+    public enum Status: AdminMethod {
         public static let name = "Status"
         public typealias Request = NoFields
 
@@ -29,8 +28,7 @@ extension Admin {
         }
     }
 
-    public enum ListApps: ProtocolMethod {
-        public static let interface = Admin.interface
+    public enum ListApps: AdminMethod {
         public static let name = "ListApps"
         public typealias Request = NoFields
 
@@ -41,8 +39,7 @@ extension Admin {
         }
     }
 
-    public enum GetApp: ProtocolMethod {
-        public static let interface = Admin.interface
+    public enum GetApp: AdminMethod {
         public static let name = "GetApp"
         public typealias Request = AppRequest
 
@@ -60,8 +57,7 @@ extension Admin {
         public init(appId: String) { self.appId = appId }
     }
 
-    public enum GetPolicy: ProtocolMethod {
-        public static let interface = Admin.interface
+    public enum GetPolicy: AdminMethod {
         public static let name = "GetPolicy"
         public typealias Request = NoFields
 
@@ -93,8 +89,7 @@ extension Admin {
         }
     }
 
-    public enum ValidatePolicy: ProtocolMethod {
-        public static let interface = Admin.interface
+    public enum ValidatePolicy: AdminMethod {
         public static let name = "ValidatePolicy"
         public typealias Request = PolicyRequest
 
@@ -120,15 +115,13 @@ extension Admin {
         }
     }
 
-    public enum ApplyPolicy: ProtocolMethod {
-        public static let interface = Admin.interface
+    public enum ApplyPolicy: AdminMethod {
         public static let name = "ApplyPolicy"
         public typealias Request = PolicyRequest
         public typealias Reply = AppliedPolicy
     }
 
-    public enum ApplyBundle: ProtocolMethod {
-        public static let interface = Admin.interface
+    public enum ApplyBundle: AdminMethod {
         public static let name = "ApplyBundle"
 
         public struct Request: ProtocolMessage {
@@ -151,8 +144,7 @@ extension Admin {
         }
     }
 
-    public enum Reload: ProtocolMethod {
-        public static let interface = Admin.interface
+    public enum Reload: AdminMethod {
         public static let name = "Reload"
         public typealias Request = NoFields
 
@@ -167,8 +159,7 @@ extension Admin {
         }
     }
 
-    public enum Decide: ProtocolMethod {
-        public static let interface = Admin.interface
+    public enum Decide: AdminMethod {
         public static let name = "Decide"
 
         public struct Request: ProtocolMessage {
@@ -205,8 +196,7 @@ extension Admin {
         }
     }
 
-    public enum Wipe: ProtocolMethod {
-        public static let interface = Admin.interface
+    public enum Wipe: AdminMethod {
         public static let name = "Wipe"
         public typealias Request = AppRequest
 
@@ -222,8 +212,7 @@ extension Admin {
         }
     }
 
-    public enum Notify: ProtocolMethod {
-        public static let interface = Admin.interface
+    public enum Notify: AdminMethod {
         public static let name = "Notify"
 
         /// The longest a notification may wait for its app (30 days).
@@ -258,8 +247,7 @@ extension Admin {
         }
     }
 
-    public enum PolicyHistory: ProtocolMethod {
-        public static let interface = Admin.interface
+    public enum PolicyHistory: AdminMethod {
         public static let name = "PolicyHistory"
         public typealias Request = NoFields
 
@@ -271,8 +259,7 @@ extension Admin {
         }
     }
 
-    public enum RollbackPolicy: ProtocolMethod {
-        public static let interface = Admin.interface
+    public enum RollbackPolicy: AdminMethod {
         public static let name = "RollbackPolicy"
 
         public struct Request: ProtocolMessage {
@@ -284,8 +271,7 @@ extension Admin {
         public typealias Reply = AppliedPolicy
     }
 
-    public enum Events: ProtocolMethod {
-        public static let interface = Admin.interface
+    public enum Events: AdminMethod {
         public static let name = "Events"
 
         public struct Request: ProtocolMessage {
@@ -310,8 +296,7 @@ extension Admin {
         }
     }
 
-    public enum EventHistory: ProtocolMethod {
-        public static let interface = Admin.interface
+    public enum EventHistory: AdminMethod {
         public static let name = "EventHistory"
         /// The most events one reply carries, and the default `limit`.
         public static let maxLimit = 10_000

@@ -5,6 +5,13 @@ public import ProctorPolicy
 /// and replies. The contract is `Interfaces/io.proctor.Agent.varlink`; to add a field, add
 /// it there and as a stored property to the one message type here that carries it (and to
 /// its public init): its name is the field's (see `ProtocolMessage`).
+/// A method of `io.proctor.Agent`; the SDK calls them.
+public protocol AgentMethod: ProtocolMethod {}
+
+extension AgentMethod {
+    public static var interface: String { Agent.interface }
+}
+
 public enum Agent {
     public static let interface = "io.proctor.Agent"
 
@@ -169,8 +176,7 @@ public enum Agent {
         public init(session: String) { self.session = session }
     }
 
-    public enum Register: ProtocolMethod {
-        public static let interface = Agent.interface
+    public enum Register: AgentMethod {
         public static let name = "Register"
 
         public struct Request: ProtocolMessage {
@@ -219,8 +225,7 @@ public enum Agent {
         }
     }
 
-    public enum ReportEvent: ProtocolMethod {
-        public static let interface = Agent.interface
+    public enum ReportEvent: AgentMethod {
         public static let name = "ReportEvent"
 
         public struct Request: ProtocolMessage {
@@ -252,8 +257,7 @@ public enum Agent {
     /// generic coder a request of this shape takes ~4× the instructions to read and a reply
     /// ~3× to write (~12 000 more a call, the boxes and witness calls of `Codable`):
     /// over a tenth of the socket round trip that proctord's `Decide` is measured against.
-    public enum Decide: ProtocolMethod {
-        public static let interface = Agent.interface
+    public enum Decide: AgentMethod {
         public static let name = "Decide"
 
         public struct Request: ProtocolMessage {
@@ -314,8 +318,7 @@ public enum Agent {
         }
     }
 
-    public enum Subscribe: ProtocolMethod {
-        public static let interface = Agent.interface
+    public enum Subscribe: AgentMethod {
         public static let name = "Subscribe"
 
         public typealias Request = SessionRequest
@@ -362,8 +365,7 @@ public enum Agent {
         }
     }
 
-    public enum AcknowledgeWipe: ProtocolMethod {
-        public static let interface = Agent.interface
+    public enum AcknowledgeWipe: AgentMethod {
         public static let name = "AcknowledgeWipe"
 
         public struct Request: ProtocolMessage {
@@ -384,8 +386,7 @@ public enum Agent {
         public typealias Reply = NoFields
     }
 
-    public enum ReportFeedback: ProtocolMethod {
-        public static let interface = Agent.interface
+    public enum ReportFeedback: AgentMethod {
         public static let name = "ReportFeedback"
 
         public struct Request: ProtocolMessage {
@@ -407,8 +408,7 @@ public enum Agent {
         public typealias Reply = NoFields
     }
 
-    public enum GetDataKey: ProtocolMethod {
-        public static let interface = Agent.interface
+    public enum GetDataKey: AgentMethod {
         public static let name = "GetDataKey"
 
         public typealias Request = SessionRequest
@@ -430,8 +430,7 @@ public enum Agent {
         }
     }
 
-    public enum GetInfo: ProtocolMethod {
-        public static let interface = Agent.interface
+    public enum GetInfo: AgentMethod {
         public static let name = "GetInfo"
 
         public typealias Request = NoFields

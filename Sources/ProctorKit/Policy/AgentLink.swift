@@ -144,7 +144,7 @@ extension AgentConnection {
     /// Calls `method` with a typed request and reads its typed reply. Throws `VarlinkError`
     /// for an error reply, `MalformedMessage` for a reply not of the contract's shape and
     /// any other error when the connection failed.
-    func call<Method: ProtocolMethod>(_ method: Method.Type, _ request: Method.Request) throws -> Method.Reply {
+    func call<Method: AgentMethod>(_ method: Method.Type, _ request: Method.Request) throws -> Method.Reply {
         let parameters = try call(Method.qualifiedName, request.fields)
         do {
             return try Method.Reply(parameters)

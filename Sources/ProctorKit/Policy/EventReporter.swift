@@ -21,7 +21,7 @@ final class EventReporter: Sendable {
         let parameters: @Sendable (_ session: String) -> [String: JSONValue]
         var reached: DispatchSemaphore?
 
-        init<Method: ProtocolMethod>(_ method: Method.Type, _ request: @escaping @Sendable (_ session: String) -> Method.Request) {
+        init<Method: AgentMethod>(_ method: Method.Type, _ request: @escaping @Sendable (_ session: String) -> Method.Request) {
             self.method = Method.qualifiedName
             parameters = { request($0).fields }
         }
