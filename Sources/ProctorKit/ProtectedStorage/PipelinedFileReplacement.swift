@@ -4,12 +4,12 @@ import LinuxIO
 import Synchronization
 
 /// An `AtomicFileReplacement` filled through two buffers: while the caller fills one, a thread
-/// of the replacement's own writes the other to the temporary file and hands it to the disk
-/// (`startWriteback`). For a protected file this overlaps sealing a batch of chunks with the
-/// kernel copying the previous batch into the page cache (which costs about as much, see
-/// BENCHMARKS.md) and with the disk writing it, so `commit()`'s `fsync` waits for little more
-/// than the last batch. Content that fits one buffer is written on the caller's thread at
-/// `commit()`, and no thread is started.
+/// of the replacement's own writes the other to the temporary file, and from time to time hands
+/// what it wrote to the disk (`startWriteback`). For a protected file this overlaps sealing a
+/// batch of chunks with the kernel copying the previous batch into the page cache and with the
+/// disk writing the batches before, so `commit()`'s `fsync` has less left to wait for. Content
+/// that fits one buffer is written on the caller's thread at `commit()`, and no thread is
+/// started.
 ///
 /// A POSIX thread per file rather than a Dispatch queue: a forked child (a test, a crash
 /// helper) may still write, which libdispatch's queues do not allow.
@@ -24,6 +24,13 @@ final class PipelinedFileReplacement: @unchecked Sendable {
     /// Bytes to write from each buffer; `stopMark` tells the writing thread to end.
     private var batchCounts = [0, 0]
     private static let stopMark = -1
+    /// The writing thread starts writeback after the first 256 KiB, then after twice as much
+    /// each time, up to every 4 MiB: a 1 MiB file has most of its writeback under way before its
+    /// last batch is sealed, and a large one does not keep its writing thread waiting in
+    /// `sync_file_range` (after every 256 KiB batch, 64 MiB writes were 1.5–6× slower on the
+    /// loaded test VM; BENCHMARKS.md, "ProtectedStorage writes").
+    private static let firstWriteback = 256 << 10
+    private static let largestWriteback = 4 << 20
     private let submitted = DispatchSemaphore(value: 0)
     /// Signalled when the writing thread is done with a buffer; starts at 1, the buffer that is
     /// not being filled.
@@ -89,6 +96,8 @@ final class PipelinedFileReplacement: @unchecked Sendable {
 
     /// The writing thread: writes the buffers in turn, in the order they were submitted.
     private func writeBatches() {
+        var unflushed = 0  // bytes written since the last startWriteback()
+        var writebackAfter = Self.firstWriteback
         var index = 0
         while true {
             submitted.wait()
@@ -97,7 +106,12 @@ final class PipelinedFileReplacement: @unchecked Sendable {
             if writeError.withLock({ $0 == nil }) {
                 do throws(FileReplacementError) {
                     try replacement.write(UnsafeRawBufferPointer(rebasing: buffers[index][..<count]))
-                    replacement.startWriteback()
+                    unflushed += count
+                    if unflushed >= writebackAfter {
+                        replacement.startWriteback()
+                        unflushed = 0
+                        writebackAfter = min(2 * writebackAfter, Self.largestWriteback)
+                    }
                 } catch {
                     writeError.withLock { $0 = error }
                 }
