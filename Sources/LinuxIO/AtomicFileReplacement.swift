@@ -79,7 +79,8 @@ public final class AtomicFileReplacement {
     /// Starts the disk writing what was written so far, without waiting for it
     /// (`sync_file_range`, `SYNC_FILE_RANGE_WRITE`): a writer that produces its content over time
     /// overlaps the disk's work with its own, and `commit()`'s `fsync` has less left to wait for.
-    /// A hint only: a failure here fails the `fsync` too, which `commit()` reports.
+    /// A hint only, so its errors are ignored: an I/O error it meets is reported again by
+    /// `commit()`'s `fsync`.
     public func startWriteback() {
         precondition(!isFinished, "writeback after commit or discard")
         guard writtenCount > writebackOffset else { return }

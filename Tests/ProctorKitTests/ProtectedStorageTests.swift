@@ -180,8 +180,8 @@ import Testing
     }
 
     /// A write that fails on the writer's background thread (EFBIG past RLIMIT_FSIZE, set in a
-    /// child so the limit binds no other test) fails the write with that error and leaves the
-    /// old content and no temporary file.
+    /// child so the limit binds no other test) fails the write with that error, and every write
+    /// and the commit after it too, and leaves the old content and no temporary file.
     @Test func aFailedBackgroundWriteFailsTheWriteAndLeavesTheOldContent() throws {
         try storage.write(Data("version 1".utf8), to: "doc")
         let content = Data(try SecureRandom.bytes(count: 2 << 20))
@@ -190,10 +190,16 @@ import Testing
             signal(SIGXFSZ, SIG_IGN)
             var limit = rlimit(rlim_cur: 1 << 20, rlim_max: rlim_t.max)
             guard setrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit) == 0 else { _exit(3) }
-            do { try storage.write(content, to: "doc") }
-            catch .system(operation: "write", path: _, errno: EFBIG) { _exit(0) }
+            guard let writer = try? storage.writer(for: "doc") else { _exit(4) }
+            do { try writer.write(content); _exit(1) }
+            catch .system(operation: "write", path: _, errno: EFBIG) {}
             catch { _exit(2) }
-            _exit(1)
+            do { try writer.write(content); _exit(7) }  // the writer stays failed
+            catch .system(operation: "write", path: _, errno: EFBIG) {}
+            catch { _exit(8) }
+            do { try writer.commit(); _exit(5) }
+            catch .system(operation: "write", path: _, errno: EFBIG) { _exit(0) }
+            catch { _exit(6) }
         }
         var status: CInt = 0
         #expect(waitpid(child, &status, 0) == child && status == 0)

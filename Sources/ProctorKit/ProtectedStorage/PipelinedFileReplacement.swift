@@ -60,7 +60,7 @@ final class PipelinedFileReplacement: @unchecked Sendable {
 
     /// Hands the filled part of `buffer` to the writing thread (started on first use) and
     /// switches to the other buffer once the thread is done with it. Throws the first error of
-    /// a background write; the file is then discarded.
+    /// a background write, then and on every later call; the file is then discarded.
     func submit() throws(FileReplacementError) {
         if !isWriterRunning {
             isWriterRunning = true
