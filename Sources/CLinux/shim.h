@@ -38,6 +38,14 @@ static inline int clinux_flock(int fd, int operation) {
     return flock(fd, operation);
 }
 
+extern int sync_file_range(int fd, __off64_t offset, __off64_t count, unsigned int flags);
+
+/// sync_file_range(2) with SYNC_FILE_RANGE_WRITE: starts writing the range's dirty pages to the
+/// disk without waiting for it (durability still needs fsync); -1 and errno on failure.
+static inline int clinux_start_writeback(int fd, long long offset, long long count) {
+    return sync_file_range(fd, offset, count, 2 /* SYNC_FILE_RANGE_WRITE */);
+}
+
 #include <poll.h>
 #include <string.h>
 #include <unistd.h>

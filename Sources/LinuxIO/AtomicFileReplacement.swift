@@ -38,6 +38,8 @@ public final class AtomicFileReplacement {
     private let directory: String
     private let descriptor: FileDescriptor
     private var isFinished = false
+    private var writtenCount: Int64 = 0     // bytes written so far
+    private var writebackOffset: Int64 = 0  // where the next startWriteback() range begins
 
     /// Creates the temporary file beside `destination` with `mode` (before the umask).
     public init(replacing destination: String, mode: mode_t) throws(FileReplacementError) {
@@ -71,6 +73,19 @@ public final class AtomicFileReplacement {
             do { offset += try Syscall.write(descriptor.rawValue, UnsafeRawBufferPointer(rebasing: bytes[offset...])) }
             catch { throw FileReplacementError(operation: "write", path: temporaryPath, errno: error) }
         }
+        writtenCount += Int64(bytes.count)
+    }
+
+    /// Starts the disk writing what was written so far, without waiting for it
+    /// (`sync_file_range`, `SYNC_FILE_RANGE_WRITE`): a writer that produces its content over time
+    /// overlaps the disk's work with its own, and `commit()`'s `fsync` has less left to wait for.
+    /// A hint only, so its errors are ignored: an I/O error it meets is reported again by
+    /// `commit()`'s `fsync`.
+    public func startWriteback() {
+        precondition(!isFinished, "writeback after commit or discard")
+        guard writtenCount > writebackOffset else { return }
+        try? Syscall.startWriteback(descriptor.rawValue, offset: writebackOffset, count: writtenCount - writebackOffset)
+        writebackOffset = writtenCount
     }
 
     /// Appends all of `bytes` to the new content.

@@ -44,6 +44,10 @@ enum Syscall {
         try retryingOnInterrupt { Glibc.send(fd, buffer.baseAddress, buffer.count, CInt(MSG_NOSIGNAL)) }
     }
 
+    static func startWriteback(_ fd: CInt, offset: Int64, count: Int64) throws(Errno) {
+        _ = try retryingOnInterrupt { clinux_start_writeback(fd, offset, count) }
+    }
+
     static func fileStatusFlags(_ fd: CInt) throws(Errno) -> CInt {
         try retryingOnInterrupt { fcntl(fd, F_GETFL) }
     }

@@ -25,7 +25,8 @@ import Testing
     }
     static let chunk = 64 * 1024, headerSize = 45, overhead = 17
 
-    @Test(arguments: [0, 1, 100, chunk - 1, chunk, chunk + 1, 3 * chunk + 5])
+    // Up to 9 chunks: one write batch (4 chunks) and several, through both of the writer's buffers.
+    @Test(arguments: [0, 1, 100, chunk - 1, chunk, chunk + 1, 3 * chunk + 5, 4 * chunk, 9 * chunk + 5])
     func roundTrip(size: Int) throws {
         let content = Data(try SecureRandom.bytes(count: size))
         try storage.write(content, to: "file")
@@ -170,6 +171,38 @@ import Testing
             let writer = try storage.writer(for: "doc")
             try writer.write(Data("version 2".utf8))
         }
+        do {
+            let writer = try storage.writer(for: "doc")
+            try writer.write(Data(repeating: 0x41, count: 1 << 20))  // several batches: the writing thread ran
+        }
+        #expect(try storage.read("doc") == Data("version 1".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: protectedDirectory) == ["doc"])
+    }
+
+    /// A write that fails on the writer's background thread (EFBIG past RLIMIT_FSIZE, set in a
+    /// child so the limit binds no other test) fails the write with that error, and every write
+    /// and the commit after it too, and leaves the old content and no temporary file.
+    @Test func aFailedBackgroundWriteFailsTheWriteAndLeavesTheOldContent() throws {
+        try storage.write(Data("version 1".utf8), to: "doc")
+        let content = Data(try SecureRandom.bytes(count: 2 << 20))
+        let child = fork()
+        if child == 0 {
+            signal(SIGXFSZ, SIG_IGN)
+            var limit = rlimit(rlim_cur: 1 << 20, rlim_max: rlim_t.max)
+            guard setrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit) == 0 else { _exit(3) }
+            guard let writer = try? storage.writer(for: "doc") else { _exit(4) }
+            do { try writer.write(content); _exit(1) }
+            catch .system(operation: "write", path: _, errno: EFBIG) {}
+            catch { _exit(2) }
+            do { try writer.write(content); _exit(7) }  // the writer stays failed
+            catch .system(operation: "write", path: _, errno: EFBIG) {}
+            catch { _exit(8) }
+            do { try writer.commit(); _exit(5) }
+            catch .system(operation: "write", path: _, errno: EFBIG) { _exit(0) }
+            catch { _exit(6) }
+        }
+        var status: CInt = 0
+        #expect(waitpid(child, &status, 0) == child && status == 0)
         #expect(try storage.read("doc") == Data("version 1".utf8))
         #expect(try FileManager.default.contentsOfDirectory(atPath: protectedDirectory) == ["doc"])
     }

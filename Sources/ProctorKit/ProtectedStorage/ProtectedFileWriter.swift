@@ -9,31 +9,32 @@ import ProctorCrypto
 public final class ProtectedFileWriter {
     /// The protected file's name.
     public let name: String
-    private let replacement: AtomicFileReplacement
+    private let file: PipelinedFileReplacement
     private let sealer: SecretStreamSealer
     private let associatedData: [UInt8]
     private var pending: [UInt8]  // plaintext not yet sealed: at most one chunk
-    private var output: [UInt8]   // sealed chunks not yet written: written a batch at a time
-    private var outputCount = 0
     private var isCommitted = false
 
-    /// Sealed chunks are written 16 at a time (about 1 MiB): fewer system calls, bounded memory.
-    private static let outputChunks = 16
+    /// Sealed chunks are written 4 at a time (about 256 KiB) on a background queue while the
+    /// next 4 are sealed: small enough that a 1 MiB file overlaps most of its writing, large
+    /// enough that the hand-overs and system calls cost little.
+    private static let batchChunks = 4
 
     init(name: String, path: String, key: SymmetricKey) throws(ProtectedStorageError) {
         self.name = name
-        do { replacement = try AtomicFileReplacement(replacing: path, mode: 0o600) }
-        catch { throw .system(operation: error.operation, path: error.path, errno: error.errno.rawValue) }
+        let prefix = ProtectedFileFormat.prefix(keyID: key.keyID)
         do { sealer = try SecretStreamSealer(key: key) }
         catch { throw .keyUnavailable(reason: "\(error)") }
-        let prefix = ProtectedFileFormat.prefix(keyID: key.keyID)
+        let header = prefix + sealer.header
+        do {
+            file = try PipelinedFileReplacement(replacing: path, mode: 0o600,
+                                                bufferSize: header.count + Self.batchChunks * ProtectedFileFormat.sealedChunkSize)
+        } catch { throw .system(operation: error.operation, path: error.path, errno: error.errno.rawValue) }
         associatedData = ProtectedFileFormat.associatedData(prefix: prefix, name: name)
         pending = []
         pending.reserveCapacity(ProtectedFileFormat.chunkSize)
-        let header = prefix + sealer.header
-        output = [UInt8](repeating: 0, count: header.count + Self.outputChunks * ProtectedFileFormat.sealedChunkSize)
-        output.replaceSubrange(0..<header.count, with: header)
-        outputCount = header.count
+        header.withUnsafeBytes { file.buffer.copyMemory(from: $0) }
+        file.filled = header.count
     }
 
     /// Appends `bytes` to the file's content.
@@ -69,38 +70,27 @@ public final class ProtectedFileWriter {
         precondition(!isCommitted, "commit twice")
         try pending.withUnsafeBytes { raw in Result { () throws(ProtectedStorageError) in try seal(raw, isFinal: true) } }.get()
         isCommitted = true
-        try flush()
-        try perform { () throws(FileReplacementError) in try replacement.commit() }
+        try perform { () throws(FileReplacementError) in try file.commit() }
     }
 
     private func seal(_ plaintext: UnsafeRawBufferPointer, isFinal: Bool) throws(ProtectedStorageError) {
-        if output.count - outputCount < plaintext.count + SecretStream.chunkOverhead { try flush() }
-        let count = output.withUnsafeMutableBytes { out in
-            associatedData.withUnsafeBytes { ad in
-                sealer.seal(plaintext, associatedData: ad, isFinal: isFinal, into: UnsafeMutableRawBufferPointer(rebasing: out[outputCount...]))
-            }
+        if file.buffer.count - file.filled < plaintext.count + SecretStream.chunkOverhead {
+            try perform { () throws(FileReplacementError) in try file.submit() }
         }
-        outputCount += count
-    }
-
-    private func flush() throws(ProtectedStorageError) {
-        let count = outputCount
-        try perform { () throws(FileReplacementError) in
-            try output.withUnsafeBytes { raw in Result { () throws(FileReplacementError) in
-                try replacement.write(UnsafeRawBufferPointer(rebasing: raw[..<count]))
-            } }.get()
+        let count = associatedData.withUnsafeBytes { ad in
+            sealer.seal(plaintext, associatedData: ad, isFinal: isFinal, into: UnsafeMutableRawBufferPointer(rebasing: file.buffer[file.filled...]))
         }
-        outputCount = 0
+        file.filled += count
     }
 
     private func perform(_ body: () throws(FileReplacementError) -> Void) throws(ProtectedStorageError) {
         do { try body() } catch {
-            replacement.discard()
             throw .system(operation: error.operation, path: error.path, errno: error.errno.rawValue)
         }
     }
 
     deinit {
+        if !isCommitted { file.discard() }  // waits for a background write still in flight
         // Plaintext waiting to be sealed is not left in freed memory.
         pending.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }
     }
