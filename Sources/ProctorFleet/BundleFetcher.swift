@@ -97,9 +97,11 @@ public enum FetchFailure: Error, Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Fetches bundles with libcurl, one at a time, blocking: it belongs on a thread of its own
-/// (see `BundlePoller`), never on the event loop. TLS verification is always on; the
-/// connection is kept between fetches, so a 304 poll costs no new handshake. Proxies come
-/// from the environment as libcurl reads them (`https_proxy`, `no_proxy`).
+/// (see `BundlePoller`), never on the event loop. TLS verification is always on. The
+/// connection is kept between fetches while the server keeps it open (a 304 then costs no
+/// handshake); a new connection resumes the last TLS session with the server, from the
+/// process's libcurl share (see `CCurl`), which every fetcher uses. Proxies come from the
+/// environment as libcurl reads them (`https_proxy`, `no_proxy`).
 ///
 /// `fetch` is called from one thread at a time; `cancel` from any thread.
 public final class BundleFetcher: @unchecked Sendable {
@@ -146,7 +148,8 @@ public final class BundleFetcher: @unchecked Sendable {
         if request.jsonBody != nil { headers = ccurl_slist_append(curl, headers, "Content-Type: application/json") }
         defer { ccurl_slist_free_all(curl, headers) }
         var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
-        ccurl_easy_reset(curl, handle)  // keeps the connection cache, forgets the last request's options
+        // Keeps the connection cache and the share (TLS sessions, DNS), forgets the last request's options.
+        ccurl_easy_reset(curl, handle)
         let code = errorBuffer.withUnsafeMutableBufferPointer { buffer -> CURLcode in
             for (option, value) in [
                 (CURLOPT_NOSIGNAL, 1), (CURLOPT_SSL_VERIFYPEER, 1), (CURLOPT_SSL_VERIFYHOST, 2),
@@ -161,6 +164,11 @@ public final class BundleFetcher: @unchecked Sendable {
             _ = ccurl_setopt_string(curl, handle, CURLOPT_REDIR_PROTOCOLS_STR, "https")
             _ = ccurl_setopt_string(curl, handle, CURLOPT_USERAGENT, "proctord")
             if let path = request.caCertificate { _ = ccurl_setopt_string(curl, handle, CURLOPT_CAINFO, path) }
+            // The CA file only (CACertificate=, or Debian's /etc/ssl/certs/ca-certificates.crt, which
+            // holds every CA of /etc/ssl/certs), not also Debian's default CA directory: libcurl then
+            // keeps the parsed CA store between connections (CURLOPT_CA_CACHE_TIMEOUT, a day) instead
+            // of reading and decoding the PEM file for every new connection.
+            _ = ccurl_setopt_pointer(curl, handle, CURLOPT_CAPATH, nil)
             if let path = request.clientCertificate { _ = ccurl_setopt_string(curl, handle, CURLOPT_SSLCERT, path) }
             if let path = request.clientKey { _ = ccurl_setopt_string(curl, handle, CURLOPT_SSLKEY, path) }
             if let path = request.unixSocket {

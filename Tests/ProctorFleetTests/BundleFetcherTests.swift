@@ -40,6 +40,19 @@ import Testing
         #expect(requests.first?["userAgent"] as? String == "proctord")
     }
 
+    /// The server closes each connection after answering (as servers do between polls minutes
+    /// apart): a new connection resumes the TLS session, also from another fetcher (the status
+    /// reporter's, the poller's after a reload) through the process's libcurl share.
+    @Test func aNewConnectionResumesTheTLSSessionEvenFromAnotherFetcher() throws {
+        try server.publish(#"{"bundle": 1}"#)
+        let fetcher = BundleFetcher()
+        _ = try fetcher.fetch(request("bundle"))
+        _ = try fetcher.fetch(request("bundle"))
+        _ = try BundleFetcher().fetch(request("bundle"))
+        let requests = try server.log()["requests"] as? [[String: Any]] ?? []
+        #expect(requests.prefix(3).map { $0["connection"] as? String } == ["full", "resumed", "resumed"])
+    }
+
     /// proctord without a network: through an AF_UNIX socket that systemd's own forwarder
     /// (`systemd-socket-proxyd`, as proctord-mdm.service runs it) connects to the server. TLS
     /// still verifies the URL's host name, and the URL's host and port are only names then.
