@@ -6,8 +6,8 @@ import ProctorPolicy
 
 /// What one unchanged poll of the MDM costs proctord: a real proctord polls a real HTTPS server
 /// (Tests/ProctorFleetTests/bundle_server.py, Python's `ssl`, TLS 1.3) every second, and every
-/// answer is a 304. The figure is proctord's CPU time (all threads, from the scheduler's
-/// per-thread nanosecond counters) from one 304 to the next: the request, the connection, the
+/// answer is a 304. The figure is proctord's CPU time (all threads: its process CPU-time
+/// clock) from one 304 to the next: the request, the connection, the
 /// outcome handed to the loop, and whatever else proctord did in that second. Two servers:
 /// - `fleet.poll304.cpu`: the server closes the connection after each answer, as any server does
 ///   with a client that polls every 300 s (nginx closes idle connections after 75 s): each poll
@@ -67,19 +67,17 @@ enum PollBench: BenchCommand {
         return Figure(name: keepAlive ? "fleet.poll304.keepalive.cpu" : "fleet.poll304.cpu", unit: "ms", samples: samples)
     }
 
-    /// proctord's CPU time so far: the sum of its threads' `/proc/PID/task/TID/schedstat`
-    /// (nanoseconds on a CPU; `/proc/PID/stat` counts only in 10 ms ticks).
+    /// proctord's CPU time so far, in nanoseconds: its process CPU-time clock
+    /// (`clock_getcpuclockid`), which counts every thread, those that already ended included
+    /// (libcurl's resolver threads) — a sum over `/proc/PID/task` would lose them, and could
+    /// even go backwards.
     static func cpuNanoseconds(of pid: pid_t) throws(BenchError) -> UInt64 {
-        guard let tasks = opendir("/proc/\(pid)/task") else { throw BenchError("cannot list the threads of pid \(pid)") }
-        defer { closedir(tasks) }
-        var total: UInt64 = 0
-        while let entry = readdir(tasks) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard !name.hasPrefix("."), let text = try? readTextFile("/proc/\(pid)/task/\(name)/schedstat"),
-                  let field = text.split(separator: " ").first, let nanoseconds = UInt64(field) else { continue }
-            total += nanoseconds
+        var clock = clockid_t()
+        var now = timespec()
+        guard clock_getcpuclockid(pid, &clock) == 0, clock_gettime(clock, &now) == 0 else {
+            throw BenchError("cannot read the CPU time of pid \(pid)")
         }
-        return total
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 
     /// bundle_server.py: beside the checkout's build folder (walking up from this executable),
