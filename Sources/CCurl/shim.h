@@ -91,6 +91,12 @@ static inline CURLcode ccurl_setopt_progress_callback(const struct ccurl_library
     return curl->easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, value);
 }
 
+// The CA file libcurl uses when CURLOPT_CAINFO is not set (its built-in default), or NULL.
+static inline const char *ccurl_default_ca_file(const struct ccurl_library *curl, CURL *handle) {
+    char *path = NULL;
+    return curl->easy_getinfo(handle, CURLINFO_CAINFO, &path) == CURLE_OK ? path : NULL;
+}
+
 static inline CURLcode ccurl_getinfo_long(const struct ccurl_library *curl, CURL *handle, CURLINFO info, long *value) {
     return curl->easy_getinfo(handle, info, value);
 }

@@ -2,9 +2,9 @@ import JSONCore
 import ProctorCrypto
 public import ProctorPolicy
 
-/// A bundle that passed every check: its policy and the signed facts about it.
+/// A bundle whose signature, signer, policy digest, serial and expiry passed: the signed facts
+/// and the policy's bytes, not yet parsed (`readPolicy()`).
 public struct VerifiedBundle: Sendable {
-    public let policy: Policy
     public let serial: Int
     /// Unix seconds.
     public let issuedAt: Int
@@ -12,6 +12,20 @@ public struct VerifiedBundle: Sendable {
     public let expiresAt: Int
     /// The trusted key whose signature verified.
     public let keyID: String
+    /// The policy exactly as signed.
+    public let policyBytes: ArraySlice<UInt8>
+
+    /// The signed policy, parsed and validated; `.invalidPolicy` with its problems if it is not one.
+    public func readPolicy() throws(BundleRefusal) -> Policy {
+        do { return try Policy.parse(Array(policyBytes), source: "bundle serial \(serial)") }
+        catch { throw .invalidPolicy(error.problems.map(\.description)) }
+    }
+}
+
+/// A verified bundle and its policy, read and valid: ready to apply.
+public struct OpenedBundle: Sendable {
+    public let bundle: VerifiedBundle
+    public let policy: Policy
 }
 
 /// Checks a signed bundle against the trusted keys and the last applied serial. Pure: the
@@ -26,11 +40,19 @@ public struct BundleVerifier: Sendable {
         self.lastAppliedSerial = lastAppliedSerial
     }
 
-    /// The bundle in `bytes`, if it is well formed, signed by a trusted key, newer than the
-    /// last applied one and not expired at `now` (Unix seconds). The payload is parsed only
-    /// after its signature verified.
+    /// The bundle in `bytes`, if it is well formed, signed by a trusted key, its policy bytes
+    /// are the signed ones, and it is newer than the last applied one and not expired at `now`
+    /// (Unix seconds). The policy is not parsed: verifying costs one signature check over the
+    /// header and one digest pass over the policy, whatever the policy holds.
     public func verify(_ bytes: [UInt8], now: Int) throws(BundleRefusal) -> VerifiedBundle {
-        let envelope = try Envelope(bytes)
+        guard bytes.count <= SignedBundle.maximumBytes else {
+            throw .malformed("\(bytes.count) bytes, more than the limit of \(SignedBundle.maximumBytes)")
+        }
+        guard let newline = SignedBundle.envelopeEnd(bytes) else {
+            throw .malformed("expected a signed envelope on the first line (at most \(SignedBundle.maximumEnvelopeBytes) "
+                + "bytes) followed by the policy; truncated, or a plain policy?")
+        }
+        let envelope = try Envelope(Array(bytes[..<newline]))
         guard envelope.payloadType == SignedBundle.payloadType else { throw .wrongPayloadType(envelope.payloadType) }
         let trusted = envelope.signatures.filter { trustedKeys.keys[$0.keyID] != nil }
         guard !trusted.isEmpty else { throw .unknownKey(keyIDs: envelope.signatures.map(\.keyID)) }
@@ -41,27 +63,27 @@ public struct BundleVerifier: Sendable {
             do { try trustedKeys.keys[entry.keyID]!.verify(signature: entry.signature, of: message) }
             catch { throw .badSignature(keyID: entry.keyID) }
         }
-        let payload = try Payload(envelope.payload)
-        guard trusted.contains(where: { $0.keyID == payload.keyID }) else {
-            throw .signerMismatch(stated: payload.keyID, verified: trusted[0].keyID)
+        let header = try Header(envelope.payload)
+        guard trusted.contains(where: { $0.keyID == header.keyID }) else {
+            throw .signerMismatch(stated: header.keyID, verified: trusted[0].keyID)
         }
-        guard payload.serial > lastAppliedSerial else { throw .rollback(serial: payload.serial, lastApplied: lastAppliedSerial) }
-        guard now < payload.expiresAt else { throw .expired(expiresAt: payload.expiresAt, now: now) }
-        let policy: Policy
-        do {
-            let source = "bundle serial \(payload.serial)"
-            switch payload.policy {
-            case .valid(let valid): policy = valid
-            case .parsed(let document, withinLimits: true): policy = try Policy.read(document, source: source)
-            // The payload was parsed with the policy's nesting limit; a deeper one gets the
-            // policy parser's own message from its serialised bytes.
-            case .parsed(let document, withinLimits: false): policy = try Policy.parse(document.serialized(), source: source)
-            }
-        } catch {
-            throw .invalidPolicy(error.problems.map(\.description))
+        // The policy is checked before the serial, so that an altered bundle with the serial in
+        // force is refused rather than taken for the one already applied.
+        let policy = bytes[(newline + 1)...]
+        guard policy.count == header.policySize else {
+            throw .malformed("the policy is \(policy.count) bytes, the signed header says \(header.policySize); truncated?")
         }
-        return VerifiedBundle(policy: policy, serial: payload.serial, issuedAt: payload.issuedAt,
-                              expiresAt: payload.expiresAt, keyID: payload.keyID)
+        guard BLAKE2b256.hex(of: policy) == header.policyDigest else { throw .badSignature(keyID: header.keyID) }
+        guard header.serial > lastAppliedSerial else { throw .rollback(serial: header.serial, lastApplied: lastAppliedSerial) }
+        guard now < header.expiresAt else { throw .expired(expiresAt: header.expiresAt, now: now) }
+        return VerifiedBundle(serial: header.serial, issuedAt: header.issuedAt, expiresAt: header.expiresAt,
+                              keyID: header.keyID, policyBytes: policy)
+    }
+
+    /// `verify`, then the signed policy read and validated: what applying a bundle needs.
+    public func open(_ bytes: [UInt8], now: Int) throws(BundleRefusal) -> OpenedBundle {
+        let bundle = try verify(bytes, now: now)
+        return OpenedBundle(bundle: bundle, policy: try bundle.readPolicy())
     }
 }
 
@@ -76,17 +98,14 @@ private struct Envelope {
     var payload: [UInt8]
     var signatures: [Signature]
 
-    init(_ bytes: [UInt8]) throws(BundleRefusal) {
-        guard bytes.count <= SignedBundle.maximumBytes else {
-            throw .malformed("\(bytes.count) bytes, more than the limit of \(SignedBundle.maximumBytes)")
-        }
+    init(_ line: [UInt8]) throws(BundleRefusal) {
         let value: JSONValue
-        do { value = try JSONParser.parse(bytes) } catch { throw .malformed("not JSON (\(error)); truncated?") }
+        do { value = try JSONParser.parse(line) } catch { throw .malformed("the envelope line is not JSON (\(error))") }
         guard let object = value.objectValue else { throw .malformed("expected a JSON object, found \(value.typeDescription)") }
         payloadType = try field(object, "payloadType", \.stringValue, "a string")
         let encoded: String = try field(object, "payload", \.stringValue, "a Base64 string")
-        guard let payload = Base64.decode(encoded, maximumCount: PolicyLimits.maxDocumentBytes) else {
-            throw .malformed("payload: expected Base64 of at most \(PolicyLimits.maxDocumentBytes) bytes")
+        guard let payload = Base64.decode(encoded, maximumCount: SignedBundle.maximumEnvelopeBytes) else {
+            throw .malformed("payload: expected Base64")
         }
         self.payload = payload
         let entries: [JSONValue] = try field(object, "signatures", \.arrayValue, "an array")
@@ -103,96 +122,37 @@ private struct Envelope {
     }
 }
 
-/// The signed payload's fields.
-private struct Payload {
-    /// The policy: read and valid, or parsed JSON for `Policy.read` to explain.
-    enum PolicyDocument {
-        case valid(Policy)
-        /// `withinLimits`: it nests no deeper than a policy document may (`PolicyLimits.maxNestingDepth`).
-        case parsed(JSONValue, withinLimits: Bool)
-    }
+/// The signed header: the facts about the bundle and the digest of its policy.
+private struct Header {
+    static let members: Set<String> = ["expiresAt", "issuedAt", "keyId", "policyBlake2b256", "policySize", "serial"]
 
-    var policy: PolicyDocument
     var serial: Int
     var issuedAt: Int
     var expiresAt: Int
     var keyID: String
+    /// BLAKE2b-256 of the policy bytes, 64 lower-case hex digits.
+    var policyDigest: String
+    var policySize: Int
 
-    /// Parsed in one pass, policy included, at one level more than a policy may nest (it is
-    /// a member of the payload). Anything unusual is parsed again into a `JSONValue` for
-    /// the checks below, which say what is wrong.
     init(_ bytes: [UInt8]) throws(BundleRefusal) {
-        if let payload = Payload(valid: bytes) {
-            self = payload
-            return
-        }
         let value: JSONValue
-        let withinLimits: Bool
-        do {
-            value = try JSONParser.parse(bytes, maxDepth: PolicyLimits.maxNestingDepth + 1)
-            withinLimits = true
-        } catch {
-            do { value = try JSONParser.parse(bytes) } catch { throw .malformed("payload: not JSON (\(error))") }
-            withinLimits = false
-        }
+        do { value = try JSONParser.parse(bytes) } catch { throw .malformed("payload: not JSON (\(error))") }
         guard let object = value.objectValue else { throw .malformed("payload: expected a JSON object") }
+        // Signed, but a member this version does not know may say something it would ignore.
+        if let unknown = object.keys.sorted().first(where: { !Self.members.contains($0) }) {
+            throw .malformed("payload.\(unknown): unknown member; expected only \(Self.members.sorted().joined(separator: ", "))")
+        }
         let where_ = "payload."
-        let document: JSONValue = try field(object, "policy", { $0.objectValue.map(JSONValue.object) }, "an object", in: where_)
-        policy = .parsed(document, withinLimits: withinLimits)
         serial = try integer(object, "serial", in: where_)
         issuedAt = try integer(object, "issuedAt", in: where_)
         expiresAt = try integer(object, "expiresAt", in: where_)
         keyID = try field(object, "keyId", \.stringValue, "a key id string", in: where_)
+        policyDigest = try field(object, "policyBlake2b256", \.stringValue, "a BLAKE2b-256 digest in hex", in: where_)
+        policySize = try integer(object, "policySize", in: where_)
         guard serial > 0 else { throw .malformed("payload.serial: expected a positive integer, found \(serial)") }
-    }
-}
-
-extension Payload {
-    /// A payload with exactly the expected members, each valid, policy included: read
-    /// straight from the bytes (`Policy.readIfValid`); nil for anything else.
-    init?(valid bytes: [UInt8]) {
-        var json = JSONPullReader(bytes, maxDepth: PolicyLimits.maxNestingDepth + 1)
-        var policy: Policy?, serial: Int?, issuedAt: Int?, expiresAt: Int?, keyID: String?
-        func integer(_ json: inout JSONPullReader) -> Int? {
-            guard let number = try? json.number(), number.rounded(.towardZero) == number,
-                  number >= 0, number <= Double(SignedBundle.maximumInteger) else { return nil }
-            return Int(number)
+        guard policyDigest.utf8.count == 64, policyDigest.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+            throw .malformed("payload.policyBlake2b256: expected 64 lower-case hex digits")
         }
-        do {
-            try json.beginObject()
-            while let key = try json.nextKey() {
-                // A member that does not read leaves `json` inside it: give up.
-                switch key {
-                case "policy" where policy == nil:
-                    guard let read = Policy.readIfValid(&json) else { return nil }
-                    policy = read
-                case "serial" where serial == nil:
-                    guard let read = integer(&json) else { return nil }
-                    serial = read
-                case "issuedAt" where issuedAt == nil:
-                    guard let read = integer(&json) else { return nil }
-                    issuedAt = read
-                case "expiresAt" where expiresAt == nil:
-                    guard let read = integer(&json) else { return nil }
-                    expiresAt = read
-                case "keyId" where keyID == nil: keyID = try json.string()
-                default: return nil
-                }
-            }
-            try json.end()
-        } catch {
-            return nil
-        }
-        guard let policy, let serial, let issuedAt, let expiresAt, let keyID, serial > 0 else { return nil }
-        self.init(policy: .valid(policy), serial: serial, issuedAt: issuedAt, expiresAt: expiresAt, keyID: keyID)
-    }
-
-    private init(policy: PolicyDocument, serial: Int, issuedAt: Int, expiresAt: Int, keyID: String) {
-        self.policy = policy
-        self.serial = serial
-        self.issuedAt = issuedAt
-        self.expiresAt = expiresAt
-        self.keyID = keyID
     }
 }
 

@@ -2,46 +2,59 @@ import JSONCore
 public import ProctorCrypto
 public import ProctorPolicy
 
-/// A signed policy bundle: a DSSE envelope (in-toto's Dead Simple Signing Envelope,
-/// github.com/secure-systems-lab/dsse) whose payload is the canonical JSON of
-/// `{expiresAt, issuedAt, keyId, policy, serial}`.
+/// A signed policy bundle: a one-line DSSE envelope (in-toto's Dead Simple Signing Envelope,
+/// github.com/secure-systems-lab/dsse) whose payload is a small **header**, then a newline,
+/// then the policy's exact bytes:
 ///
-///     {"payload": "<Base64 payload>", "payloadType": "application/vnd.proctor.policy-bundle.v1+json",
-///      "signatures": [{"keyid": "<key id>", "sig": "<Base64 Ed25519 signature>"}]}
+///     {"payload":"<Base64 header>","payloadType":"application/vnd.proctor.policy-bundle.v2+json","signatures":[{"keyid":"<key id>","sig":"<Base64 Ed25519>"}]}
+///     <policy bytes, to the end of the file>
 ///
-/// The signature covers DSSE's pre-authentication encoding of the type and the exact payload
-/// bytes, never a re-serialisation, so no JSON subtlety can make two readers disagree about
-/// what was signed. See docs/fleet.md.
+/// The header is the canonical JSON of `{expiresAt, issuedAt, keyId, policyBlake2b256,
+/// policySize, serial}`. The signature covers DSSE's pre-authentication encoding of the type
+/// and the exact header bytes, and the header the BLAKE2b-256 of the exact policy bytes: no
+/// re-serialisation anywhere, and verifying costs one signature check over a few hundred
+/// bytes plus one digest pass over the policy, apart from parsing it. See docs/fleet.md.
 public enum SignedBundle {
     /// The envelope's `payloadType`; also signed, so the key's other signatures cannot pass as bundles.
-    public static let payloadType = "application/vnd.proctor.policy-bundle.v1+json"
-    /// The largest envelope accepted: the policy size limit, Base64-encoded, plus room for the rest.
-    public static let maximumBytes = PolicyLimits.maxDocumentBytes / 3 * 4 + 64 * 1024
+    public static let payloadType = "application/vnd.proctor.policy-bundle.v2+json"
+    /// The longest envelope line accepted, newline included: a header and up to 16 signatures fit many times over.
+    public static let maximumEnvelopeBytes = 16 * 1024
+    /// The largest bundle accepted: the policy size limit plus the envelope line.
+    public static let maximumBytes = PolicyLimits.maxDocumentBytes + maximumEnvelopeBytes
     /// Serials and times are JSON numbers: integers up to 2^53 - 1 are exact.
     static let maximumInteger = (1 << 53) - 1
 
-    /// The envelope bytes (with a final newline) signing `policy` with `key`.
+    /// The bundle bytes signing `policy` with `key`: its canonical form plus a final newline is
+    /// what is signed and shipped.
     public static func sign(_ policy: Policy, serial: Int, issuedAt: Int, expiresAt: Int,
                             with key: SigningKeyPair) -> [UInt8] {
-        let payload = JSONValue.object([
+        let policyBytes = policy.canonicalBytes + [UInt8(ascii: "\n")]
+        let header = JSONValue.object([
             "expiresAt": .number(expiresAt), "issuedAt": .number(issuedAt), "keyId": .string(key.publicKey.keyID),
-            "policy": policy.canonicalJSON, "serial": .number(serial),
+            "policyBlake2b256": .string(BLAKE2b256.hex(of: policyBytes[...])), "policySize": .number(policyBytes.count),
+            "serial": .number(serial),
         ]).serialized()
-        let signature = key.sign(preAuthenticationEncoding(payload))
+        let signature = key.sign(preAuthenticationEncoding(header))
         let envelope = JSONValue.object([
-            "payload": .string(Base64.encode(payload)),
+            "payload": .string(Base64.encode(header)),
             "payloadType": .string(payloadType),
             "signatures": .array([.object(["keyid": .string(key.publicKey.keyID), "sig": .string(Base64.encode(signature))])]),
         ])
-        return envelope.serialized() + [UInt8(ascii: "\n")]
+        return envelope.serialized() + [UInt8(ascii: "\n")] + policyBytes
     }
 
-    /// Whether `bytes` look like an envelope rather than a plain policy: a JSON object with a
-    /// `payloadType`. Only chooses how to read a file; whether a signature is required is
-    /// decided by configuration (`RequireSignedBundles=`), never by this.
+    /// Whether `bytes` look like a bundle rather than a plain policy: a first line (within
+    /// `maximumEnvelopeBytes`) that is a JSON object with a `payloadType`. Only chooses how to
+    /// read a file; whether a signature is required is decided by configuration
+    /// (`RequireSignedBundles=`), never by this.
     public static func looksSigned(_ bytes: [UInt8]) -> Bool {
-        guard let value = try? JSONParser.parse(bytes) else { return false }
+        guard let newline = envelopeEnd(bytes), let value = try? JSONParser.parse(Array(bytes[..<newline])) else { return false }
         return value["payloadType"] != nil
+    }
+
+    /// The index of the newline that ends the envelope line, if there is one within the limit.
+    static func envelopeEnd(_ bytes: [UInt8]) -> Int? {
+        bytes.prefix(maximumEnvelopeBytes).firstIndex(of: UInt8(ascii: "\n"))
     }
 
     /// DSSE's PAE: `"DSSEv1" SP len(type) SP type SP len(payload) SP payload`, lengths in decimal.

@@ -149,7 +149,7 @@ enum PolicyCommands {
             do {
                 file = try PolicyInput.readFile(path)
             } catch {
-                // Larger than a policy may be, but perhaps a signed bundle (Base64 adds a third).
+                // Larger than a policy may be, but perhaps a signed bundle (the envelope line adds a little).
                 guard path != "-", let bundle = try? PolicyInput.readFile(path, limit: SignedBundle.maximumBytes),
                       SignedBundle.looksSigned(bundle.bytes) else { throw .invalidInput(error.problems.map(\.description)) }
                 return try applySigned(bundle.bytes, arguments, context: context)

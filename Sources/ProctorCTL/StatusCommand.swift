@@ -12,13 +12,16 @@ enum StatusCommand {
             "Asks proctord (io.proctor.Admin.Status) for its version and uptime, the policy in force (version, the sha256 "
                 + "of its canonical form, the files and bundles it was built from, when it was loaded), the outcome of the "
                 + "last reload, and how many apps it knows, how many are connected, and how many decisions it has allowed "
-                + "and denied since it started.",
+                + "and denied since it started, by action (detail lines: only actions with decisions), then, when there "
+                + "are any, app registrations refused by reason and state storage operations that failed.",
             "A reload that failed is shown with its problems: the policy before it stayed in force. "
                 + "Times are shown in the local time zone.",
             "Then signed bundles (docs/fleet.md): the BundleURL= proctord pulls from (source), whether only signed "
                 + "policy is accepted and the ids of the trusted keys (signed), the highest bundle serial applied, the "
-                + "last fetch and its result (fetched, unchanged, applied, refused or failed), the next fetch, and the "
-                + "last error: a refused bundle's or failed fetch's reason and message.",
+                + "last fetch and its result (fetched, unchanged, applied, refused or failed), the next fetch, the last "
+                + "fetch the server answered with the fetch failures and refused bundles since start, and the last "
+                + "error: a refused bundle's or failed fetch's reason and message. proctorctl metrics prints the same "
+                + "counters for Prometheus.",
         ],
         exitStatuses: AdminClient.questionExitStatuses,
         examples: [
@@ -60,6 +63,18 @@ enum StatusCommand {
         fields.add("apps", "\(counts.appsKnown) known, \(counts.appsConnected) connected, "
             + "\(counts.sessions) session\(counts.sessions == 1 ? "" : "s")")
         fields.add("decisions", "\(counts.decisionsAllowed) allowed, \(counts.decisionsDenied) denied")
+        for count in counts.decisions where count.allowed + count.denied > 0 {
+            fields.addDetail("\(count.action): \(count.allowed) allowed, \(count.denied) denied")
+        }
+        let refused = counts.registrationsRefused.filter { $0.count > 0 }
+        if !refused.isEmpty {
+            // A short label: the values stay in the column the other fields use.
+            fields.add("refused", plural(refused.map(\.count).reduce(0, +), "registration") + " ("
+                + refused.map { "\($0.count) \($0.reason)" }.joined(separator: ", ") + ")")
+        }
+        if counts.storageFailures > 0 {
+            fields.add("storage", plural(counts.storageFailures, "operation") + " on the state database failed (see the journal)")
+        }
         let dropped = counts.logMessagesDropped
         let lost = counts.logSinkFailures
         var logProblems: [String] = []
@@ -80,8 +95,15 @@ enum StatusCommand {
             fields.add("last fetch", "\(LocalTime.format(at)), \(fleet.lastFetchResult ?? "?")")
         }
         if let at = fleet.nextFetchAt { fields.add("next fetch", LocalTime.format(at)) }
+        if fleet.lastFetchAt != nil {
+            fields.add("fetches", "last answered \(fleet.lastSuccessfulFetchAt.map(LocalTime.format) ?? "never"); "
+                + "\(plural(fleet.fetchFailures, "failure")), \(plural(fleet.bundlesRefused, "bundle")) refused since start")
+        }
         if let error = fleet.lastError {
             fields.add("last error", "\(LocalTime.format(error.at)), \(error.reason): \(error.message)")
         }
     }
+
+    /// "1 failure", "2 failures".
+    private static func plural(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
 }

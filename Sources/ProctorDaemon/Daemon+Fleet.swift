@@ -95,10 +95,10 @@ extension Daemon {
         let poller = BundlePoller(request: request, intervalSeconds: source.pollIntervalSeconds) { outcome in
             // On the fetch thread: verify here, so a large bundle's signature check and parse
             // do not hold the loop either. The serial is checked again when applying.
-            var verdict: Result<VerifiedBundle, BundleRefusal>?
+            var verdict: Result<OpenedBundle, BundleRefusal>?
             if case .success(.fetched(let body, _)) = outcome.result {
                 let verifier = BundleVerifier(trustedKeys: keys, lastAppliedSerial: shared.lastAppliedSerial.load(ordering: .relaxed))
-                verdict = Result { () throws(BundleRefusal) in try verifier.verify(body, now: Int(time(nil))) }
+                verdict = Result { () throws(BundleRefusal) in try verifier.open(body, now: Int(time(nil))) }
             }
             let checked = verdict
             loop.execute { shared.daemon?.pulled(outcome, checked, generation: generation) }
@@ -152,7 +152,7 @@ extension Daemon {
     }
 
     /// A poll's outcome, back on the loop.
-    func pulled(_ outcome: BundlePoller.Outcome, _ verdict: Result<VerifiedBundle, BundleRefusal>?, generation: Int) {
+    func pulled(_ outcome: BundlePoller.Outcome, _ verdict: Result<OpenedBundle, BundleRefusal>?, generation: Int) {
         guard generation == fleet.generation, let url = fleet.configuration.source.bundleURL else { return }
         let now = Clock.now()  // milliseconds: two polls within a second stay apart in Status
         fleet.lastFetchAt = now
@@ -174,12 +174,12 @@ extension Daemon {
         case (.success(.fetched), .failure(let refusal)):
             fleet.lastFetchResult = "refused"
             _ = refuse(refusal, source: url)
-        case (.success(.fetched), .success(let verified)):
+        case (.success(.fetched), .success(let opened)):
             // In turn with reloads and other applies (the policy update queue).
             submit(.change { [unowned self] finished in
                 defer { finished() }
                 do throws(VarlinkError) {
-                    _ = try applySigned(verified, source: url, uid: getuid())
+                    _ = try applySigned(opened, source: url, uid: getuid())
                     fleet.lastFetchResult = "applied"
                 } catch {
                     fleet.lastFetchResult = error.name.hasSuffix(".BundleRefused") ? "refused" : "failed"
@@ -207,10 +207,10 @@ extension Daemon {
             let source = "admin uid \(context.peer.uid)"
             let verifier = BundleVerifier(trustedKeys: fleet.trustedKeys, lastAppliedSerial: fleet.lastAppliedSerial ?? 0)
             reply(Result { () throws(VarlinkError) in
-                let verified: VerifiedBundle
-                do throws(BundleRefusal) { verified = try verifier.verify(Array(request.bundle.utf8), now: Int(Clock.now() / 1000)) }
+                let opened: OpenedBundle
+                do throws(BundleRefusal) { opened = try verifier.open(Array(request.bundle.utf8), now: Int(Clock.now() / 1000)) }
                 catch { throw refuse(error, source: source) }
-                return try applySigned(verified, source: source, uid: context.peer.uid)
+                return try applySigned(opened, source: source, uid: context.peer.uid)
             })
         })
     }
@@ -229,9 +229,9 @@ extension Daemon {
 
     /// Persist (serial checked and recorded in the same transaction), then swap, then push to
     /// subscribers: `ApplyPolicy`'s order, so an acknowledged apply survives any crash.
-    private func applySigned(_ verified: VerifiedBundle, source: String, uid: UInt32) throws(VarlinkError)
+    private func applySigned(_ opened: OpenedBundle, source: String, uid: UInt32) throws(VarlinkError)
         -> Admin.ApplyBundle.Reply {
-        let policy = verified.policy
+        let (verified, policy) = (opened.bundle, opened.policy)
         let canonical = policy.canonicalBytes
         if let problem = Policy.bundleSizeProblem(canonicalSize: canonical.count, source: nil) {
             throw refuse(.invalidPolicy([problem.description]), source: source)

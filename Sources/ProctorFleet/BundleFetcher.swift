@@ -1,4 +1,5 @@
 import CCurl
+import Glibc
 import Synchronization
 
 /// Where and how to fetch a bundle: `[Source]` of proctord.conf plus the limits.
@@ -97,18 +98,31 @@ public enum FetchFailure: Error, Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Fetches bundles with libcurl, one at a time, blocking: it belongs on a thread of its own
-/// (see `BundlePoller`), never on the event loop. TLS verification is always on; the
-/// connection is kept between fetches, so a 304 poll costs no new handshake. Proxies come
-/// from the environment as libcurl reads them (`https_proxy`, `no_proxy`).
+/// (see `BundlePoller`), never on the event loop. TLS verification is always on. One libcurl
+/// handle serves every fetch: the connection is kept while the server keeps it open (a 304
+/// then costs no handshake), a new connection resumes the last TLS session with the server
+/// (the handle's session cache), and the parsed CA store is kept — until the CA file
+/// changes, which takes a new handle, so no session or store from the old CAs is used.
+/// Proxies come from the environment as libcurl reads them (`https_proxy`, `no_proxy`).
 ///
-/// `fetch` is called from one thread at a time; `cancel` from any thread.
+/// `fetch` is called from one thread at a time (it alone touches the handle); `cancel` from any thread.
 public final class BundleFetcher: @unchecked Sendable {
-    /// libcurl and this fetcher's handle, or why there is none.
-    private let easy: Result<(curl: UnsafePointer<ccurl_library>, handle: UnsafeMutableRawPointer), FetchFailure>
+    private typealias Easy = Result<(curl: UnsafePointer<ccurl_library>, handle: UnsafeMutableRawPointer), FetchFailure>
+
+    /// libcurl and this fetcher's handle, or why there is none. Only `fetch` replaces it.
+    private var easy: Easy
+    /// The CA file the handle's cached CA store was read from, and its identity then: libcurl
+    /// keeps the parsed store with the handle (`CURLOPT_CA_CACHE_TIMEOUT`), so a changed file
+    /// (new inode, size or modification time) takes a new handle.
+    private var caFile: (path: String, stamp: FileStamp?)?
     private let cancellation = Cancellation()
 
-    public init() {
-        easy = Self.library.flatMap { curl in
+    public init() { easy = Self.makeHandle() }
+
+    deinit { if case .success(let (curl, handle)) = easy { ccurl_easy_cleanup(curl, handle) } }
+
+    private static func makeHandle() -> Easy {
+        library.flatMap { curl in
             guard let handle = ccurl_easy_init(curl) else {
                 return .failure(.transfer(code: Int(CURLE_FAILED_INIT.rawValue), message: "curl_easy_init failed"))
             }
@@ -116,7 +130,18 @@ public final class BundleFetcher: @unchecked Sendable {
         }
     }
 
-    deinit { if case .success(let (curl, handle)) = easy { ccurl_easy_cleanup(curl, handle) } }
+    /// Replaces the handle (its connection, TLS sessions and CA store) when the CA file it will
+    /// use is not the one it read: a new `CACertificate=` file, or the system bundle updated,
+    /// decides from the next fetch on, and no session resumed from the old CAs' time skips it.
+    private func renewHandleIfTheCAFileChanged(_ request: FetchRequest) {
+        guard case .success(let (curl, handle)) = easy else { return }
+        guard let path = request.caCertificate ?? ccurl_default_ca_file(curl, handle).map({ String(cString: $0) }) else { return }
+        let stamp = FileStamp(path)
+        defer { caFile = (path, stamp) }
+        guard let previous = caFile, previous.path != path || previous.stamp != stamp else { return }
+        ccurl_easy_cleanup(curl, handle)
+        easy = Self.makeHandle()
+    }
 
     /// libcurl, loaded by the process's first fetcher (see `CCurl`'s shim.h: only a proctord
     /// that fetches maps it), or why it could not be loaded. Immutable once made.
@@ -138,6 +163,7 @@ public final class BundleFetcher: @unchecked Sendable {
         let lowered = request.url.lowercased()
         guard lowered.hasPrefix("https://") || lowered.hasPrefix("file://") else { throw .unsupportedURL(request.url) }
         guard !cancellation.flag.load(ordering: .relaxed) else { throw .cancelled }
+        renewHandleIfTheCAFileChanged(request)
         let (curl, handle) = try easy.get()
         let transfer = Transfer(maximumBytes: request.maximumBytes, cancellation: cancellation)
         let context = Unmanaged.passUnretained(transfer).toOpaque()
@@ -146,7 +172,8 @@ public final class BundleFetcher: @unchecked Sendable {
         if request.jsonBody != nil { headers = ccurl_slist_append(curl, headers, "Content-Type: application/json") }
         defer { ccurl_slist_free_all(curl, headers) }
         var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
-        ccurl_easy_reset(curl, handle)  // keeps the connection cache, forgets the last request's options
+        // Keeps the connection cache, TLS sessions and the CA store, forgets the last request's options.
+        ccurl_easy_reset(curl, handle)
         let code = errorBuffer.withUnsafeMutableBufferPointer { buffer -> CURLcode in
             for (option, value) in [
                 (CURLOPT_NOSIGNAL, 1), (CURLOPT_SSL_VERIFYPEER, 1), (CURLOPT_SSL_VERIFYHOST, 2),
@@ -161,6 +188,11 @@ public final class BundleFetcher: @unchecked Sendable {
             _ = ccurl_setopt_string(curl, handle, CURLOPT_REDIR_PROTOCOLS_STR, "https")
             _ = ccurl_setopt_string(curl, handle, CURLOPT_USERAGENT, "proctord")
             if let path = request.caCertificate { _ = ccurl_setopt_string(curl, handle, CURLOPT_CAINFO, path) }
+            // The CA file only (CACertificate=, or Debian's /etc/ssl/certs/ca-certificates.crt, which
+            // holds every CA of /etc/ssl/certs), not also Debian's default CA directory: libcurl then
+            // keeps the parsed CA store between connections (CURLOPT_CA_CACHE_TIMEOUT, a day) instead
+            // of reading and decoding the PEM file for every new connection.
+            _ = ccurl_setopt_pointer(curl, handle, CURLOPT_CAPATH, nil)
             if let path = request.clientCertificate { _ = ccurl_setopt_string(curl, handle, CURLOPT_SSLCERT, path) }
             if let path = request.clientKey { _ = ccurl_setopt_string(curl, handle, CURLOPT_SSLKEY, path) }
             if let path = request.unixSocket {
@@ -220,6 +252,22 @@ public final class BundleFetcher: @unchecked Sendable {
             return .tls(detail)  // a server refusing our client certificate ends the handshake this way
         default: return .transfer(code: Int(code.rawValue), message: detail)
         }
+    }
+}
+
+/// A file's identity and version: what `stat` says about it.
+private struct FileStamp: Equatable {
+    var device: UInt64, inode: UInt64, size: Int, modified: Int, modifiedNanoseconds: Int
+
+    /// nil when the file cannot be stat'ed (libcurl will say why when it reads it).
+    init?(_ path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+        size = Int(info.st_size)
+        modified = Int(info.st_mtim.tv_sec)
+        modifiedNanoseconds = Int(info.st_mtim.tv_nsec)
     }
 }
 

@@ -5,20 +5,30 @@ import ProctorCrypto
 import ProctorPolicy
 
 /// What one unchanged poll of the MDM costs proctord: a real proctord polls a real HTTPS server
-/// (Tests/ProctorFleetTests/bundle_server.py, Python's `ssl`) every second, and every answer is a
-/// 304. The figure is proctord's CPU time (all threads, from the scheduler's per-thread
-/// nanosecond counters) from one 304 to the next: the request, the TLS handshake (the test server
-/// closes the connection after each answer, as an MDM or CDN would between polls minutes apart),
-/// the outcome handed to the loop, and whatever else proctord did in that second.
+/// (Tests/ProctorFleetTests/bundle_server.py, Python's `ssl`, TLS 1.3) every second, and every
+/// answer is a 304. The figure is proctord's CPU time (all threads: its process CPU-time
+/// clock) from one 304 to the next: the request, the connection, the
+/// outcome handed to the loop, and whatever else proctord did in that second. Two servers:
+/// - `fleet.poll304.cpu`: the server closes the connection after each answer, as any server does
+///   with a client that polls every 300 s (nginx closes idle connections after 75 s): each poll
+///   is a new TCP and TLS connection, and the bench checks the server saw it **resume** the TLS
+///   session of the poll before (no certificate exchange or verification);
+/// - `fleet.poll304.keepalive.cpu`: the server keeps connections open (HTTP/1.1) and the bench
+///   checks each poll **reused** the connection: no handshake at all, the lower bound.
 enum PollBench: BenchCommand {
     static let name = "poll"
-    static let summary = "proctord's CPU time (ms) per unchanged (304) poll over HTTPS"
+    static let summary = "proctord's CPU time (ms) per unchanged (304) poll over HTTPS, new or kept connection"
     static let serverScript = "Tests/ProctorFleetTests/bundle_server.py"
 
     static func run(_ options: BenchOptions, report: (Figure) -> Void) throws {
+        report(try measure(options, keepAlive: false))
+        report(try measure(options, keepAlive: true))
+    }
+
+    private static func measure(_ options: BenchOptions, keepAlive: Bool) throws -> Figure {
         let directory = try TemporaryDirectory(prefix: "proctor-bench-poll")
         defer { directory.remove() }
-        let server = try MDMServer(script: try serverPath(), directory: directory.path + "/mdm")
+        let server = try MDMServer(script: try serverPath(), directory: directory.path + "/mdm", keepAlive: keepAlive)
         defer { server.process.stop() }
 
         // A signed bundle and its key in keys.d, so the first poll applies it and the rest are 304s.
@@ -39,34 +49,35 @@ enum PollBench: BenchCommand {
         let daemon = try DaemonUnderTest(options: options, directory: directory)
         defer { daemon.process.stop() }
 
-        guard try server.waitFor("GET /bundle 200") else { throw BenchError("proctord never fetched the bundle") }
-        guard try server.waitFor("GET /bundle 304") else { throw BenchError("the second poll was not a 304") }
+        // Steady state: every poll after the first two goes the way this server makes it go.
+        let steady = "GET /bundle 304 " + (keepAlive ? "kept" : "resumed")
+        guard try server.next().hasPrefix("GET /bundle 200 ") else { throw BenchError("proctord never fetched the bundle") }
+        guard try server.next().hasPrefix("GET /bundle 304 ") else { throw BenchError("the second poll was not a 304") }
         let runs = options.quick ? 5 : 20
         var samples: [Double] = []
         var before = try cpuNanoseconds(of: daemon.process.pid)
         for _ in 0..<runs {
-            guard try server.waitFor("GET /bundle 304") else { throw BenchError("a poll was not a 304") }
+            let line = try server.next()
+            guard line == steady else { throw BenchError("expected \"\(steady)\" from the server, got \"\(line)\"") }
             usleep(200_000)  // proctord handles the answer after the server sent it
             let after = try cpuNanoseconds(of: daemon.process.pid)
             samples.append(Double(after - before) / 1_000_000)
             before = after
         }
-        report(Figure(name: "fleet.poll304.cpu", unit: "ms", samples: samples))
+        return Figure(name: keepAlive ? "fleet.poll304.keepalive.cpu" : "fleet.poll304.cpu", unit: "ms", samples: samples)
     }
 
-    /// proctord's CPU time so far: the sum of its threads' `/proc/PID/task/TID/schedstat`
-    /// (nanoseconds on a CPU; `/proc/PID/stat` counts only in 10 ms ticks).
+    /// proctord's CPU time so far, in nanoseconds: its process CPU-time clock
+    /// (`clock_getcpuclockid`), which counts every thread, those that already ended included
+    /// (libcurl's resolver threads) — a sum over `/proc/PID/task` would lose them, and could
+    /// even go backwards.
     static func cpuNanoseconds(of pid: pid_t) throws(BenchError) -> UInt64 {
-        guard let tasks = opendir("/proc/\(pid)/task") else { throw BenchError("cannot list the threads of pid \(pid)") }
-        defer { closedir(tasks) }
-        var total: UInt64 = 0
-        while let entry = readdir(tasks) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard !name.hasPrefix("."), let text = try? readTextFile("/proc/\(pid)/task/\(name)/schedstat"),
-                  let field = text.split(separator: " ").first, let nanoseconds = UInt64(field) else { continue }
-            total += nanoseconds
+        var clock = clockid_t()
+        var now = timespec()
+        guard clock_getcpuclockid(pid, &clock) == 0, clock_gettime(clock, &now) == 0 else {
+            throw BenchError("cannot read the CPU time of pid \(pid)")
         }
-        return total
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 
     /// bundle_server.py: beside the checkout's build folder (walking up from this executable),
@@ -82,21 +93,22 @@ enum PollBench: BenchCommand {
     }
 }
 
-/// bundle_server.py with `--trace`: one line on its standard output per request answered.
+/// bundle_server.py with `--trace`: one line on its standard output per request answered,
+/// `<method> <path> <status> <full|resumed|kept>`.
 private final class MDMServer {
     let process: Subprocess
     private(set) var port = 0
     private let output: CInt
     private var pending: [UInt8] = []
 
-    init(script: String, directory: String) throws(BenchError) {
+    init(script: String, directory: String, keepAlive: Bool) throws(BenchError) {
         guard mkdir(directory, 0o755) == 0 else { throw BenchError("cannot create \(directory)") }
         var ends: [CInt] = [0, 0]
         guard pipe(&ends) == 0 else { throw BenchError("pipe failed: \(String(cString: strerror(errno)))") }
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }  // the child's stdout is a dup2, without it
         output = ends[0]
         do {
-            process = try Subprocess.spawn("/usr/bin/python3", [script, "--trace", directory], environment: ["PATH=/usr/bin:/bin"],
+            process = try Subprocess.spawn("/usr/bin/python3", [script, "--trace"] + (keepAlive ? ["--keep-alive"] : []) + [directory], environment: ["PATH=/usr/bin:/bin"],
                                            redirect: [(ends[1], 1)])
         } catch {
             close(ends[0])
@@ -114,12 +126,10 @@ private final class MDMServer {
 
     deinit { close(output) }
 
-    /// Reads request lines until one is `line`; false if the server stopped talking.
-    func waitFor(_ line: String) throws(BenchError) -> Bool {
-        while let next = try readLine() {
-            if next == line { return true }
-        }
-        return false
+    /// The next request line; throws if the server stopped talking.
+    func next() throws(BenchError) -> String {
+        guard let line = try readLine() else { throw BenchError("bundle_server.py stopped") }
+        return line
     }
 
     /// The next line, waiting at most 30 s for it (nil: the output ended).

@@ -27,35 +27,77 @@ import Testing
         do { _ = try verifier.verify(bytes, now: Self.now); return nil } catch { return error }
     }
 
-    /// The envelope as a JSON object, to alter one field.
-    func envelope(_ bytes: [UInt8]) throws -> [String: JSONValue] { try JSONParser.parse(bytes).objectValue! }
+    /// The envelope line as a JSON object, to alter one field, and the policy bytes after it.
+    func envelope(_ bytes: [UInt8]) throws -> [String: JSONValue] {
+        try JSONParser.parse(Array(bytes[..<bytes.firstIndex(of: 10)!])).objectValue!
+    }
 
-    @Test func aGoodBundleVerifiesWithItsPolicyAndSignedFacts() throws {
-        let verified = try verifier().verify(try bundle(serial: 42), now: Self.now)
-        #expect(verified.policy == (try Self.policy()))
+    func policyPart(_ bytes: [UInt8]) -> [UInt8] { Array(bytes[(bytes.firstIndex(of: 10)! + 1)...]) }
+
+    /// A bundle of `envelope` (altered) and `policy`, joined as `SignedBundle.sign` does.
+    func joined(_ envelope: [String: JSONValue], _ policy: [UInt8]) -> [UInt8] {
+        JSONValue.object(envelope).serialized() + [10] + policy
+    }
+
+    /// A bundle whose header (`members`, signed with `key`) and policy bytes are chosen by the test.
+    func signed(_ members: [String: JSONValue], policy: [UInt8]) -> [UInt8] {
+        let header = JSONValue.object(members).serialized()
+        let message = Array("DSSEv1 \(SignedBundle.payloadType.utf8.count) \(SignedBundle.payloadType) \(header.count) ".utf8)
+            + header
+        return joined(["payload": .string(Base64.encode(header)), "payloadType": .string(SignedBundle.payloadType),
+                       "signatures": .array([.object(["keyid": .string(key.publicKey.keyID),
+                                                      "sig": .string(Base64.encode(key.sign(message)))])])], policy)
+    }
+
+    /// A correct header for `policy`.
+    func header(for policy: [UInt8], serial: Int = 9) -> [String: JSONValue] {
+        ["expiresAt": .number(Self.now + 60), "issuedAt": .number(Self.now), "keyId": .string(key.publicKey.keyID),
+         "policyBlake2b256": .string(BLAKE2b256.hex(of: policy[...])), "policySize": .number(policy.count),
+         "serial": .number(serial)]
+    }
+
+    @Test func aGoodBundleVerifiesWithItsSignedFactsAndOpensToItsPolicy() throws {
+        let bytes = try bundle(serial: 42)
+        let verified = try verifier().verify(bytes, now: Self.now)
         #expect(verified.serial == 42)
         #expect(verified.issuedAt == Self.now - 10)
         #expect(verified.expiresAt == Self.now + 3600)
         #expect(verified.keyID == key.publicKey.keyID)
-        #expect(SignedBundle.looksSigned(try bundle()))
+        // The policy travels as its exact bytes after the envelope line: the canonical form and a newline.
+        #expect(Array(verified.policyBytes) == (try Self.policy()).canonicalBytes + [10])
+        #expect(try verified.readPolicy() == (try Self.policy()))
+        let opened = try verifier().open(bytes, now: Self.now)
+        #expect(opened.policy == (try Self.policy()))
+        #expect(opened.bundle.serial == 42)
+        #expect(SignedBundle.looksSigned(bytes))
         #expect(!SignedBundle.looksSigned((try Self.policy()).canonicalBytes))
+        #expect(!SignedBundle.looksSigned(Array("{\n  \"schema\": 1\n}\n".utf8)))
     }
 
-    @Test func anAlteredPayloadOrSignatureIsABadSignature() throws {
-        var object = try envelope(try bundle())
+    @Test func anAlteredHeaderSignatureOrPolicyIsABadSignature() throws {
+        let good = try bundle()
+        var object = try envelope(good)
         var payload = Base64.decode(object["payload"]!.stringValue!)!
-        let text = String(decoding: payload, as: UTF8.self).replacingOccurrences(of: "\"block\"", with: "\"allow\"")
+        let text = String(decoding: payload, as: UTF8.self).replacingOccurrences(of: "\"serial\":7", with: "\"serial\":8")
+        #expect(text != String(decoding: payload, as: UTF8.self))
         payload = Array(text.utf8)
         object["payload"] = .string(Base64.encode(payload))
-        #expect(refusal(JSONValue.object(object).serialized(), verifier()) == .badSignature(keyID: key.publicKey.keyID))
+        #expect(refusal(joined(object, policyPart(good)), verifier()) == .badSignature(keyID: key.publicKey.keyID))
 
-        var signatureAltered = try envelope(try bundle())
+        var signatureAltered = try envelope(good)
         var signature = Base64.decode((signatureAltered["signatures"]!.arrayValue![0]["sig"]!.stringValue)!)!
         signature[5] ^= 0x40
         signatureAltered["signatures"] = .array([.object(["keyid": .string(key.publicKey.keyID),
                                                           "sig": .string(Base64.encode(signature))])])
-        #expect(refusal(JSONValue.object(signatureAltered).serialized(), verifier())
-            == .badSignature(keyID: key.publicKey.keyID))
+        #expect(refusal(joined(signatureAltered, policyPart(good)), verifier()) == .badSignature(keyID: key.publicKey.keyID))
+
+        // The policy bytes changed, same length: the signed digest no longer matches.
+        let altered = Array(String(decoding: policyPart(good), as: UTF8.self)
+            .replacingOccurrences(of: "\"block\"", with: "\"allow\"").utf8)
+        #expect(altered.count == policyPart(good).count && altered != policyPart(good))
+        #expect(refusal(joined(try envelope(good), altered), verifier()) == .badSignature(keyID: key.publicKey.keyID))
+        // Even with the serial in force: an altered bundle is never taken for the one applied.
+        #expect(refusal(joined(try envelope(good), altered), verifier(lastApplied: 7)) == .badSignature(keyID: key.publicKey.keyID))
     }
 
     @Test func aBundleByAnUntrustedKeyIsAnUnknownKey() throws {
@@ -64,18 +106,20 @@ import Testing
             == .unknownKey(keyIDs: [stranger.publicKey.keyID]))
         // No trusted key at all: still refused, never "nothing configured, so accept".
         #expect(refusal(try bundle(), verifier([])) == .unknownKey(keyIDs: [key.publicKey.keyID]))
-        var unsigned = try envelope(try bundle())
+        let good = try bundle()
+        var unsigned = try envelope(good)
         unsigned["signatures"] = .array([])
-        #expect(refusal(JSONValue.object(unsigned).serialized(), verifier()) == .unknownKey(keyIDs: []))
+        #expect(refusal(joined(unsigned, policyPart(good)), verifier()) == .unknownKey(keyIDs: []))
     }
 
     @Test func aSignatureCopiedUnderATrustedKeysNameDoesNotVerify() throws {
         // An attacker signs with their key but labels the signature with the trusted key id.
         let stranger = try SigningKeyPair.generate()
-        var object = try envelope(try bundle(signedWith: stranger))
+        let theirs = try bundle(signedWith: stranger)
+        var object = try envelope(theirs)
         let sig = object["signatures"]!.arrayValue![0]["sig"]!
         object["signatures"] = .array([.object(["keyid": .string(key.publicKey.keyID), "sig": sig])])
-        #expect(refusal(JSONValue.object(object).serialized(), verifier()) == .badSignature(keyID: key.publicKey.keyID))
+        #expect(refusal(joined(object, policyPart(theirs)), verifier()) == .badSignature(keyID: key.publicKey.keyID))
     }
 
     @Test(arguments: [7, 8]) func aSerialNotAboveTheLastAppliedIsARollback(lastApplied: Int) throws {
@@ -92,7 +136,8 @@ import Testing
 
     @Test func aTruncatedBundleIsMalformed() throws {
         let whole = try bundle()
-        for length in [0, 1, whole.count / 2, whole.count - 3] {
+        let envelopeLength = whole.firstIndex(of: 10)!
+        for length in [0, 1, envelopeLength / 2, envelopeLength, envelopeLength + 1, whole.count - whole.count / 4, whole.count - 1] {
             guard case .malformed = refusal(Array(whole.prefix(length)), verifier()) else {
                 Issue.record("a bundle truncated to \(length) bytes was not refused as malformed")
                 continue
@@ -100,8 +145,40 @@ import Testing
         }
     }
 
+    @Test func aTruncatedPolicySaysHowManyBytesWereSigned() throws {
+        let whole = try bundle()
+        let policyLength = policyPart(whole).count
+        #expect(refusal(Array(whole.dropLast(5)), verifier())
+            == .malformed("the policy is \(policyLength - 5) bytes, the signed header says \(policyLength); truncated?"))
+        #expect(refusal(whole + [10], verifier())
+            == .malformed("the policy is \(policyLength + 1) bytes, the signed header says \(policyLength); truncated?"))
+    }
+
+    @Test func malformedSignedHeadersSayWhichMemberIsWrong() throws {
+        let policy = (try Self.policy()).canonicalBytes + [10]
+        let good = header(for: policy)
+        #expect(refusal(signed(good, policy: policy), verifier()) == nil)
+        let cases: [(String, JSONValue?, String)] = [
+            ("serial", nil, "payload.serial: missing, expected an integer"),
+            ("serial", .number(0), "payload.serial: expected a positive integer, found 0"),
+            ("expiresAt", .string("soon"), "payload.expiresAt: expected an integer, found a string"),
+            ("policySize", .number(-1), "payload.policySize: expected an integer from 0 to 2^53-1, found -1"),
+            ("policyBlake2b256", .string("ABC"), "payload.policyBlake2b256: expected 64 lower-case hex digits"),
+            ("policyBlake2b256", nil, "payload.policyBlake2b256: missing, expected a BLAKE2b-256 digest in hex"),
+            ("keyId", .number(1), "payload.keyId: expected a key id string, found a number"),
+            ("policy", .object([:]), "payload.policy: unknown member; expected only expiresAt, issuedAt, keyId, "
+                + "policyBlake2b256, policySize, serial"),
+        ]
+        for (member, value, message) in cases {
+            var members = good
+            members[member] = value
+            #expect(refusal(signed(members, policy: policy), verifier()) == .malformed(message), "\(member)")
+        }
+    }
+
     @Test func malformedEnvelopesSayWhichFieldIsWrong() throws {
-        let good = try envelope(try bundle())
+        let bytes = try bundle()
+        let good = try envelope(bytes)
         let cases: [(String, JSONValue?, String)] = [
             ("payload", nil, "payload: missing, expected a Base64 string"),
             ("payload", .string("not base64!"), "payload: expected Base64"),
@@ -112,21 +189,27 @@ import Testing
         for (key, value, message) in cases {
             var object = good
             object[key] = value
-            guard case .malformed(let reason) = refusal(JSONValue.object(object).serialized(), verifier()) else {
+            guard case .malformed(let reason) = refusal(joined(object, policyPart(bytes)), verifier()) else {
                 Issue.record("\(key) = \(String(describing: value)) was not refused as malformed")
                 continue
             }
             #expect(reason.hasPrefix(message), "\(reason)")
         }
-        #expect(refusal(Array("[1]".utf8), verifier()) == .malformed("expected a JSON object, found an array"))
+        #expect(refusal(Array("[1]\n{}".utf8), verifier()) == .malformed("expected a JSON object, found an array"))
+        guard case .malformed(let noLine) = refusal((try Self.policy()).canonicalBytes, verifier()) else {
+            Issue.record("a plain policy was not refused as malformed")
+            return
+        }
+        #expect(noLine.hasPrefix("expected a signed envelope on the first line"))
     }
 
     @Test func anotherPayloadTypeIsRefusedEvenWhenSignedByATrustedKey() throws {
         // A signature the same key made for another purpose must not pass as a bundle: the
         // type is part of what is signed, and checked first.
-        var object = try envelope(try bundle())
+        let good = try bundle()
+        var object = try envelope(good)
         object["payloadType"] = .string("application/vnd.proctor.cached-view+json")
-        #expect(refusal(JSONValue.object(object).serialized(), verifier())
+        #expect(refusal(joined(object, policyPart(good)), verifier())
             == .wrongPayloadType("application/vnd.proctor.cached-view+json"))
     }
 
@@ -140,22 +223,20 @@ import Testing
             == .unknownKey(keyIDs: [key.publicKey.keyID]))
     }
 
-    @Test func anInvalidSignedPolicyIsRefusedWithItsProblems() throws {
-        let payload = JSONValue.object(["expiresAt": .number(Self.now + 60), "issuedAt": .number(Self.now),
-                                        "keyId": .string(key.publicKey.keyID), "serial": 9,
-                                        "policy": .object(["schema": 99])]).serialized()
-        let message = Array("DSSEv1 \(SignedBundle.payloadType.utf8.count) \(SignedBundle.payloadType) \(payload.count) ".utf8)
-            + payload
-        let envelope = JSONValue.object([
-            "payload": .string(Base64.encode(payload)), "payloadType": .string(SignedBundle.payloadType),
-            "signatures": .array([.object(["keyid": .string(key.publicKey.keyID),
-                                           "sig": .string(Base64.encode(key.sign(message)))])]),
-        ]).serialized()
-        guard case .invalidPolicy(let problems) = refusal(envelope, verifier()) else {
-            Issue.record("an invalid policy was not refused")
-            return
+    @Test func anInvalidSignedPolicyVerifiesButIsRefusedWhenRead() throws {
+        // Verification never parses the policy; reading it (before applying) finds its problems.
+        let policy = Array(#"{"schema": 99}"#.utf8)
+        let bytes = signed(header(for: policy), policy: policy)
+        let verified = try verifier().verify(bytes, now: Self.now)
+        #expect(Array(verified.policyBytes) == policy)
+        for result in [Result { () throws(BundleRefusal) in try verified.readPolicy() },
+                       Result { () throws(BundleRefusal) in try verifier().open(bytes, now: Self.now).policy }] {
+            guard case .failure(.invalidPolicy(let problems)) = result else {
+                Issue.record("an invalid policy was not refused")
+                continue
+            }
+            #expect(!problems.isEmpty)
         }
-        #expect(!problems.isEmpty)
     }
 
     @Test func trustedKeysLoadFromADirectoryOfPubFiles() throws {

@@ -24,7 +24,15 @@ enum AdminFixtures {
          "counts": ["appsKnown": 5, "appsConnected": 1, "sessions": 3, "decisionsAllowed": 120, "decisionsDenied": 7,
                     "decisions": [["action": "launch", "allowed": 100, "denied": 2], ["action": "print", "allowed": 20, "denied": 5]],
                     "registrationsRefused": [["reason": "unknown-app", "count": 4], ["reason": "identity-mismatch", "count": 1]],
-                    "logMessagesDropped": 2, "logSinkFailures": 3, "storageFailures": 0]]
+                    "logMessagesDropped": 2, "logSinkFailures": 3, "storageFailures": 1],
+         "fleet": ["bundleUrl": "https://mdm.example.com/proctor/bundle", "requireSignedBundles": true,
+                   "trustedKeys": ["16eaf512099e5edb"], "lastAppliedSerial": 1796047606,
+                   "lastAppliedAt": "2026-11-29T12:10:00Z", "lastFetchAt": "2026-11-29T14:00:00Z",
+                   "lastSuccessfulFetchAt": "2026-11-29T13:55:00Z", "lastFetchResult": "failed",
+                   "nextFetchAt": "2026-11-29T14:00:30Z",
+                   "lastError": ["at": "2026-11-29T14:00:00Z", "reason": "unreachable",
+                                 "message": "cannot reach the server: Failed to connect to mdm.example.com port 443"],
+                   "fetchFailures": 1, "bundlesRefused": 2]]
     }
 
     static let apps: [String: JSONValue] = ["apps": [

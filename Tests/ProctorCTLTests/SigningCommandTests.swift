@@ -45,7 +45,7 @@ import TestSupport
         let verified = try BundleVerifier(trustedKeys: TrustedKeys([key]), lastAppliedSerial: 41)
             .verify(Array(signed.output.utf8), now: before)
         #expect(verified.serial == 42)
-        #expect(verified.policy == (try AdminFixtures.examplePolicy()))
+        #expect(try verified.readPolicy() == (try AdminFixtures.examplePolicy()))
         #expect(verified.expiresAt - verified.issuedAt == 600)
         #expect(verified.issuedAt >= before && verified.issuedAt <= Int(time(nil)))
 

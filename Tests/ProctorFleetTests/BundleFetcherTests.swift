@@ -40,6 +40,32 @@ import Testing
         #expect(requests.first?["userAgent"] as? String == "proctord")
     }
 
+    /// The server closes each connection after answering (as servers do between polls minutes
+    /// apart): the next connection resumes the TLS session. A changed CA file takes a new
+    /// handle: the new CAs decide at once, no session from before is resumed around them.
+    @Test func aNewConnectionResumesTheTLSSessionUntilTheCAFileChanges() throws {
+        try server.publish(#"{"bundle": 1}"#)
+        let directory = try TemporaryDirectory()
+        let caFile = directory.appending("ca.pem").path
+        try FileManager.default.copyItem(atPath: server.file("ca.pem"), toPath: caFile)
+        var request = request("bundle")
+        request.caCertificate = caFile
+        let fetcher = BundleFetcher()
+        _ = try fetcher.fetch(request)
+        _ = try fetcher.fetch(request)
+        let requests = try server.log()["requests"] as? [[String: Any]] ?? []
+        #expect(requests.prefix(2).map { $0["connection"] as? String } == ["full", "resumed"])
+
+        try FileManager.default.removeItem(atPath: caFile)
+        try FileManager.default.copyItem(atPath: server.file("other-ca.pem"), toPath: caFile)
+        do {
+            _ = try fetcher.fetch(request)
+            Issue.record("the server was trusted after its CA was replaced in the CA file")
+        } catch {
+            guard case .tls = error else { Issue.record("expected a TLS failure, got \(error)"); return }
+        }
+    }
+
     /// proctord without a network: through an AF_UNIX socket that systemd's own forwarder
     /// (`systemd-socket-proxyd`, as proctord-mdm.service runs it) connects to the server. TLS
     /// still verifies the URL's host name, and the URL's host and port are only names then.

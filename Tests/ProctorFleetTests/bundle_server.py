@@ -2,21 +2,28 @@
 """An MDM stand-in for ProctorFleetTests: HTTPS on 127.0.0.1 with a CA and certificates made here
 by openssl, plus a CONNECT proxy, so the fetcher is tested against real TLS and real sockets.
 
-Usage: bundle_server.py [--trace] DIR   (DIR: an empty directory for the certificates and the bundle)
+Usage: bundle_server.py [--trace] [--keep-alive] DIR   (DIR: an empty directory for the certificates and the bundle)
 Prints "READY <https port> <proxy port>" once both listen; with --trace then one line per
-request answered, "<method> <path> <status>" (proctor-bench counts polls by them). The certificate names only
-DNS:localhost, so https://127.0.0.1:PORT/ is a name mismatch.
+request answered, "<method> <path> <status> <connection>" where connection is "full" (a new TLS
+connection, full handshake), "resumed" (a new connection resuming an earlier TLS session) or
+"kept" (a later request on a kept-alive connection); proctor-bench counts polls by them. The
+server closes each connection after its answer (HTTP/1.0), as a server does with a client
+that polls minutes apart; with --keep-alive it speaks HTTP/1.1 and keeps connections open.
+The certificate names only DNS:localhost, so https://127.0.0.1:PORT/ is a name mismatch.
 
 Paths: /bundle (DIR/bundle, with an ETag, 304 on If-None-Match), /slow-start (answers after
 30 s), /trickle (one byte a second), /truncated (announces 1000 bytes, sends 10), /unbounded
 (2 MB with no Content-Length), /mtls (200 only with a client certificate the CA signed),
-/status/N (HTTP N), /log (JSON: the requests so far, the proxy's CONNECTs and the bodies POSTed
-to /report, which answers 204 — or 500 while DIR/report-fails exists).
+/status/N (HTTP N), /log (JSON: the requests so far with their connection as --trace names it,
+the proxy's CONNECTs and the bodies POSTed to /report, which answers 204 — or 500 while
+DIR/report-fails exists).
 """
 import hashlib, http.server, json, os, select, socket, ssl, subprocess, sys, threading, time
 
-trace = sys.argv[1] == "--trace"
-directory = sys.argv[2 if trace else 1]
+options = [argument for argument in sys.argv[1:] if argument.startswith("--")]
+trace = "--trace" in options
+keep_alive = "--keep-alive" in options
+directory = sys.argv[-1]
 log = {"requests": [], "connects": [], "posts": []}
 
 
@@ -41,12 +48,19 @@ def make_certificates():
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+    answered = 0  # on this connection (one handler per connection)
+
     def log_message(self, *arguments):
         pass
 
+    def connection_kind(self):
+        return "kept" if self.answered else ("resumed" if self.connection.session_reused else "full")
+
     def reply(self, status, body=b"", headers=()):
         if trace:
-            print(self.command, self.path, status, flush=True)
+            print(self.command, self.path, status, self.connection_kind(), flush=True)
+        self.answered += 1
         self.send_response(status)
         for name, value in headers:
             self.send_header(name, value)
@@ -57,7 +71,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        log["requests"].append({"path": self.path, "method": "POST", "contentType": self.headers.get("Content-Type")})
+        log["requests"].append({"path": self.path, "method": "POST", "contentType": self.headers.get("Content-Type"),
+                                "connection": self.connection_kind()})
         if self.path != "/report":
             return self.reply(404, b"not found")
         if os.path.exists(os.path.join(directory, "report-fails")):
@@ -68,7 +83,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self):
         log["requests"].append({"path": self.path, "ifNoneMatch": self.headers.get("If-None-Match"),
-                                "userAgent": self.headers.get("User-Agent")})
+                                "userAgent": self.headers.get("User-Agent"), "connection": self.connection_kind()})
         if self.path == "/bundle":
             with open(os.path.join(directory, "bundle"), "rb") as file:
                 body = file.read()

@@ -143,18 +143,23 @@ def test_pull_apply_push_then_unchanged_and_every_refusal_keeps_the_policy(fleet
     ctl("policy", "keygen", "--out", stranger)
     old = sign(key, base_policy("fleet.old"), workdir, serial=50)
     valid = sign(key, base_policy("fleet.3"), workdir, serial=200)
-    envelope = json.loads(valid)
+    # A bundle is the envelope on one line, then the policy's exact bytes.
+    line, policy_bytes = valid.split(b"\n", 1)
+    envelope = json.loads(line)
     sig = envelope["signatures"][0]["sig"]
     envelope["signatures"][0]["sig"] = sig[:10] + ("A" if sig[10] != "A" else "B") + sig[11:]
-    wrong_type = json.loads(valid)
+    wrong_type = json.loads(line)
     wrong_type["payloadType"] = "application/json"
+    altered_policy = policy_bytes.replace(b'"fleet.3"', b'"fleet.4"')
+    assert altered_policy != policy_bytes
     cases = [
-        ("bad-signature", json.dumps(envelope).encode()),
+        ("bad-signature", json.dumps(envelope).encode() + b"\n" + policy_bytes),
+        ("bad-signature", line + b"\n" + altered_policy),
         ("unknown-key", sign(stranger, base_policy("fleet.evil"), workdir, serial=300)),
         ("rollback", old),
         ("expired", sign(key, base_policy("fleet.late"), workdir, serial=400, expires_in=1)),
         ("malformed", valid[: len(valid) // 2]),
-        ("wrong-payload-type", json.dumps(wrong_type).encode()),
+        ("wrong-payload-type", json.dumps(wrong_type).encode() + b"\n" + policy_bytes),
     ]
     time.sleep(1.5)  # the expired case's bundle is past its expiresAt
     for reason, body in cases:
