@@ -100,6 +100,8 @@ build_target() {
     # shellcheck disable=SC2086
     # The C libraries a module map names are not linked from static libraries by themselves.
     [ "$1" = handlers ] && libraries="$libraries -lsystemd -lsqlite3 -lsodium -lcurl -lswiftSynchronization -lswiftDispatch -ldispatch -lBlocksRuntime"
+    # Nor the Swift overlays: ProctorPolicy parses policy.d's drop-ins side by side (Dispatch, Mutex).
+    case "$1" in policy|policy-dir) libraries="$libraries -lswiftSynchronization -lswiftDispatch -ldispatch -lBlocksRuntime" ;; esac
     swiftc $flags -module-name "$(echo "$1" | tr -d -)fuzz" $libraries -lm Fuzz/FuzzCheck.swift $sources \
         -o "$out/$1-fuzz"
     echo "built $out/$1-fuzz"

@@ -145,3 +145,8 @@ static inline int clinux_thread_set_effective_ids(uid_t uid, gid_t gid) {
     if (syscall(SYS_setresgid, (gid_t)-1, gid, (gid_t)-1) != 0) return -1;
     return (int)syscall(SYS_setresuid, (uid_t)-1, uid, (uid_t)-1);
 }
+
+#include <stddef.h>
+
+/// glibc's malloc_trim(3) (<malloc.h>): gives free heap memory back to the kernel.
+extern int malloc_trim(size_t pad);

@@ -58,15 +58,12 @@ final class AgentRegistry {
     private var managedAppsGeneration = 0
     /// Signs the views sent (`Agent.SignedAppView`).
     private let viewSigner: ViewSigner
-    /// `AppViewPayload.digest(managedApps:)` of the policy in force, computed once per policy.
-    private var managedAppsDigest: String
 
     init(active: ActivePolicy, store: StateStore, appsWithPendingWipes: Set<AppID>, viewSigner: ViewSigner) {
         self.active = active
         self.store = store
         self.appsWithPendingWipes = appsWithPendingWipes
         self.viewSigner = viewSigner
-        managedAppsDigest = Agent.AppViewPayload.digest(managedApps: active.compiled.managedAppIDs)
     }
 
     /// Subscribers of `appID` whose replies still reach them.
@@ -83,7 +80,7 @@ final class AgentRegistry {
         let view = AppView(of: session.appID, in: active.compiled)
         var effects: [Effect] = [.statusChanged]
         let snapshot = deliverSnapshot(to: session, view: view, effects: &effects)
-        let managedApps = takeManagedAppsIfChanged(for: session) ?? active.compiled.managedAppIDs
+        let managedApps = takeManagedAppsIfChanged(for: session) ?? active.managedAppIDs
         return (Agent.Register.Reply(session: session.id, snapshot: snapshot, managedApps: managedApps,
                                      view: signedView(of: snapshot, for: session)), effects)
     }
@@ -118,12 +115,12 @@ final class AgentRegistry {
     /// changed is told (the verdict is decided again for each session, at the version it
     /// registered with, so a raised `minVersion` reaches running apps). A change of the set of managed apps concerns every app: its copies and shares towards
     /// the others are decided against that set (the SDK decides them locally).
+    ///
+    /// Runs on the event loop, so it compares the two sets by their digests (made with each
+    /// policy, off the loop) instead of comparing 100 000 ids.
     func activate(_ policy: ActivePolicy) -> [Effect] {
-        let managedAppsChanged = active.compiled.managedAppIDs != policy.compiled.managedAppIDs
-        if managedAppsChanged {
-            managedAppsGeneration += 1
-            managedAppsDigest = Agent.AppViewPayload.digest(managedApps: policy.compiled.managedAppIDs)
-        }
+        let managedAppsChanged = active.managedAppsDigest != policy.managedAppsDigest
+        if managedAppsChanged { managedAppsGeneration += 1 }
         active = policy
         var effects: [Effect] = []
         for (appID, sessions) in sessionsByApp {
@@ -221,7 +218,7 @@ final class AgentRegistry {
     private func signedView(of snapshot: Agent.AppSnapshot, for session: AgentSession) -> Agent.SignedAppView {
         let now = Clock.now()
         return viewSigner.sign(Agent.AppViewPayload(appId: session.appID, uid: Int(session.peer.uid), issuedAt: Clock.rfc3339(now),
-                                                    snapshot: snapshot, managedAppsSHA256: managedAppsDigest), now: now)
+                                                    snapshot: snapshot, managedAppsSHA256: active.managedAppsDigest), now: now)
     }
 
     /// The policy in force's `launch` decision for the session's app at its version.
@@ -236,7 +233,7 @@ final class AgentRegistry {
     private func takeManagedAppsIfChanged(for session: AgentSession) -> [AppID]? {
         guard session.managedAppsGeneration != managedAppsGeneration else { return nil }
         session.managedAppsGeneration = managedAppsGeneration
-        return active.compiled.managedAppIDs
+        return active.managedAppIDs
     }
 
     /// The notifications queued for `appID`, to be removed from the queue

@@ -86,10 +86,14 @@ extension Daemon {
     /// Hands the last reference to `value` (a policy just replaced) to a worker thread,
     /// which frees it: freeing the parsed and compiled forms of 100 000 apps takes tens of
     /// milliseconds that no client should wait for. The caller's own reference ends with
-    /// this call, microseconds before a worker can pick the closure up.
+    /// this call, microseconds before a worker can pick the closure up. The worker then gives
+    /// the freed pages (and those of the reading that made the new policy) back to the kernel.
     func releaseOffLoop<Value: Sendable>(_ value: consuming Value) {
         let last = consume value
-        DispatchQueue.global().async { withExtendedLifetime(last) {} }
+        DispatchQueue.global().async {
+            withExtendedLifetime(last) {}
+            Heap.returnFreePagesToKernel()
+        }
     }
 }
 

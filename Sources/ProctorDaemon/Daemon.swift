@@ -167,6 +167,9 @@ final class Daemon {
         // A policy.d edited to retire an app while proctord was stopped counts as well.
         shredDataKeysOfRetiredApps()
         pruneIdentityPins()
+        // Reading policy.d freed its files' bytes and the fragments merged: give those pages back
+        // before an idle daemon is measured by what it keeps.
+        Heap.returnFreePagesToKernel()
         events.onFirstPending = { [unowned self] in scheduleHistoryFlush(after: Self.historyFlushInterval) }
     }
 
@@ -427,7 +430,7 @@ final class Daemon {
     }
 
     func statusLine() -> String {
-        "Policy \(active.version): \(active.compiled.managedAppIDs.count) managed apps, \(registry.sessionCount) sessions"
+        "Policy \(active.version): \(active.managedAppIDs.count) managed apps, \(registry.sessionCount) sessions"
             + (lastReload?.ok == false ? "; last reload failed" : "")
     }
 

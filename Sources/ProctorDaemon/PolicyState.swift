@@ -11,6 +11,11 @@ import Synchronization
 struct ActivePolicy: Sendable {
     let compiled: CompiledPolicy
     let sha256: String
+    /// The ids of the managed apps, sorted (`CompiledPolicy.managedAppIDs`), and
+    /// `Agent.AppViewPayload.digest(managedApps:)` of them: made here, off the event loop, since
+    /// for 100 000 apps each takes milliseconds that a swap on the loop must not.
+    let managedAppIDs: [AppID]
+    let managedAppsDigest: String
     let sources: [String]
     let loadedAt: Int64
 
@@ -26,17 +31,20 @@ struct ActivePolicy: Sendable {
         }
         // Compiling and hashing share nothing and each take tens of milliseconds for a
         // large policy (both are on the start-up path before READY=1): run them side by side.
-        let results = Mutex<(compiled: CompiledPolicy?, sha256: String?)>((nil, nil))
+        // The managed apps' list and digest follow the compile on its thread, not the loop.
+        let results = Mutex<(compiled: CompiledPolicy?, managed: ([AppID], String)?, sha256: String?)>((nil, nil, nil))
         DispatchQueue.concurrentPerform(iterations: 2) { task in
             if task == 0 {
                 let compiled = CompiledPolicy(policy)
-                results.withLock { $0.compiled = compiled }
+                let ids = compiled.managedAppIDs
+                let digest = Agent.AppViewPayload.digest(managedApps: ids)
+                results.withLock { $0.compiled = compiled; $0.managed = (ids, digest) }
             } else {
                 let sha256 = policy.sha256
                 results.withLock { $0.sha256 = sha256 }
             }
         }
-        (compiled, sha256) = results.withLock { ($0.compiled!, $0.sha256!) }
+        (compiled, (managedAppIDs, managedAppsDigest), sha256) = results.withLock { ($0.compiled!, $0.managed!, $0.sha256!) }
         sources = (directory?.sources.map { "policy.d/" + $0 } ?? [])
             + (bundleVersion.map { ["applied bundle \($0)"] } ?? [])
         self.loadedAt = loadedAt

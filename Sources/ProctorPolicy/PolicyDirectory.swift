@@ -1,6 +1,8 @@
+import Dispatch
 import Glibc
 import JSONCore
 import LinuxIO
+import Synchronization
 
 /// A policy read from a directory of drop-in files, and the files it came from.
 public struct LoadedPolicy: Sendable, Hashable {
@@ -25,21 +27,43 @@ public enum PolicyDirectory {
     ///   the directory is missing, unreadable, or holds no policy file.
     public static func load(_ directoryPath: String) throws(PolicyProblems) -> LoadedPolicy {
         let names = try policyFileNames(in: directoryPath)
-        var fragments: [PolicyFragment] = []
-        var problems: [PolicyProblem] = []
+        var read: [Result<[UInt8], PolicyProblems>] = []
         var totalBytes = 0
         for name in names {
-            do {
+            read.append(Result { () throws(PolicyProblems) in
                 let bytes = try PolicyFile.read(directoryPath + "/" + name, source: name,
                                                 limit: PolicyLimits.maxDocumentBytes - totalBytes)
                 totalBytes += bytes.count
-                fragments.append(try PolicyFragment.parse(bytes, source: name))
-            } catch {
-                problems += error.problems
+                return bytes
+            })
+        }
+        var fragments: [PolicyFragment] = []
+        var problems: [PolicyProblem] = []
+        for result in parseConcurrently(read, names: names) {
+            switch result {
+            case .success(let fragment): fragments.append(fragment)
+            case .failure(let error): problems += error.problems
             }
         }
         guard problems.isEmpty else { throw PolicyProblems(problems) }
         return LoadedPolicy(policy: try Policy.merge(fragments), sources: names)
+    }
+
+    /// Parses the files read, on every CPU when there are several (a fleet's 100 000 apps
+    /// come as drop-ins, and parsing is the larger part of starting proctord), keeping their order.
+    private static func parseConcurrently(_ read: [Result<[UInt8], PolicyProblems>], names: [String])
+        -> [Result<PolicyFragment, PolicyProblems>]
+    {
+        @Sendable func parse(_ index: Int) -> Result<PolicyFragment, PolicyProblems> {
+            read[index].flatMap { bytes in Result { () throws(PolicyProblems) in try PolicyFragment.parse(bytes, source: names[index]) } }
+        }
+        guard read.count > 1 else { return read.indices.map(parse) }
+        let results = Mutex([Result<PolicyFragment, PolicyProblems>?](repeating: nil, count: read.count))
+        DispatchQueue.concurrentPerform(iterations: read.count) { index in
+            let result = parse(index)
+            results.withLock { $0[index] = result }
+        }
+        return results.withLock { $0.map { $0! } }
     }
 
     /// The names of the policy files in `directoryPath`, sorted by their UTF-8 bytes.

@@ -13,12 +13,17 @@ extension Policy {
         var defaults = AppSettings()
         var apps: [AppID: AppPolicy] = [:]
         var version: String?
+        // Several fragments with apps (a fleet's policy in drop-ins of thousands): room for all
+        // at once, instead of growing and rehashing the dictionary step by step.
+        if fragments.count(where: { !$0.apps.isEmpty }) > 1 {
+            apps.reserveCapacity(fragments.reduce(0) { $0 + $1.apps.count })
+        }
         for fragment in fragments {
             if let said = fragment.version { version = said }
             defaults = defaults.overlaid(by: fragment.defaults)
             // The first fragment with apps (often the only one) is taken whole: merging
             // into an empty dictionary would rehash every entry.
-            if apps.isEmpty { apps = fragment.apps } else { apps.merge(fragment.apps) { _, later in later } }
+            if apps.isEmpty && apps.capacity == 0 { apps = fragment.apps } else { apps.merge(fragment.apps) { _, later in later } }
         }
         var problems: [PolicyProblem] = []
         if version == nil {

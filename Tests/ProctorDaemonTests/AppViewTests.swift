@@ -1,6 +1,7 @@
 import Foundation
 import JSONCore
 import ProctorPolicy
+import ProctorProtocol
 @testable import ProctorDaemon
 import Testing
 
@@ -109,6 +110,18 @@ import Testing
         #expect(bundleOnly.sha256 == bundle.sha256)
         #expect(bundleOnly.info.sha256 == bundle.sha256)
         #expect(bundleOnly.info.loadedAt == "1970-01-01T00:00:00.005Z")
+    }
+
+    /// The managed apps' list and digest that views carry are made with the policy (off the
+    /// loop): the authorized apps of the merged policy, sorted.
+    @Test func theManagedAppsAreTheMergedPolicysAuthorizedApps() throws {
+        let directory = LoadedPolicy(policy: try policy(directoryText), sources: ["00-base.json"])
+        let merged = ActivePolicy(directory: directory, bundle: try policy(bundleText), bundleVersion: "bundle.1", loadedAt: 1)
+        #expect(merged.managedAppIDs == ["com.example.only-bundle", "com.example.only-dir"])
+        #expect(merged.managedAppsDigest == Agent.AppViewPayload.digest(managedApps: ["com.example.only-bundle", "com.example.only-dir"]))
+        let directoryOnly = ActivePolicy(directory: directory, bundle: nil, bundleVersion: nil, loadedAt: 1)
+        #expect(directoryOnly.managedAppIDs == ["com.example.both", "com.example.only-dir"])
+        #expect(directoryOnly.managedAppsDigest != merged.managedAppsDigest)
     }
 
     @Test func theSameSourcesGiveTheSameDigest() throws {

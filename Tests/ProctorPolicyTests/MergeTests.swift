@@ -113,6 +113,29 @@ private func load(_ path: String) -> Result<LoadedPolicy, PolicyProblems> {
         #expect(loaded.policy.defaults.dlp == DLPSettings(print: .block, screenCapture: .block, notifications: .allow))
     }
 
+    /// Drop-ins are parsed side by side (`PolicyDirectory.load`); they still merge in the
+    /// order of their names: each file's entry of the app all of them name replaces the one
+    /// before, and every file's own apps are kept.
+    @Test func manyDropInsMergeInNameOrder() throws {
+        var files: [String: String] = [:]
+        for file in 0..<12 {
+            let print = file % 2 == 0 ? "allow" : "block"
+            files["\(file + 10)-apps.json"] = """
+                {"schema": 1, "version": "v\(file)", "apps": {
+                  "com.example.shared": {"config": {"file": \(file)}, "dlp": {"print": "\(print)"}},
+                  "com.example.only\(file)": {"state": "blocked"}}}
+                """
+        }
+        let directory = try TemporaryDirectory(files: files)
+        defer { directory.remove() }
+        let loaded = try load(directory.path).get()
+        #expect(loaded.sources == (10..<22).map { "\($0)-apps.json" })
+        #expect(loaded.policy.version == "v11")
+        #expect(loaded.policy.apps["com.example.shared"] == AppPolicy(config: ["file": 11], settings: AppSettings(dlp: DLPSettings(print: .block))))
+        #expect(loaded.policy.apps.count == 13)
+        #expect((0..<12).allSatisfy { loaded.policy.apps["com.example.only\($0)"]?.state == .blocked })
+    }
+
     @Test func problemsOfEveryFileNameTheirFile() throws {
         let directory = try TemporaryDirectory(files: [
             "00-defaults.json": "{\"schema\": 1, \"version\": \"1\"}",
