@@ -82,7 +82,7 @@ final class AgentRegistry {
         let snapshot = deliverSnapshot(to: session, view: view, effects: &effects)
         let managedApps = takeManagedAppsIfChanged(for: session) ?? active.managedAppIDs
         return (Agent.Register.Reply(session: session.id, snapshot: snapshot, managedApps: managedApps,
-                                     view: signedView(of: snapshot, for: session)), effects)
+                                     view: signedView(of: snapshot, for: session, at: Clock.now())), effects)
     }
 
     /// The session subscribed through `handle`: its first reply is the current state, then
@@ -123,6 +123,7 @@ final class AgentRegistry {
         if managedAppsChanged { managedAppsGeneration += 1 }
         active = policy
         var effects: [Effect] = []
+        let now = Clock.now()  // one instant for the whole push: sessions that see the same view share one signature
         for (appID, sessions) in sessionsByApp {
             let view = AppView(of: appID, in: policy.compiled)
             for session in sessions.values where session.subscription != nil {
@@ -134,7 +135,7 @@ final class AgentRegistry {
                         "launch": verdict.json,
                     ]))
                 }
-                update(session, reason: .policy, view: view, effects: &effects)
+                update(session, reason: .policy, view: view, at: now, effects: &effects)
                 if !verdict.allowed, verdict.violation == .wipe { effects.append(.complianceWipe(session, verdict)) }
             }
         }
@@ -178,8 +179,9 @@ final class AgentRegistry {
         var effects: [Effect] = []
         let view = AppView(of: appID, in: active.compiled)
         let subscribers = connectedSubscribers(of: appID)
+        let now = Clock.now()
         for session in subscribers {
-            update(session, reason: reason, view: view, notification: notification, effects: &effects)
+            update(session, reason: reason, view: view, notification: notification, at: now, effects: &effects)
         }
         return (subscribers.count, effects)
     }
@@ -187,7 +189,8 @@ final class AgentRegistry {
     /// A `Subscribe` reply carrying the app's complete current state; a subscription whose
     /// client is gone is dropped instead.
     private func update(_ session: AgentSession, reason: Agent.UpdateReason, view: AppView?,
-                        notification: [String: JSONValue]? = nil, effects: inout [Effect]) {
+                        notification: [String: JSONValue]? = nil, at now: UnixMilliseconds = Clock.now(),
+                        effects: inout [Effect]) {
         guard let subscription = session.subscription else { return }
         guard subscription.isConnected else {
             session.subscription = nil
@@ -195,7 +198,7 @@ final class AgentRegistry {
         }
         let snapshot = deliverSnapshot(to: session, view: view, effects: &effects)
         let update = Agent.Subscribe.Reply(reason: reason, snapshot: snapshot, managedApps: takeManagedAppsIfChanged(for: session),
-                                           notification: notification, view: signedView(of: snapshot, for: session))
+                                           notification: notification, view: signedView(of: snapshot, for: session, at: now))
         effects.append(.push(session, update))
         let grace = view?.compliance["offlineGraceSeconds"]?.intValue ?? BuiltinDefaults.offlineGraceSeconds
         effects.append(.refreshViewLater(session, after: Self.viewRefreshDelay(offlineGraceSeconds: grace)))
@@ -214,10 +217,10 @@ final class AgentRegistry {
                                  directives: deliverPendingWipes(to: session.appID, effects: &effects))
     }
 
-    /// `snapshot` signed for the session's app and user, now.
-    private func signedView(of snapshot: Agent.AppSnapshot, for session: AgentSession) -> Agent.SignedAppView {
-        let now = Clock.now()
-        return viewSigner.sign(Agent.AppViewPayload(appId: session.appID, uid: Int(session.peer.uid), issuedAt: Clock.rfc3339(now),
+    /// `snapshot` signed for the session's app and user, issued `now`.
+    private func signedView(of snapshot: Agent.AppSnapshot, for session: AgentSession, at now: UnixMilliseconds)
+        -> Agent.SignedAppView {
+        viewSigner.sign(Agent.AppViewPayload(appId: session.appID, uid: Int(session.peer.uid), issuedAt: Clock.rfc3339(now),
                                                     snapshot: snapshot, managedAppsSHA256: active.managedAppsDigest), now: now)
     }
 
