@@ -60,8 +60,10 @@ extension Daemon {
             // In turn with reloads and applies, so none of them swaps in a policy built on
             // the bundle this replaces.
             submit(.change { [unowned self] finished in
-                reply(Result { () throws(VarlinkError) in try rollBack(to: request.version, context) })
-                finished()
+                rollBack(to: request.version, context) { result in
+                    reply(result)
+                    finished()
+                }
             })
         }
         table.stream(Admin.Events.self) { [unowned self] request, _, reply throws(VarlinkError) in

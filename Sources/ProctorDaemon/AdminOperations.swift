@@ -156,29 +156,38 @@ extension Daemon {
         if let earlier { throw AdminError.versionReused(policy.version, sha256: sha256, earlierSha256: earlier.sha256) }
     }
 
-    /// `Admin.RollbackPolicy`: records the rollback, then makes that bundle the one in force.
-    func rollBack(to version: String, _ context: ConnectionContext) throws(VarlinkError) -> Admin.AppliedPolicy {
+    /// `Admin.RollbackPolicy`: records the rollback (so it survives a crash from here on),
+    /// then reads and compiles that bundle off the loop and makes it the one in force.
+    func rollBack(to version: String, _ context: ConnectionContext,
+                  reply: @escaping (Result<Admin.AppliedPolicy, VarlinkError>) -> Void) {
         let record: BundleRecord
         do throws(StoreError) {
             record = try store.rollback(to: version, at: Clock.now(), byUID: context.peer.uid)
         } catch {
-            throw adminError(for: error, while: "rolling back to \(version)")
+            return reply(.failure(adminError(for: error, while: "rolling back to \(version)")))
         }
-        try activateBundle(record, by: context.peer, verb: "Rolled back to")
-        return Admin.AppliedPolicy(version: active.version, sha256: active.sha256)
-    }
-
-    /// Makes a stored bundle the one in force (rollback).
-    func activateBundle(_ record: BundleRecord, by peer: PeerIdentity, verb: String) throws(VarlinkError) {
-        let policy: Policy
-        do {
-            policy = try Policy.parse(Array(record.canonicalJSON.utf8), source: "applied bundle \(record.version)")
-        } catch {
-            throw AdminError.invalidPolicy(error.problems)
+        let directory = self.directory
+        offLoop({ () -> Result<(Policy, ActivePolicy), PolicyProblems> in
+            Result { () throws(PolicyProblems) in
+                let policy = try Policy.parse(Array(record.canonicalJSON.utf8), source: "applied bundle \(record.version)")
+                return (policy, ActivePolicy(directory: directory, bundle: policy, bundleVersion: record.version, loadedAt: Clock.now()))
+            }
+        }) { [unowned self] compiled in
+            reply(Result { () throws(VarlinkError) in
+                let (policy, candidate): (Policy, ActivePolicy)
+                switch compiled {
+                case .success(let both): (policy, candidate) = both
+                case .failure(let error): throw AdminError.invalidPolicy(error.problems)
+                }
+                let replaced = (bundle?.policy, active)
+                bundle = (policy, record)
+                activate(candidate)
+                releaseOffLoop(replaced)
+                log(.policyApplied, "Rolled back to policy \(record.version) by uid \(context.peer.uid)",
+                    policyFields() + peerFields(context.peer))
+                return Admin.AppliedPolicy(version: active.version, sha256: active.sha256)
+            })
         }
-        bundle = (policy, record)
-        activate(ActivePolicy(directory: directory, bundle: policy, bundleVersion: record.version, loadedAt: Clock.now()))
-        log(.policyApplied, "\(verb) policy \(record.version) by uid \(peer.uid)", policyFields() + peerFields(peer))
     }
 
     func explainDecision(_ question: Admin.Decide.Request) -> Admin.Decide.Reply {

@@ -177,16 +177,19 @@ extension Daemon {
         case (.success(.fetched), .success(let opened)):
             // In turn with reloads and other applies (the policy update queue).
             submit(.change { [unowned self] finished in
-                defer { finished() }
-                do throws(VarlinkError) {
-                    _ = try applySigned(opened, source: url, uid: getuid())
-                    fleet.lastFetchResult = "applied"
-                } catch {
-                    fleet.lastFetchResult = error.name.hasSuffix(".BundleRefused") ? "refused" : "failed"
-                    // Perhaps passing (a full disk): fetch the same bundle again next time.
-                    fleet.poller?.forgetETag()
+                let directory = self.directory
+                offLoop({ Self.compile(opened, over: directory) }) { [unowned self] candidate in
+                    defer { finished() }
+                    do throws(VarlinkError) {
+                        _ = try applySigned(opened, compiled: candidate, source: url, uid: getuid())
+                        fleet.lastFetchResult = "applied"
+                    } catch {
+                        fleet.lastFetchResult = error.name.hasSuffix(".BundleRefused") ? "refused" : "failed"
+                        // Perhaps passing (a full disk): fetch the same bundle again next time.
+                        fleet.poller?.forgetETag()
+                    }
+                    reportStatus()
                 }
-                reportStatus()
             })
             return
         case (.success(.fetched), nil):
@@ -200,18 +203,28 @@ extension Daemon {
     func applyBundle(_ request: Admin.ApplyBundle.Request, _ context: ConnectionContext,
                      reply: @escaping (Result<Admin.ApplyBundle.Reply, VarlinkError>) -> Void) {
         submit(.change { [unowned self] finished in
-            defer {
-                reportStatus()  // applied or refused: the MDM hears of it either way
-                finished()
-            }
             let source = "admin uid \(context.peer.uid)"
             let verifier = BundleVerifier(trustedKeys: fleet.trustedKeys, lastAppliedSerial: fleet.lastAppliedSerial ?? 0)
-            reply(Result { () throws(VarlinkError) in
-                let opened: OpenedBundle
-                do throws(BundleRefusal) { opened = try verifier.open(Array(request.bundle.utf8), now: Int(Clock.now() / 1000)) }
-                catch { throw refuse(error, source: source) }
-                return try applySigned(opened, source: source, uid: context.peer.uid)
-            })
+            let (bytes, now, directory) = (Array(request.bundle.utf8), Int(Clock.now() / 1000), self.directory)
+            offLoop({ () -> Result<(OpenedBundle, ActivePolicy), BundleRefusal> in
+                Result { () throws(BundleRefusal) in
+                    let opened = try verifier.open(bytes, now: now)
+                    return (opened, Self.compile(opened, over: directory))
+                }
+            }) { [unowned self] verdict in
+                defer {
+                    reportStatus()  // applied or refused: the MDM hears of it either way
+                    finished()
+                }
+                reply(Result { () throws(VarlinkError) in
+                    switch verdict {
+                    case .success(let (opened, candidate)):
+                        return try applySigned(opened, compiled: candidate, source: source, uid: context.peer.uid)
+                    case .failure(let refusal):
+                        throw refuse(refusal, source: source)
+                    }
+                })
+            }
         })
     }
 
@@ -227,10 +240,17 @@ extension Daemon {
         throw AdminError.bundleRefused(reason: "unsigned", message: message)
     }
 
-    /// Persist (serial checked and recorded in the same transaction), then swap, then push to
-    /// subscribers: `ApplyPolicy`'s order, so an acknowledged apply survives any crash.
-    private func applySigned(_ opened: OpenedBundle, source: String, uid: UInt32) throws(VarlinkError)
-        -> Admin.ApplyBundle.Reply {
+    /// The policy `opened` carries laid over `directory` (policy.d as the change before left
+    /// it) and compiled: run off the loop, as a reload's compilation is.
+    private static func compile(_ opened: OpenedBundle, over directory: LoadedPolicy?) -> ActivePolicy {
+        ActivePolicy(directory: directory, bundle: opened.policy, bundleVersion: opened.policy.version, loadedAt: Clock.now())
+    }
+
+    /// Persist (serial checked and recorded in the same transaction), then swap in `candidate`
+    /// (`opened`'s policy compiled), then push to subscribers: `ApplyPolicy`'s order, so an
+    /// acknowledged apply survives any crash.
+    private func applySigned(_ opened: OpenedBundle, compiled candidate: ActivePolicy, source: String, uid: UInt32)
+        throws(VarlinkError) -> Admin.ApplyBundle.Reply {
         let (verified, policy) = (opened.bundle, opened.policy)
         let canonical = policy.canonicalBytes
         if let problem = Policy.bundleSizeProblem(canonicalSize: canonical.count, source: nil) {
@@ -246,11 +266,13 @@ extension Daemon {
         } catch {
             throw adminError(for: error, while: "applying signed bundle serial \(verified.serial)")
         }
+        let replaced = (bundle?.policy, active)
         bundle = (policy, record)
         fleet.lastAppliedSerial = verified.serial
         fleet.lastAppliedAt = record.appliedAt
         fleetShared.lastAppliedSerial.store(verified.serial, ordering: .relaxed)
-        activate(ActivePolicy(directory: directory, bundle: policy, bundleVersion: record.version, loadedAt: Clock.now()))
+        activate(candidate)
+        releaseOffLoop(replaced)
         log(.bundleApplied, "Applied signed bundle serial \(verified.serial) from \(source), signed by key \(verified.keyID): "
             + "policy \(policy.version) in force",
             policyFields() + [(DaemonEventField.bundleSerial, String(verified.serial)),
