@@ -81,37 +81,39 @@ enum DecisionRule: Sendable {
     /// `apps["com.example.notes"].dlp.fileExport.deny[2]`, exactly as `JSONPath` renders it.
     var text: String {
         if case .text(let text) = self { return text }
-        let count = byteCount
-        return String(unsafeUninitializedCapacity: count) { render(into: UnsafeMutableRawBufferPointer($0)) }
+        let (form, count) = layout
+        return String(unsafeUninitializedCapacity: count) { render(into: UnsafeMutableRawBufferPointer($0), form: form) }
     }
 
     /// The length of `text` in UTF-8 bytes, without rendering it.
-    var byteCount: Int {
-        switch self {
-        case .text(let text): text.utf8.count
-        case .defaults(let setting, let entry):
-            Self.defaultsPrefix.utf8CodeUnitCount + setting.suffix.utf8CodeUnitCount + Self.entryByteCount(entry)
-        case .app(let app, let setting, let entry):
-            Self.appKeyByteCount(app) + setting.suffix.utf8CodeUnitCount + Self.entryByteCount(entry)
+    var byteCount: Int { layout.count }
+
+    /// Appends `text`'s UTF-8 bytes to `out`: rendered on the stack, then copied once.
+    func append(to out: inout [UInt8]) {
+        if case .text(let text) = self { return out.append(contentsOf: text.utf8) }
+        let (form, count) = layout
+        withUnsafeTemporaryAllocation(byteCount: count, alignment: 1) { buffer in
+            let written = render(into: buffer, form: form)
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[..<written]))
         }
     }
 
-    /// Appends `text`'s UTF-8 bytes to `out` (one reservation, no `String`).
-    func append(to out: inout [UInt8]) {
-        if case .text(let text) = self {
-            out.append(contentsOf: text.utf8)
-            return
-        }
-        let count = byteCount
-        let start = out.count
-        out.append(contentsOf: repeatElement(0, count: count))
-        out.withUnsafeMutableBytes { bytes in
-            _ = render(into: UnsafeMutableRawBufferPointer(rebasing: bytes[start..<(start + count)]))
+    /// How an app rule writes its id (one pass over the id), and the length of `text`.
+    private var layout: (form: KeyForm, count: Int) {
+        switch self {
+        case .text(let text):
+            return (.identifier, text.utf8.count)
+        case .defaults(let setting, let entry):
+            return (.identifier, Self.defaultsPrefix.utf8CodeUnitCount + setting.suffix.utf8CodeUnitCount + Self.entryByteCount(entry))
+        case .app(let app, let setting, let entry):
+            let form = Self.keyForm(of: app)
+            return (form, Self.appKeyByteCount(app, form) + setting.suffix.utf8CodeUnitCount + Self.entryByteCount(entry))
         }
     }
 
     /// Writes `text` into `buffer`, which holds at least `byteCount` bytes; returns the count.
-    private func render(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+    /// `form` is `keyForm(of:)` of an app rule's id (ignored otherwise).
+    private func render(into buffer: UnsafeMutableRawBufferPointer, form: KeyForm) -> Int {
         var writer = ByteWriter(buffer: buffer)
         switch self {
         case .text(let text): writer.write(text)
@@ -120,7 +122,7 @@ enum DecisionRule: Sendable {
             writer.write(setting.suffix)
             writer.writeEntry(entry)
         case .app(let app, let setting, let entry):
-            switch Self.keyForm(of: app) {
+            switch form {
             case .identifier:
                 writer.write("apps.")
                 writer.write(app)
@@ -146,18 +148,21 @@ enum DecisionRule: Sendable {
 
     private static func keyForm(of app: AppID) -> KeyForm {
         AppTable.withBytes(of: app) { bytes in
-            var identifier = bytes.first.map(isIdentifierStart) ?? false
+            guard let first = bytes.first else { return .quoted }
+            // Unsigned range checks: a letter is `(b | 0x20) - "a" < 26`, a digit `b - "0" < 10`.
+            var identifier = first == UInt8(ascii: "_") || (first | 0x20) &- UInt8(ascii: "a") < 26
             for byte in bytes {
                 if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return .escaped }
-                if !isIdentifierStart(byte) && !(0x30...0x39).contains(byte) { identifier = false }
+                identifier = identifier && (byte == UInt8(ascii: "_") || (byte | 0x20) &- UInt8(ascii: "a") < 26
+                                            || byte &- UInt8(ascii: "0") < 10)
             }
             return identifier ? .identifier : .quoted
         }
     }
 
     /// The bytes of `apps.<id>`, `apps["<id>"]` or the escaped form.
-    private static func appKeyByteCount(_ app: AppID) -> Int {
-        switch keyForm(of: app) {
+    private static func appKeyByteCount(_ app: AppID, _ form: KeyForm) -> Int {
+        switch form {
         case .identifier: 5 + app.utf8.count
         case .quoted: 8 + app.utf8.count
         case .escaped: JSONPath([.key("apps"), .key(app)]).description.utf8.count
@@ -174,10 +179,6 @@ enum DecisionRule: Sendable {
             rest /= 10
         }
         return digits + 2
-    }
-
-    private static func isIdentifierStart(_ byte: UInt8) -> Bool {
-        byte == UInt8(ascii: "_") || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
     }
 }
 
