@@ -22,8 +22,10 @@ extension Daemon {
             let decisionRequest = DecisionRequest(app: session.appID, action: request.action, target: request.target,
                                                   size: request.size, appVersion: session.semanticVersion)
             let decision = active.compiled.decide(decisionRequest)
-            record(decision, for: decisionRequest, peer: session.peer, session: session.id)
-            return Agent.Decide.Reply(decision)
+            // Rendered once for the reply, the log line and the event.
+            let rule = decision.rule
+            record(decision, rule: rule, for: decisionRequest, peer: session.peer, session: session.id)
+            return Agent.Decide.Reply(allowed: decision.allowed, rule: rule, reason: decision.reason)
         }
         table.answer(Agent.ReportEvent.self) { [unowned self] request, call, context throws(VarlinkError) in
             let session = try session(request.session, of: call, in: context)
@@ -147,7 +149,7 @@ extension Daemon {
         // The launch verdict the SDK acts on is a decision like any other: logged and counted.
         let launch = reply.snapshot.launch
         record(Decision(allowed: launch.allowed, rule: launch.rule, reason: launch.reason, violation: launch.violation),
-               for: session.launchRequest, peer: context.peer, session: session.id)
+               rule: launch.rule, for: session.launchRequest, peer: context.peer, session: session.id)
         shredDataKeysOnViolation(of: session, verdict: launch)
         return reply
     }
@@ -233,14 +235,15 @@ extension Daemon {
     }
 
     /// Counts a decision, logs it (denials always, allowed ones at debug level), keeps denials
-    /// in the event history and tells `Events` subscribers.
-    func record(_ decision: Decision, for request: DecisionRequest, peer: PeerIdentity?, session: String?) {
+    /// in the event history and tells `Events` subscribers. `rule` is `decision.rule`, which
+    /// the caller has rendered already.
+    func record(_ decision: Decision, rule: String, for request: DecisionRequest, peer: PeerIdentity?, session: String?) {
         counters.countDecision(request.action, allowed: decision.allowed)
         let kind: DaemonEvent = decision.allowed ? .decisionAllowed : .decisionDenied
         if logger.isEnabled(kind.priority) {
             var fields: [(String, String)] = [
                 (DaemonEventField.appID, request.app), (DaemonEventField.action, request.action.rawValue),
-                (DaemonEventField.decision, decision.allowed ? "allowed" : "denied"), (DaemonEventField.rule, decision.rule),
+                (DaemonEventField.decision, decision.allowed ? "allowed" : "denied"), (DaemonEventField.rule, rule),
                 (DaemonEventField.policyVersion, active.version),
             ]
             if let target = request.target { fields.append((DaemonEventField.target, target)) }
@@ -254,7 +257,7 @@ extension Daemon {
         guard !decision.allowed || events.hasSubscribers else { return }
         events.emit(kind: EventKind.decision, appID: request.app, recorded: !decision.allowed, data: [
             "action": .string(request.action.rawValue), "target": request.target.map(JSONValue.string) ?? .null,
-            "allowed": .bool(decision.allowed), "rule": .string(decision.rule), "reason": .string(decision.reason),
+            "allowed": .bool(decision.allowed), "rule": .string(rule), "reason": .string(decision.reason),
         ])
     }
 

@@ -14,6 +14,7 @@ struct AskingApp {
     let id: AppID
 
     /// The rule that supplied `setting`, or entry `entry` of its list.
+    @inline(__always)
     func rule(_ setting: RuleSetting, entry: Int = -1) -> DecisionRule {
         DecisionRule(settings.pointee.layer(of: setting), setting, entry: entry, app: id)
     }

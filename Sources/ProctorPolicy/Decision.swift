@@ -11,6 +11,13 @@ public struct Decision: Sendable, Hashable {
         set { ruleParts = .text(newValue) }
     }
     var ruleParts: DecisionRule
+
+    /// Appends `rule`'s UTF-8 bytes to `out` without making a `String`: what a reply or log
+    /// writer needs, at the cost of copying the parts.
+    public func appendRule(to out: inout [UInt8]) { ruleParts.append(to: &out) }
+
+    /// `rule.utf8.count`, without rendering it.
+    public var ruleByteCount: Int { ruleParts.byteCount }
     /// One sentence an administrator can read.
     public var reason: String
     /// Set on a `launch` that fails `compliance.minVersion`: what the app must do

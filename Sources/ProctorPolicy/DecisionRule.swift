@@ -14,7 +14,7 @@ enum RuleSetting: UInt8, Sendable, CaseIterable {
     case state
 
     /// The rule's path below its layer (`.dlp.clipboard.level`).
-    var suffix: String {
+    var suffix: StaticString {
         switch self {
         case .clipboardLevel: ".dlp.clipboard.level"
         case .clipboardCharLimit: ".dlp.clipboard.charLimit"
@@ -58,7 +58,8 @@ enum RuleSetting: UInt8, Sendable, CaseIterable {
 
 /// The rule a `Decision` names, kept in the parts a decision has at hand and rendered to
 /// text only when read: building or retaining a per-app string while deciding would cost a
-/// memory round trip (or an allocation) per decision.
+/// memory round trip (or an allocation) per decision. Rendering writes bytes into the
+/// caller's buffer (`append(to:)`), so a reply or log line needs no `String` of its own.
 enum DecisionRule: Sendable {
     /// Fixed text: a built-in rule, or what a caller gave `Decision.init`.
     case text(String)
@@ -68,6 +69,7 @@ enum DecisionRule: Sendable {
     case app(AppID, RuleSetting, entry: Int32)
 
     /// The rule of `setting` supplied by `layer` for the asking `app`.
+    @inline(__always)
     init(_ layer: RuleLayer, _ setting: RuleSetting, entry: Int = -1, app: AppID) {
         switch layer {
         case .builtin: self = .text(setting.builtinRule)
@@ -78,44 +80,148 @@ enum DecisionRule: Sendable {
 
     /// `apps["com.example.notes"].dlp.fileExport.deny[2]`, exactly as `JSONPath` renders it.
     var text: String {
+        if case .text(let text) = self { return text }
+        let (form, count) = layout
+        return String(unsafeUninitializedCapacity: count) { render(into: UnsafeMutableRawBufferPointer($0), form: form) }
+    }
+
+    /// The length of `text` in UTF-8 bytes, without rendering it.
+    var byteCount: Int { layout.count }
+
+    /// Appends `text`'s UTF-8 bytes to `out`: rendered on the stack, then copied once.
+    func append(to out: inout [UInt8]) {
+        if case .text(let text) = self { return out.append(contentsOf: text.utf8) }
+        let (form, count) = layout
+        withUnsafeTemporaryAllocation(byteCount: count, alignment: 1) { buffer in
+            let written = render(into: buffer, form: form)
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[..<written]))
+        }
+    }
+
+    /// How an app rule writes its id (one pass over the id), and the length of `text`.
+    private var layout: (form: KeyForm, count: Int) {
         switch self {
-        case .text(let text): text
-        case .defaults(let setting, let entry): Self.joined("defaults", setting.suffix, Self.entrySuffix(entry), "")
-        case .app(let app, let setting, let entry): Self.appRule(app, setting.suffix, Self.entrySuffix(entry))
+        case .text(let text):
+            return (.identifier, text.utf8.count)
+        case .defaults(let setting, let entry):
+            return (.identifier, Self.defaultsPrefix.utf8CodeUnitCount + setting.suffix.utf8CodeUnitCount + Self.entryByteCount(entry))
+        case .app(let app, let setting, let entry):
+            let form = Self.keyForm(of: app)
+            return (form, Self.appKeyByteCount(app, form) + setting.suffix.utf8CodeUnitCount + Self.entryByteCount(entry))
         }
     }
 
-    private static func entrySuffix(_ entry: Int32) -> String { entry < 0 ? "" : "[\(entry)]" }
-
-    /// `JSONPath([.key("apps"), .key(app)]).description + suffix + entry` in one allocation: one pass
-    /// over the id decides between `apps.notes` (an identifier) and `apps["com.x"]`; an id
-    /// that needs JSON escapes takes `JSONPath`'s own route.
-    static func appRule(_ app: AppID, _ suffix: String, _ entry: String) -> String {
-        var app = app
-        let (identifier, needsEscape) = app.withUTF8 { bytes in
-            var identifier = bytes.first.map(isIdentifierStart) ?? false
-            for byte in bytes {
-                if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return (false, true) }
-                if !isIdentifierStart(byte) && !(0x30...0x39).contains(byte) { identifier = false }
+    /// Writes `text` into `buffer`, which holds at least `byteCount` bytes; returns the count.
+    /// `form` is `keyForm(of:)` of an app rule's id (ignored otherwise).
+    private func render(into buffer: UnsafeMutableRawBufferPointer, form: KeyForm) -> Int {
+        var writer = ByteWriter(buffer: buffer)
+        switch self {
+        case .text(let text): writer.write(text)
+        case .defaults(let setting, let entry):
+            writer.write(Self.defaultsPrefix)
+            writer.write(setting.suffix)
+            writer.writeEntry(entry)
+        case .app(let app, let setting, let entry):
+            switch form {
+            case .identifier:
+                writer.write("apps.")
+                writer.write(app)
+            case .quoted:
+                writer.write("apps[\"")
+                writer.write(app)
+                writer.write("\"]")
+            case .escaped:
+                writer.write(JSONPath([.key("apps"), .key(app)]).description)
             }
-            return (identifier, false)
+            writer.write(setting.suffix)
+            writer.writeEntry(entry)
         }
-        if needsEscape { return JSONPath([.key("apps"), .key(app)]).description + suffix + entry }
-        return identifier ? joined("apps.", app, suffix, entry) : joined("apps[\"", app, "\"]", suffix + entry)
+        return writer.count
     }
 
-    /// The four parts in one allocation, copied as bytes (`+=` would check and grow per part).
-    private static func joined(_ a: String, _ b: String, _ c: String, _ d: String) -> String {
-        let count = a.utf8.count + b.utf8.count + c.utf8.count + d.utf8.count
-        return String(unsafeUninitializedCapacity: count) { out in
-            var written = out[...].initialize(fromContentsOf: a.utf8)
-            written = out[written...].initialize(fromContentsOf: b.utf8)
-            written = out[written...].initialize(fromContentsOf: c.utf8)
-            return out[written...].initialize(fromContentsOf: d.utf8)
+    private static let defaultsPrefix: StaticString = "defaults"
+
+    /// How `JSONPath` writes an app id as a key: `apps.notes` (an identifier),
+    /// `apps["com.x"]` (quoted as is), or through JSON escapes (rare: quotes, backslashes,
+    /// control characters), which `JSONPath` itself renders.
+    private enum KeyForm { case identifier, quoted, escaped }
+
+    private static func keyForm(of app: AppID) -> KeyForm {
+        AppTable.withBytes(of: app) { bytes in
+            guard let first = bytes.first else { return .quoted }
+            // Unsigned range checks: a letter is `(b | 0x20) - "a" < 26`, a digit `b - "0" < 10`.
+            var identifier = first == UInt8(ascii: "_") || (first | 0x20) &- UInt8(ascii: "a") < 26
+            for byte in bytes {
+                if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return .escaped }
+                identifier = identifier && (byte == UInt8(ascii: "_") || (byte | 0x20) &- UInt8(ascii: "a") < 26
+                                            || byte &- UInt8(ascii: "0") < 10)
+            }
+            return identifier ? .identifier : .quoted
         }
     }
 
-    private static func isIdentifierStart(_ byte: UInt8) -> Bool {
-        byte == UInt8(ascii: "_") || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+    /// The bytes of `apps.<id>`, `apps["<id>"]` or the escaped form.
+    private static func appKeyByteCount(_ app: AppID, _ form: KeyForm) -> Int {
+        switch form {
+        case .identifier: 5 + app.utf8.count
+        case .quoted: 8 + app.utf8.count
+        case .escaped: JSONPath([.key("apps"), .key(app)]).description.utf8.count
+        }
+    }
+
+    /// `[n]` for a list entry, nothing for the setting itself (`-1`).
+    private static func entryByteCount(_ entry: Int32) -> Int {
+        guard entry >= 0 else { return 0 }
+        var digits = 1
+        var rest = entry / 10
+        while rest > 0 {
+            digits += 1
+            rest /= 10
+        }
+        return digits + 2
+    }
+}
+
+/// Copies parts into a buffer sized beforehand (`DecisionRule.byteCount`).
+private struct ByteWriter {
+    let buffer: UnsafeMutableRawBufferPointer
+    private(set) var count = 0
+
+    init(buffer: UnsafeMutableRawBufferPointer) { self.buffer = buffer }
+
+    mutating func write(_ text: StaticString) {
+        write(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    mutating func write(_ text: String) {
+        AppTable.withBytes(of: text) { write(UnsafeRawBufferPointer($0)) }
+    }
+
+    mutating func write(_ bytes: UnsafeRawBufferPointer) {
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+        precondition(count + bytes.count <= buffer.count, "rule longer than its byte count")
+        (buffer.baseAddress! + count).copyMemory(from: source, byteCount: bytes.count)
+        count += bytes.count
+    }
+
+    /// `[n]`, or nothing for `-1`.
+    mutating func writeEntry(_ entry: Int32) {
+        guard entry >= 0 else { return }
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { scratch in
+            var end = scratch.count
+            end -= 1
+            scratch[end] = UInt8(ascii: "]")
+            var rest = entry
+            repeat {
+                end -= 1
+                scratch[end] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            } while rest > 0
+            end -= 1
+            scratch[end] = UInt8(ascii: "[")
+            write(UnsafeRawBufferPointer(rebasing: scratch[end...]))
+        }
     }
 }

@@ -301,10 +301,6 @@ public enum Agent {
                 self.reason = reason
             }
 
-            public init(_ decision: Decision) {
-                self.init(allowed: decision.allowed, rule: decision.rule, reason: decision.reason)
-            }
-
             public init(_ parameters: [String: JSONValue]) throws(MalformedMessage) {
                 let fields = FieldReader(parameters, keys: CodingKeys.self)
                 allowed = try fields.required(.allowed, .boolean)

@@ -15,47 +15,69 @@ public struct StderrSink: LogSink {
 
     /// The line written for `event`, newline included.
     public static func line(for event: LogEvent) -> String {
-        var line = event.priority.description + " " + escaped(event.message)
+        String(decoding: lineBytes(for: event), as: UTF8.self)
+    }
+
+    /// `line(for:)` as UTF-8 bytes, built in one buffer: escaping works on bytes and copies
+    /// the runs that need none whole (a rule such as `apps["x"].dlp.print` must be quoted and
+    /// escaped on every denial, which scalar by scalar cost more than everything else here).
+    static func lineBytes(for event: LogEvent) -> [UInt8] {
+        var line: [UInt8] = []
+        line.reserveCapacity(256)
+        line.append(contentsOf: event.priority.description.utf8)
+        line.append(UInt8(ascii: " "))
+        appendEscaped(event.message, quotes: false, to: &line)
         for (name, value) in event.fields {
-            line += " " + name + "=" + quotedIfNeeded(value)
+            line.append(UInt8(ascii: " "))
+            line.append(contentsOf: name.utf8)
+            line.append(UInt8(ascii: "="))
+            appendQuotedIfNeeded(value, to: &line)
         }
-        return line + "\n"
+        line.append(UInt8(ascii: "\n"))
+        return line
     }
 
     public func write(_ event: LogEvent) throws(LogSinkError) {
         do {
-            try FileDescriptor(rawValue: descriptor).writeAll(Self.line(for: event).utf8)
+            try FileDescriptor(rawValue: descriptor).writeAll(Self.lineBytes(for: event))
         } catch {
             throw .stream(descriptor: descriptor, error)
         }
     }
 
-    private static func quotedIfNeeded(_ value: String) -> String {
+    private static func appendQuotedIfNeeded(_ value: String, to line: inout [UInt8]) {
         let needsQuotes = value.isEmpty || value.utf8.contains { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\"")
             || $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\\") }
-        let text = escaped(value, quotes: needsQuotes)
-        return needsQuotes ? "\"" + text + "\"" : text
+        if needsQuotes { line.append(UInt8(ascii: "\"")) }
+        appendEscaped(value, quotes: needsQuotes, to: &line)
+        if needsQuotes { line.append(UInt8(ascii: "\"")) }
     }
 
-    private static func escaped(_ text: String, quotes: Bool = false) -> String {
-        // Most text needs nothing escaped: one pass over its bytes, and no copy.
-        let isPlain = text.utf8.allSatisfy { byte in
-            byte >= 0x20 && byte != 0x7f && !(quotes && (byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "\"")))
-        }
-        if isPlain { return text }
-        var result = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\n": result += "\\n"
-            case "\t": result += "\\t"
-            case "\r": result += "\\r"
-            case "\\" where quotes: result += "\\\\"
-            case "\"" where quotes: result += "\\\""
-            case _ where scalar.value < 0x20 || scalar.value == 0x7f:
-                result += "\\x" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16)
-            default: result.unicodeScalars.append(scalar)
+    /// Control characters as `\n`, `\t`, `\r` or `\xNN`, and with `quotes` also `\\` and `\"`;
+    /// every other byte (UTF-8 of non-ASCII characters included) as it is.
+    private static func appendEscaped(_ text: String, quotes: Bool, to line: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { bytes in
+            var unwritten = 0
+            for index in bytes.indices {
+                let byte = bytes[index]
+                guard byte < 0x20 || byte == 0x7f || (quotes && (byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "\""))) else {
+                    continue
+                }
+                line.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[unwritten..<index]))
+                unwritten = index + 1
+                line.append(UInt8(ascii: "\\"))
+                switch byte {
+                case 0x0A: line.append(UInt8(ascii: "n"))
+                case 0x09: line.append(UInt8(ascii: "t"))
+                case 0x0D: line.append(UInt8(ascii: "r"))
+                case UInt8(ascii: "\\"), UInt8(ascii: "\""): line.append(byte)
+                default:
+                    let hex = Array("0123456789abcdef".utf8)
+                    line.append(contentsOf: [UInt8(ascii: "x"), hex[Int(byte >> 4)], hex[Int(byte & 0xf)]])
+                }
             }
+            line.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[unwritten...]))
         }
-        return result
     }
 }

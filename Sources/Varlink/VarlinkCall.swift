@@ -52,14 +52,19 @@ public struct VarlinkCall: Sendable, Hashable {
             throw .invalidField(name: "method", expected: "a string", found: methodValue.typeDescription)
         }
         var parameters: [String: JSONValue] = [:]
-        switch message["parameters"] {
+        let parametersValue = message["parameters"]
+        switch parametersValue {
         case nil, .null?: break
         case .object(let members)?: parameters = members
         case let other?: throw .invalidField(name: "parameters", expected: "an object", found: other.typeDescription)
         }
+        // Most calls are `method` and `parameters` alone: then no flag is there to look up
+        // (three hashed lookups a call otherwise).
+        let hasOtherMembers = message.count > (parametersValue == nil ? 1 : 2)
         self.init(method: method, parameters: parameters,
-                  oneway: try Self.flag("oneway", in: message), more: try Self.flag("more", in: message),
-                  upgrade: try Self.flag("upgrade", in: message))
+                  oneway: hasOtherMembers ? try Self.flag("oneway", in: message) : false,
+                  more: hasOtherMembers ? try Self.flag("more", in: message) : false,
+                  upgrade: hasOtherMembers ? try Self.flag("upgrade", in: message) : false)
     }
 
     static func flag(_ name: String, in message: [String: JSONValue]) throws(VarlinkFrameError) -> Bool {

@@ -41,7 +41,9 @@ public struct VarlinkReply: Sendable, Hashable {
     /// such as Python's `varlink` expect it); `continues` and `error` only when set.
     public func encode(to out: inout [UInt8]) {
         // Written by hand, in the canonical (sorted) key order, so the hot path builds no
-        // envelope dictionary.
+        // envelope dictionary. An empty buffer (a connection's first reply of a read) gets
+        // room for a typical reply at once instead of growing through five reallocations.
+        if out.isEmpty { out.reserveCapacity(512) }
         out.append(UInt8(ascii: "{"))
         if continues { out.append(contentsOf: #""continues":true,"#.utf8) }
         if let error {

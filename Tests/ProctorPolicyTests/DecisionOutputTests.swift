@@ -58,6 +58,31 @@ import Testing
         #expect(engine.decide(DecisionRequest(app: "blocked." + id, action: .launch)).rule == blocked + ".state")
     }
 
+    /// `appendRule(to:)` and `ruleByteCount` give the bytes of `rule` without building it,
+    /// for every kind of rule: app entry (of every id shape), defaults, built-in, list entries
+    /// with one and with several digits, and text set by a caller.
+    @Test(arguments: ["com.example.notes", "notes", "com.exämple.app", "say \"hi\"", "tab\there", ""])
+    func ruleBytesAreTheRulesUTF8(id: String) {
+        let deny = (0..<12).map { "/deny\($0)/**" }
+        let app = AppPolicy(settings: AppSettings(dlp: DLPSettings(print: .block, fileExportDeny: deny)))
+        let engine = CompiledPolicy(Policy(version: "1", defaults: AppSettings(dlp: DLPSettings(shareExempt: ["a", "*"])),
+                                           apps: [id: app]))
+        var decisions = [
+            DecisionRequest(app: id, action: .print), DecisionRequest(app: id, action: .fileExport, target: "/deny3/x"),
+            DecisionRequest(app: id, action: .fileExport, target: "/deny11/x"), DecisionRequest(app: id, action: .launch),
+            DecisionRequest(app: id, action: .shareSend, target: "other"), DecisionRequest(app: id, action: .screenCapture),
+            DecisionRequest(app: "unknown." + id, action: .print),
+        ].map(engine.decide)
+        #expect(decisions[2].rule.hasSuffix(".dlp.fileExport.deny[11]"))
+        decisions.append(Decision(allowed: true, rule: "sdk.offlineGrace ✓", reason: "Set by the SDK."))
+        for decision in decisions {
+            var bytes: [UInt8] = [1, 2]
+            decision.appendRule(to: &bytes)
+            #expect(bytes == [1, 2] + Array(decision.rule.utf8))
+            #expect(decision.ruleByteCount == decision.rule.utf8.count)
+        }
+    }
+
     @Test func aRuleSetOnADecisionReplacesTheEnginesRule() {
         let engine = CompiledPolicy(Policy(version: "1", apps: ["com.example.notes": AppPolicy()]))
         var decision = engine.decide(DecisionRequest(app: "com.example.notes", action: .print))

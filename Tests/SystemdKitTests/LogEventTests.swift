@@ -48,4 +48,13 @@ import Testing
         #expect(StderrSink.line(for: event)
             == "err Reload failed\\nbadly APP_ID=com.example.notes ERRORS=\"apps.x: \\\"state\\\" unknown\" RULE=\"\"\n")
     }
+
+    /// Escaping works on bytes: control characters (tab, CR, others as `\xNN`, DEL), quotes and
+    /// backslashes in quoted values; non-ASCII characters pass unchanged.
+    @Test func stderrLineEscapesEveryControlCharacter() {
+        let event = LogEvent(MessageID("0987ce39a1a04b68b12e42a0a603b261"), .warning, "a\tb\rc\u{01}d\u{7f}e Zürich \\ \"",
+                             fields: [("RULE", #"apps["com.x"].dlp.print"#), ("PATH", "/tmp/\u{1f}x\\y"), ("N", "Zürich")])
+        #expect(StderrSink.line(for: event)
+            == #"warning a\tb\rc\x01d\x7fe Zürich \ " RULE="apps[\"com.x\"].dlp.print" PATH="/tmp/\x1fx\\y" N=Zürich"# + "\n")
+    }
 }
