@@ -72,9 +72,15 @@ extension Daemon {
 
     /// Runs `work` on a worker thread, then `then` with its result on the loop's thread: for
     /// reading and compiling policies, which take seconds for 100 000 apps.
+    /// With `runsPolicyWorkInline`, `work` runs at once on this thread and `then` on the
+    /// loop's next turn, as it would after a worker.
     func offLoop<Value: Sendable>(_ work: @escaping @Sendable () -> Value, then: @escaping (Value) -> Void) {
         let loop = self.loop
         let then = LoopBound(then)
+        if runsPolicyWorkInline {
+            let value = work()
+            return loop.execute { then.value(value) }
+        }
         DispatchQueue.global().async {
             let value = work()
             loop.execute { then.value(value) }
@@ -88,6 +94,7 @@ extension Daemon {
     /// milliseconds that no client should wait for. The caller's own reference ends with
     /// this call, microseconds before a worker can pick the closure up.
     func releaseOffLoop<Value: Sendable>(_ value: consuming Value) {
+        guard !runsPolicyWorkInline else { return }
         let last = consume value
         DispatchQueue.global().async { withExtendedLifetime(last) {} }
     }

@@ -72,4 +72,27 @@ import Varlink
         daemon = try SocketlessDaemon(directory: directory.path)
         #expect(daemon.policyInForce.sha256 == reply.sha256)
     }
+
+    /// Policy changes are compiled on the caller's thread here, and finish on the loop: two
+    /// sent at once are answered in order, after one settle, and the second one is in force.
+    @Test func aReloadAndAnApplySentTogetherAreBothAnsweredInOrder() throws {
+        let directory = try directory()
+        defer { directory.remove() }
+        let daemon = try SocketlessDaemon(directory: directory.path)
+        let admin = daemon.connect(to: .admin)
+        let pushed = try JSONParser.parse(Array(Self.policy.replacingOccurrences(of: "\"one\"", with: "\"two\"").utf8))
+        var messages: [UInt8] = []
+        VarlinkCall(method: Admin.Reload.qualifiedName, parameters: [:]).encode(to: &messages)
+        VarlinkCall(method: Admin.ApplyPolicy.qualifiedName, parameters: ["policy": pushed]).encode(to: &messages)
+        admin.send(messages)
+        try daemon.settle()
+        var decoder = VarlinkFrameDecoder()
+        decoder.append(admin.takeOutput().bytes)
+        let reloaded = try Admin.Reload.Reply(try #require(try decoder.nextReply()).parameters)
+        let applied = try Admin.AppliedPolicy(try #require(try decoder.nextReply()).parameters)
+        #expect(reloaded.result.ok && reloaded.policy.version == "one")
+        #expect(applied.version == "two")
+        #expect(daemon.policyInForce.sha256 == applied.sha256)
+        admin.close()
+    }
 }
