@@ -20,6 +20,11 @@ import Varlink
         return directory
     }
 
+    /// The test policy as version "two", as an ApplyPolicy call carries it.
+    private static func policyTwo() throws -> JSONValue {
+        try JSONParser.parse(Array(policy.replacingOccurrences(of: "\"one\"", with: "\"two\"").utf8))
+    }
+
     /// Sends one call and returns the replies it got once the daemon settled.
     private func call(_ daemon: SocketlessDaemon, _ connection: SocketlessDaemon.Connection, _ method: String,
                       _ parameters: [String: JSONValue] = [:]) throws -> [VarlinkReply] {
@@ -62,7 +67,7 @@ import Varlink
         defer { directory.remove() }
         var daemon = try SocketlessDaemon(directory: directory.path)
         let admin = daemon.connect(to: .admin)
-        let pushed = try JSONParser.parse(Array(Self.policy.replacingOccurrences(of: "\"one\"", with: "\"two\"").utf8))
+        let pushed = try Self.policyTwo()
         let applied = try call(daemon, admin, Admin.ApplyPolicy.qualifiedName, ["policy": pushed])
         let reply = try Admin.AppliedPolicy(try #require(applied.first).parameters)
         #expect(reply.version == "two")
@@ -78,12 +83,11 @@ import Varlink
     @Test func aReloadAndAnApplySentTogetherAreBothAnsweredInOrder() throws {
         let directory = try directory()
         defer { directory.remove() }
-        let daemon = try SocketlessDaemon(directory: directory.path)
-        let admin = daemon.connect(to: .admin)
-        let pushed = try JSONParser.parse(Array(Self.policy.replacingOccurrences(of: "\"one\"", with: "\"two\"").utf8))
         var messages: [UInt8] = []
         VarlinkCall(method: Admin.Reload.qualifiedName, parameters: [:]).encode(to: &messages)
-        VarlinkCall(method: Admin.ApplyPolicy.qualifiedName, parameters: ["policy": pushed]).encode(to: &messages)
+        VarlinkCall(method: Admin.ApplyPolicy.qualifiedName, parameters: ["policy": try Self.policyTwo()]).encode(to: &messages)
+        let daemon = try SocketlessDaemon(directory: directory.path)
+        let admin = daemon.connect(to: .admin)
         admin.send(messages)
         try daemon.settle()
         var decoder = VarlinkFrameDecoder()
