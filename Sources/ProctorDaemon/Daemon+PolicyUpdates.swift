@@ -72,9 +72,15 @@ extension Daemon {
 
     /// Runs `work` on a worker thread, then `then` with its result on the loop's thread: for
     /// reading and compiling policies, which take seconds for 100 000 apps.
+    /// With `runsPolicyWorkInline`, `work` runs at once on this thread and `then` on the
+    /// loop's next turn, as it would after a worker.
     func offLoop<Value: Sendable>(_ work: @escaping @Sendable () -> Value, then: @escaping (Value) -> Void) {
         let loop = self.loop
         let then = LoopBound(then)
+        if runsPolicyWorkInline {
+            let value = work()
+            return loop.execute { then.value(value) }
+        }
         DispatchQueue.global().async {
             let value = work()
             loop.execute { then.value(value) }
@@ -89,6 +95,7 @@ extension Daemon {
     /// this call, microseconds before a worker can pick the closure up. The worker then gives
     /// the freed pages (and those of the reading that made the new policy) back to the kernel.
     func releaseOffLoop<Value: Sendable>(_ value: consuming Value) {
+        guard !runsPolicyWorkInline else { return }
         let last = consume value
         DispatchQueue.global().async {
             withExtendedLifetime(last) {}

@@ -49,6 +49,10 @@ final class Daemon {
     /// `InProcessDaemon`, the test kit's agent, turns it off: its callers are the test's own
     /// process.
     var verifiesCallers = true
+    /// Whether policy changes are read and compiled on the loop's thread instead of a worker
+    /// (`offLoop`): only `SocketlessDaemon`, whose single caller waits for every change to
+    /// finish anyway, for which the thread hops cost more than a small policy's compilation.
+    var runsPolicyWorkInline = false
     /// Told of every report an app made and the daemon accepted (`ReportEvent`,
     /// `ReportFeedback`, `AcknowledgeWipe`), for `InProcessDaemon`.
     var onReport: ((AppID, any ProtocolMessage) -> Void)?

@@ -1,4 +1,3 @@
-import Glibc
 package import LinuxIO
 import ProctorPolicy
 package import Varlink
@@ -8,7 +7,8 @@ package import Varlink
 /// is a `Connection` fed bytes on the calling thread, and the daemon's event loop runs on
 /// that thread when asked (`settle()`). Made for the handler fuzz target
 /// (`Fuzz/HandlerFuzz.swift`), which sends millions of calls through the real handlers: a
-/// socket round trip and a thread hop per call would cost more than the call.
+/// socket round trip and a thread hop per call would cost more than the call, so policy
+/// changes are compiled on this thread too.
 ///
 /// As with `InProcessDaemon`, every caller is this process, so identities are not checked,
 /// and the log goes nowhere. Use it from one thread.
@@ -40,6 +40,7 @@ package final class SocketlessDaemon {
                 throw StartupError(message: "cannot set up an event loop: \(error)", errno: error.rawValue)
             }
             daemon = try Daemon.inProcess(.inProcess(directory: directory), loop: loop)
+            daemon.runsPolicyWorkInline = true
             (agentService, adminService) = try daemon.makeServices()
         } catch {
             throw StartFailure(description: error.message)
@@ -61,15 +62,15 @@ package final class SocketlessDaemon {
         return Connection(connection, daemon: daemon)
     }
 
-    /// Runs the event loop until no policy change is under way (their reading and compiling
-    /// run on worker threads, and their replies come on the loop), at least one turn, so due
-    /// timers fire (the batched write of the event history).
+    /// Runs the event loop until no policy change is under way, at least one turn, so due
+    /// timers fire (the batched write of the event history). A change is read and compiled
+    /// on this thread when it starts (`Daemon.runsPolicyWorkInline`: no thread hop to wait
+    /// for), and finishes, replying, on the loop's next turn.
     package func settle() throws(Errno) {
         repeat {
             let stop = daemon.loop.schedule(after: .zero) { [daemon] in daemon.loop.stop() }
             defer { daemon.loop.cancel(stop) }
             try daemon.loop.run()
-            if daemon.policyUpdates.isRunning { usleep(50) }
         } while daemon.policyUpdates.isRunning
     }
 

@@ -20,6 +20,11 @@ import Varlink
         return directory
     }
 
+    /// The test policy as version "two", as an ApplyPolicy call carries it.
+    private static func policyTwo() throws -> JSONValue {
+        try JSONParser.parse(Array(policy.replacingOccurrences(of: "\"one\"", with: "\"two\"").utf8))
+    }
+
     /// Sends one call and returns the replies it got once the daemon settled.
     private func call(_ daemon: SocketlessDaemon, _ connection: SocketlessDaemon.Connection, _ method: String,
                       _ parameters: [String: JSONValue] = [:]) throws -> [VarlinkReply] {
@@ -62,7 +67,7 @@ import Varlink
         defer { directory.remove() }
         var daemon = try SocketlessDaemon(directory: directory.path)
         let admin = daemon.connect(to: .admin)
-        let pushed = try JSONParser.parse(Array(Self.policy.replacingOccurrences(of: "\"one\"", with: "\"two\"").utf8))
+        let pushed = try Self.policyTwo()
         let applied = try call(daemon, admin, Admin.ApplyPolicy.qualifiedName, ["policy": pushed])
         let reply = try Admin.AppliedPolicy(try #require(applied.first).parameters)
         #expect(reply.version == "two")
@@ -71,5 +76,27 @@ import Varlink
         try daemon.stop()
         daemon = try SocketlessDaemon(directory: directory.path)
         #expect(daemon.policyInForce.sha256 == reply.sha256)
+    }
+
+    /// Policy changes are compiled on the caller's thread here, and finish on the loop: two
+    /// sent at once are answered in order, after one settle, and the second one is in force.
+    @Test func aReloadAndAnApplySentTogetherAreBothAnsweredInOrder() throws {
+        let directory = try directory()
+        defer { directory.remove() }
+        var messages: [UInt8] = []
+        VarlinkCall(method: Admin.Reload.qualifiedName, parameters: [:]).encode(to: &messages)
+        VarlinkCall(method: Admin.ApplyPolicy.qualifiedName, parameters: ["policy": try Self.policyTwo()]).encode(to: &messages)
+        let daemon = try SocketlessDaemon(directory: directory.path)
+        let admin = daemon.connect(to: .admin)
+        admin.send(messages)
+        try daemon.settle()
+        var decoder = VarlinkFrameDecoder()
+        decoder.append(admin.takeOutput().bytes)
+        let reloaded = try Admin.Reload.Reply(try #require(try decoder.nextReply()).parameters)
+        let applied = try Admin.AppliedPolicy(try #require(try decoder.nextReply()).parameters)
+        #expect(reloaded.result.ok && reloaded.policy.version == "one")
+        #expect(applied.version == "two")
+        #expect(daemon.policyInForce.sha256 == applied.sha256)
+        admin.close()
     }
 }
