@@ -120,11 +120,7 @@ extension Daemon {
 
     private func swapIn(_ compiled: Result<(Policy, ActivePolicy), PolicyProblems>, force: Bool,
                         pushedBy context: ConnectionContext) throws(VarlinkError) -> Admin.AppliedPolicy {
-        let (policy, candidate): (Policy, ActivePolicy)
-        switch compiled {
-        case .success(let both): (policy, candidate) = both
-        case .failure(let error): throw AdminError.invalidPolicy(error.problems)
-        }
+        let (policy, candidate) = try compiled.mapError { AdminError.invalidPolicy($0.problems) }.get()
         if !force { try refuseReusedVersion(policy) }
         let record: BundleRecord
         do {
@@ -133,10 +129,7 @@ extension Daemon {
         } catch {
             throw adminError(for: error, while: "applying policy \(policy.version)")
         }
-        let replaced = (bundle?.policy, active)
-        bundle = (policy, record)
-        activate(candidate)
-        releaseOffLoop(replaced)
+        putInForce(candidate, bundle: (policy, record))
         log(.policyApplied, "Applied policy \(policy.version) pushed by uid \(context.peer.uid)",
             policyFields() + peerFields(context.peer))
         return Admin.AppliedPolicy(version: active.version, sha256: active.sha256)
@@ -174,20 +167,22 @@ extension Daemon {
             }
         }) { [unowned self] compiled in
             reply(Result { () throws(VarlinkError) in
-                let (policy, candidate): (Policy, ActivePolicy)
-                switch compiled {
-                case .success(let both): (policy, candidate) = both
-                case .failure(let error): throw AdminError.invalidPolicy(error.problems)
-                }
-                let replaced = (bundle?.policy, active)
-                bundle = (policy, record)
-                activate(candidate)
-                releaseOffLoop(replaced)
+                let (policy, candidate) = try compiled.mapError { AdminError.invalidPolicy($0.problems) }.get()
+                putInForce(candidate, bundle: (policy, record))
                 log(.policyApplied, "Rolled back to policy \(record.version) by uid \(context.peer.uid)",
                     policyFields() + peerFields(context.peer))
                 return Admin.AppliedPolicy(version: active.version, sha256: active.sha256)
             })
         }
+    }
+
+    /// Makes `candidate` (compiled with `bundle` on top) the policy in force and pushes it;
+    /// the policy it replaces is freed off the loop.
+    func putInForce(_ candidate: ActivePolicy, bundle: (policy: Policy, record: BundleRecord)) {
+        let replaced = (self.bundle?.policy, active)
+        self.bundle = bundle
+        activate(candidate)
+        releaseOffLoop(replaced)
     }
 
     func explainDecision(_ question: Admin.Decide.Request) -> Admin.Decide.Reply {

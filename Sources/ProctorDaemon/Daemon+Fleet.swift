@@ -266,13 +266,10 @@ extension Daemon {
         } catch {
             throw adminError(for: error, while: "applying signed bundle serial \(verified.serial)")
         }
-        let replaced = (bundle?.policy, active)
-        bundle = (policy, record)
         fleet.lastAppliedSerial = verified.serial
         fleet.lastAppliedAt = record.appliedAt
         fleetShared.lastAppliedSerial.store(verified.serial, ordering: .relaxed)
-        activate(candidate)
-        releaseOffLoop(replaced)
+        putInForce(candidate, bundle: (policy, record))
         log(.bundleApplied, "Applied signed bundle serial \(verified.serial) from \(source), signed by key \(verified.keyID): "
             + "policy \(policy.version) in force",
             policyFields() + [(DaemonEventField.bundleSerial, String(verified.serial)),
