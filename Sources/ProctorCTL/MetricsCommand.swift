@@ -72,6 +72,12 @@ enum MetricsCommand {
                         [("", Double(fleet.fetchFailures))])
             text.family("proctor_bundles_refused_total", .counter, "Signed bundles refused (and unsigned pushes refused).",
                         [("", Double(fleet.bundlesRefused))])
+            if let delivery = fleet.statusReports {
+                timestamp(&text, "proctor_status_report_last_timestamp_seconds", "When the last status POST finished.",
+                          delivery.lastReportAt)
+                text.family("proctor_status_reports_total", .counter, "Status documents POSTed to StatusURL=, by result.",
+                            [("result=\"sent\"", Double(delivery.reportsSent)), ("result=\"failed\"", Double(delivery.reportFailures))])
+            }
         }
         return text.lines
     }

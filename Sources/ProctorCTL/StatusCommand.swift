@@ -20,8 +20,10 @@ enum StatusCommand {
                 + "policy is accepted and the ids of the trusted keys (signed), the highest bundle serial applied, the "
                 + "last fetch and its result (fetched, unchanged, applied, refused or failed), the next fetch, the last "
                 + "fetch the server answered with the fetch failures and refused bundles since start, and the last "
-                + "error: a refused bundle's or failed fetch's reason and message. proctorctl metrics prints the same "
-                + "counters for Prometheus.",
+                + "error: a refused bundle's or failed fetch's reason and message. With a StatusURL=, the status "
+                + "documents POSTed there: the URL (reports to), the last POST and its result (sent or failed), the "
+                + "reports sent and failed since start, and the last failure with its reason and message (last failed). "
+                + "proctorctl metrics prints the same counters for Prometheus.",
         ],
         exitStatuses: AdminClient.questionExitStatuses,
         examples: [
@@ -101,6 +103,18 @@ enum StatusCommand {
         }
         if let error = fleet.lastError {
             fields.add("last error", "\(LocalTime.format(error.at)), \(error.reason): \(error.message)")
+        }
+        if let delivery = fleet.statusReports { addStatusDelivery(delivery, to: &fields) }
+    }
+
+    private static func addStatusDelivery(_ delivery: Admin.StatusDelivery, to fields: inout FieldList) {
+        fields.add("reports to", delivery.statusUrl)
+        if let at = delivery.lastReportAt {
+            fields.add("last report", "\(LocalTime.format(at)), \(delivery.lastReportResult ?? "?")")
+        }
+        fields.add("reports", "\(delivery.reportsSent) sent, \(plural(delivery.reportFailures, "failure")) since start")
+        if let error = delivery.lastReportError {
+            fields.add("last failed", "\(LocalTime.format(error.at)), \(error.reason): \(error.message)")
         }
     }
 

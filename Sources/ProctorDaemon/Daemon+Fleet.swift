@@ -36,6 +36,12 @@ struct FleetState {
     /// Since start, for Status and metrics.
     var fetchFailures = 0
     var bundlesRefused = 0
+    /// Status documents POSTed to `StatusURL=`: the last POST, the last failure, and counts since start.
+    var lastReportAt: UnixMilliseconds?
+    var lastReportSucceeded: Bool?
+    var lastReportError: Admin.FleetError?
+    var reportsSent = 0
+    var reportFailures = 0
 }
 
 /// What the fetch thread needs from the daemon: the highest serial applied (it verifies a
@@ -124,8 +130,7 @@ extension Daemon {
         let loop = self.loop
         let generation = fleet.generation
         let reporter = StatusReporter(request: request, retryIntervalSeconds: source.statusIntervalSeconds) { outcome in
-            guard case .failure(let failure) = outcome.result else { return }
-            loop.execute { shared.daemon?.statusReportFailed(failure, url: url, generation: generation) }
+            loop.execute { shared.daemon?.statusReported(outcome.result, url: url, generation: generation) }
         }
         fleet.reporter = reporter
         reporter.start()
@@ -145,8 +150,19 @@ extension Daemon {
         reporter.submit(document.serialized())
     }
 
-    private func statusReportFailed(_ failure: FetchFailure, url: String, generation: Int) {
+    /// A status POST's result, back on the loop: for Status, and the journal when it failed.
+    private func statusReported(_ result: Result<Void, FetchFailure>, url: String, generation: Int) {
         guard generation == fleet.generation else { return }
+        let now = Clock.now()
+        fleet.lastReportAt = now
+        guard case .failure(let failure) = result else {
+            fleet.lastReportSucceeded = true
+            fleet.reportsSent += 1
+            return
+        }
+        fleet.lastReportSucceeded = false
+        fleet.reportFailures += 1
+        fleet.lastReportError = Admin.FleetError(at: Clock.rfc3339(now), reason: failure.name, message: failure.description)
         log(.statusReportFailed, "Sending the status document to \(url) failed, retrying later: \(failure)",
             [(DaemonEventField.bundleSource, url), (DaemonEventField.reason, failure.name)])
     }
@@ -298,7 +314,13 @@ extension Daemon {
                           lastAppliedAt: fleet.lastAppliedAt.map(Clock.rfc3339), lastFetchAt: fleet.lastFetchAt.map(Clock.rfc3339),
                           lastSuccessfulFetchAt: fleet.lastSuccessfulFetchAt.map(Clock.rfc3339), lastFetchResult: fleet.lastFetchResult,
                           nextFetchAt: fleet.nextFetchAt.map(Clock.rfc3339), lastError: fleet.lastError,
-                          fetchFailures: fleet.fetchFailures, bundlesRefused: fleet.bundlesRefused)
+                          fetchFailures: fleet.fetchFailures, bundlesRefused: fleet.bundlesRefused,
+                          statusReports: fleet.configuration.source.statusURL.map { url in
+                              Admin.StatusDelivery(statusUrl: url, lastReportAt: fleet.lastReportAt.map(Clock.rfc3339),
+                                                   lastReportResult: fleet.lastReportSucceeded.map { $0 ? "sent" : "failed" },
+                                                   lastReportError: fleet.lastReportError, reportsSent: fleet.reportsSent,
+                                                   reportFailures: fleet.reportFailures)
+                          })
     }
 }
 

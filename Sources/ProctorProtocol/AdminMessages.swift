@@ -83,11 +83,13 @@ public enum Admin {
         /// Since proctord started.
         public var fetchFailures: Int
         public var bundlesRefused: Int
+        /// The status documents POSTed to `StatusURL=`; nil when none is configured.
+        public var statusReports: StatusDelivery?
 
         public init(bundleUrl: String?, requireSignedBundles: Bool, trustedKeys: [String], lastAppliedSerial: Int?,
                     lastAppliedAt: String?, lastFetchAt: String?, lastSuccessfulFetchAt: String?,
                     lastFetchResult: String?, nextFetchAt: String?, lastError: FleetError?,
-                    fetchFailures: Int, bundlesRefused: Int) {
+                    fetchFailures: Int, bundlesRefused: Int, statusReports: StatusDelivery? = nil) {
             self.bundleUrl = bundleUrl
             self.requireSignedBundles = requireSignedBundles
             self.trustedKeys = trustedKeys
@@ -100,10 +102,35 @@ public enum Admin {
             self.lastError = lastError
             self.fetchFailures = fetchFailures
             self.bundlesRefused = bundlesRefused
+            self.statusReports = statusReports
         }
     }
 
-    /// `FleetError`: why the last bundle was refused or the last fetch failed.
+    /// `StatusDelivery`: how sending status documents to the MDM (`StatusURL=`) went.
+    public struct StatusDelivery: ProtocolMessage {
+        public var statusUrl: String
+        /// When the last POST finished.
+        public var lastReportAt: String?
+        /// `sent` or `failed`.
+        public var lastReportResult: String?
+        /// The last POST that failed, kept after later successes (its `at` tells them apart).
+        public var lastReportError: FleetError?
+        /// Since proctord started.
+        public var reportsSent: Int
+        public var reportFailures: Int
+
+        public init(statusUrl: String, lastReportAt: String?, lastReportResult: String?, lastReportError: FleetError?,
+                    reportsSent: Int, reportFailures: Int) {
+            self.statusUrl = statusUrl
+            self.lastReportAt = lastReportAt
+            self.lastReportResult = lastReportResult
+            self.lastReportError = lastReportError
+            self.reportsSent = reportsSent
+            self.reportFailures = reportFailures
+        }
+    }
+
+    /// `FleetError`: why the last bundle was refused, the last fetch failed or the last status report failed.
     public struct FleetError: ProtocolMessage {
         public var at: String
         public var reason: String

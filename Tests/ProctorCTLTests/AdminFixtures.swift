@@ -32,7 +32,12 @@ enum AdminFixtures {
                    "nextFetchAt": "2026-11-29T14:00:30Z",
                    "lastError": ["at": "2026-11-29T14:00:00Z", "reason": "unreachable",
                                  "message": "cannot reach the server: Failed to connect to mdm.example.com port 443"],
-                   "fetchFailures": 1, "bundlesRefused": 2]]
+                   "fetchFailures": 1, "bundlesRefused": 2,
+                   "statusReports": ["statusUrl": "https://mdm.example.com/proctor/status",
+                                     "lastReportAt": "2026-11-29T14:00:01Z", "lastReportResult": "sent",
+                                     "lastReportError": ["at": "2026-11-29T13:00:01Z", "reason": "timed-out",
+                                                         "message": "timed out: Operation timed out after 120001 milliseconds"],
+                                     "reportsSent": 41, "reportFailures": 1]]]
     }
 
     static let apps: [String: JSONValue] = ["apps": [

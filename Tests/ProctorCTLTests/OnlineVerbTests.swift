@@ -26,6 +26,21 @@ import Varlink
         #expect(result.output == JSONValue.object(AdminFixtures.status(policy)).serializedString() + "\n")
     }
 
+    @Test func metricsCountFetchesAndStatusReportsFromTheStatusReply() throws {
+        let policy = try AdminFixtures.examplePolicy()
+        let server = try FakeAdminServer(replies: ["Status": { _ in AdminFixtures.status(policy) }])
+        defer { server.stop() }
+        let result = try proctorctl(["metrics", "--address", server.path])
+        #expect(result.status == 0)
+        let lines = result.output.split(separator: "\n").map(String.init)
+        #expect(lines.contains("proctor_bundle_fetch_failures_total 1"))
+        #expect(lines.contains(#"proctor_status_reports_total{result="sent"} 41"#))
+        #expect(lines.contains(#"proctor_status_reports_total{result="failed"} 1"#))
+        #expect(lines.contains("# TYPE proctor_status_reports_total counter"))
+        // 2026-11-29T14:00:01Z
+        #expect(lines.contains("proctor_status_report_last_timestamp_seconds 1795960801"))
+    }
+
     @Test func appsPrintsAnAlignedTableSortedById() throws {
         let server = try FakeAdminServer(replies: ["ListApps": { _ in AdminFixtures.apps }])
         defer { server.stop() }

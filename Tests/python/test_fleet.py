@@ -273,6 +273,45 @@ def test_status_documents_are_posted_after_apply_and_refusal(fleet, workdir):
     assert refused["status"]["policy"]["version"] == "fleet.1"
 
 
+def wait_for_delivery(daemon, predicate, timeout=20):
+    """Status's `fleet.statusReports` once `predicate` holds for it."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        delivery = status(daemon)["fleet"].get("statusReports")
+        if delivery and predicate(delivery):
+            return delivery
+        time.sleep(0.1)
+    raise AssertionError(f"no such status delivery: {status(daemon)['fleet'].get('statusReports')}")
+
+
+def test_status_shows_how_delivering_status_reports_went(fleet, workdir):
+    mdm, key, daemon = fleet
+    mdm.publish(sign(key, base_policy("fleet.1"), workdir, serial=100))
+    # A short StatusIntervalSec= also makes the retry after a failure come within a second or two.
+    configure(daemon, mdm, interval=3600, status=f"StatusURL={mdm.url('report')}\nStatusIntervalSec=2\n")
+    daemon.start()
+    sent = wait_for_delivery(daemon, lambda d: d["reportsSent"] >= 1)
+    assert sent["statusUrl"] == mdm.url("report")
+    assert sent["lastReportResult"] == "sent" and sent["reportFailures"] == 0 and sent.get("lastReportError") is None
+    # The MDM now answers 500: the next report (after the reload's refused fetch) fails.
+    open(os.path.join(mdm.dir, "report-fails"), "w").close()
+    mdm.publish(sign(key, base_policy("fleet.0"), workdir, serial=99))
+    proctorctl(daemon, "reload", check=0)
+    failed = wait_for_delivery(daemon, lambda d: d["reportFailures"] >= 1)
+    assert failed["lastReportResult"] == "failed"
+    assert failed["lastReportError"]["reason"] == "http-status"
+    assert "HTTP 500" in failed["lastReportError"]["message"]
+    assert failed["reportsSent"] >= sent["reportsSent"]
+    text = proctorctl(daemon, "status", check=0).stdout
+    assert f"reports to:   {mdm.url('report')}" in text
+    assert "last failed:" in text and "http-status: the server answered HTTP 500" in text
+    assert daemon.wait_for_log("Sending the status document to")
+    # Delivered again once the MDM accepts reports; the last failure stays shown, with its time.
+    os.remove(os.path.join(mdm.dir, "report-fails"))
+    again = wait_for_delivery(daemon, lambda d: d["lastReportResult"] == "sent" and d["reportsSent"] > failed["reportsSent"])
+    assert again["lastReportError"] == failed["lastReportError"]
+
+
 def test_metrics_parse_as_prometheus_text_and_count_fleet_events(fleet, workdir):
     from prometheus_client.parser import text_string_to_metric_families
     mdm, key, daemon = fleet
@@ -297,6 +336,7 @@ def test_metrics_parse_as_prometheus_text_and_count_fleet_events(fleet, workdir)
     samples = {(s.name, tuple(sorted(s.labels.items()))): s.value for family in families.values() for s in family.samples}
     assert samples[("proctor_bundle_serial", ())] == 100
     assert samples[("proctor_bundles_refused_total", ())] == 1
+    assert ("proctor_status_reports_total", (("result", "sent"),)) not in samples  # no StatusURL=
     assert samples[("proctor_bundle_fetch_failures_total", ())] == 1
     assert samples[("proctor_apps_known", ())] >= 4
     assert samples[("proctor_decisions_total", (("action", "print"), ("result", "denied")))] == 1
