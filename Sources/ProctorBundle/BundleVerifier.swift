@@ -43,7 +43,8 @@ public struct BundleVerifier: Sendable {
     /// The bundle in `bytes`, if it is well formed, signed by a trusted key, its policy bytes
     /// are the signed ones, and it is newer than the last applied one and not expired at `now`
     /// (Unix seconds). The policy is not parsed: verifying costs one signature check over the
-    /// header and one digest pass over the policy, whatever the policy holds.
+    /// header and one digest pass over the policy (its chunks hashed on every core), whatever
+    /// the policy holds.
     public func verify(_ bytes: [UInt8], now: Int) throws(BundleRefusal) -> VerifiedBundle {
         guard bytes.count <= SignedBundle.maximumBytes else {
             throw .malformed("\(bytes.count) bytes, more than the limit of \(SignedBundle.maximumBytes)")
@@ -73,7 +74,9 @@ public struct BundleVerifier: Sendable {
         guard policy.count == header.policySize else {
             throw .malformed("the policy is \(policy.count) bytes, the signed header says \(header.policySize); truncated?")
         }
-        guard BLAKE2b256.hex(of: policy) == header.policyDigest else { throw .badSignature(keyID: header.keyID) }
+        guard BLAKE2b256.hashListHex(of: policy, chunkSize: header.chunkSize) == header.policyDigest else {
+            throw .badSignature(keyID: header.keyID)
+        }
         guard header.serial > lastAppliedSerial else { throw .rollback(serial: header.serial, lastApplied: lastAppliedSerial) }
         guard now < header.expiresAt else { throw .expired(expiresAt: header.expiresAt, now: now) }
         return VerifiedBundle(serial: header.serial, issuedAt: header.issuedAt, expiresAt: header.expiresAt,
@@ -124,14 +127,16 @@ private struct Envelope {
 
 /// The signed header: the facts about the bundle and the digest of its policy.
 private struct Header {
-    static let members: Set<String> = ["expiresAt", "issuedAt", "keyId", "policyBlake2b256", "policySize", "serial"]
+    static let members: Set<String> = ["expiresAt", "issuedAt", "keyId", "policyChunkSize", "policyChunksBlake2b256",
+                                       "policySize", "serial"]
 
     var serial: Int
     var issuedAt: Int
     var expiresAt: Int
     var keyID: String
-    /// BLAKE2b-256 of the policy bytes, 64 lower-case hex digits.
+    /// The BLAKE2b-256 hash list of the policy bytes in `chunkSize` chunks, 64 lower-case hex digits.
     var policyDigest: String
+    var chunkSize: Int
     var policySize: Int
 
     init(_ bytes: [UInt8]) throws(BundleRefusal) {
@@ -147,11 +152,16 @@ private struct Header {
         issuedAt = try integer(object, "issuedAt", in: where_)
         expiresAt = try integer(object, "expiresAt", in: where_)
         keyID = try field(object, "keyId", \.stringValue, "a key id string", in: where_)
-        policyDigest = try field(object, "policyBlake2b256", \.stringValue, "a BLAKE2b-256 digest in hex", in: where_)
+        policyDigest = try field(object, "policyChunksBlake2b256", \.stringValue, "a BLAKE2b-256 digest in hex", in: where_)
+        chunkSize = try integer(object, "policyChunkSize", in: where_)
         policySize = try integer(object, "policySize", in: where_)
         guard serial > 0 else { throw .malformed("payload.serial: expected a positive integer, found \(serial)") }
         guard policyDigest.utf8.count == 64, policyDigest.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
-            throw .malformed("payload.policyBlake2b256: expected 64 lower-case hex digits")
+            throw .malformed("payload.policyChunksBlake2b256: expected 64 lower-case hex digits")
+        }
+        guard SignedBundle.chunkSizes.contains(chunkSize), chunkSize & (chunkSize - 1) == 0 else {
+            throw .malformed("payload.policyChunkSize: expected a power of two from \(SignedBundle.chunkSizes.lowerBound) "
+                + "to \(SignedBundle.chunkSizes.upperBound), found \(chunkSize)")
         }
     }
 }

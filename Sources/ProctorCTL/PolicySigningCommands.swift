@@ -48,8 +48,8 @@ enum PolicySigningCommands {
             "Reads FILE as 'policy apply' does (a complete policy, a directory of drop-ins, or - for standard input), "
                 + "checks it, and prints on standard output a signed bundle: a first line holding a DSSE envelope (JSON) "
                 + "whose Ed25519-signed payload gives serial, issuedAt, expiresAt, the key id and the size and BLAKE2b-256 "
-                + "digest of the policy, then the policy's canonical form and a newline, the exact bytes the digest "
-                + "covers. The format is described in docs/fleet.md.",
+                + "hash-list digest (256 KiB chunks) of the policy, then the policy's canonical form and a newline, the "
+                + "exact bytes the digest covers. The format is described in docs/fleet.md.",
             "Publish the bundle at the BundleURL= of proctord.conf, or apply it with 'proctorctl policy apply'.",
         ],
         exitStatuses: [

@@ -52,8 +52,9 @@ import Testing
     /// A correct header for `policy`.
     func header(for policy: [UInt8], serial: Int = 9) -> [String: JSONValue] {
         ["expiresAt": .number(Self.now + 60), "issuedAt": .number(Self.now), "keyId": .string(key.publicKey.keyID),
-         "policyBlake2b256": .string(BLAKE2b256.hex(of: policy[...])), "policySize": .number(policy.count),
-         "serial": .number(serial)]
+         "policyChunkSize": .number(SignedBundle.chunkSize),
+         "policyChunksBlake2b256": .string(BLAKE2b256.hashListHex(of: policy[...], chunkSize: SignedBundle.chunkSize)),
+         "policySize": .number(policy.count), "serial": .number(serial)]
     }
 
     @Test func aGoodBundleVerifiesWithItsSignedFactsAndOpensToItsPolicy() throws {
@@ -98,6 +99,74 @@ import Testing
         #expect(refusal(joined(try envelope(good), altered), verifier()) == .badSignature(keyID: key.publicKey.keyID))
         // Even with the serial in force: an altered bundle is never taken for the one applied.
         #expect(refusal(joined(try envelope(good), altered), verifier(lastApplied: 7)) == .badSignature(keyID: key.publicKey.keyID))
+    }
+
+    /// A policy of several chunks (≈ 690 KB: three 256 KiB chunks, the last shorter), signed.
+    func largeBundle() throws -> (bytes: [UInt8], policyStart: Int) {
+        let apps = (0..<10_000).map { #""com.example.app\#($0)": {"state": "authorized", "dlp": {"print": "block"}}"# }
+        let text = #"{"schema": 1, "version": "large.1", "apps": {"# + apps.joined(separator: ", ") + "}}"
+        let policy = try Policy.parse(Array(text.utf8), source: "test")
+        let bytes = SignedBundle.sign(policy, serial: 7, issuedAt: Self.now - 10, expiresAt: Self.now + 3600, with: key)
+        let start = bytes.firstIndex(of: 10)! + 1
+        #expect(bytes.count - start > 2 * SignedBundle.chunkSize, "the policy spans at least three chunks")
+        return (bytes, start)
+    }
+
+    @Test func aPolicyOfSeveralChunksVerifiesAndOneAlteredChunkIsABadSignature() throws {
+        let (good, start) = try largeBundle()
+        #expect(try verifier().open(good, now: Self.now).policy.apps.count == 10_000)
+        // One byte changed in each chunk in turn (the last byte of the first, the middle of the
+        // second, the last byte of the policy), the length unchanged.
+        let chunk = SignedBundle.chunkSize
+        for offset in [start + chunk - 1, start + chunk + chunk / 2, good.count - 2] {
+            var altered = good
+            altered[offset] ^= 0x01
+            #expect(refusal(altered, verifier()) == .badSignature(keyID: key.publicKey.keyID), "byte \(offset - start)")
+        }
+    }
+
+    @Test func reorderedChunksAreABadSignature() throws {
+        let (good, start) = try largeBundle()
+        let chunk = SignedBundle.chunkSize
+        // The first two chunks swapped: the same bytes and the same chunk digests, in another order.
+        let first = good[start..<(start + chunk)], second = good[(start + chunk)..<(start + 2 * chunk)]
+        let swapped = Array(good[..<start] + second + first + good[(start + 2 * chunk)...])
+        #expect(swapped.count == good.count && swapped != good)
+        #expect(refusal(swapped, verifier()) == .badSignature(keyID: key.publicKey.keyID))
+    }
+
+    @Test func aChunkDroppedOrCutIsMalformedBeforeAnyHashing() throws {
+        let (good, start) = try largeBundle()
+        let policyLength = good.count - start
+        let chunk = SignedBundle.chunkSize
+        let withoutSecond = Array(good[..<(start + chunk)] + good[(start + 2 * chunk)...])
+        #expect(refusal(withoutSecond, verifier())
+            == .malformed("the policy is \(policyLength - chunk) bytes, the signed header says \(policyLength); truncated?"))
+        // Cut at a chunk boundary: the list of what is left would be well formed, but not the signed size.
+        #expect(refusal(Array(good.prefix(start + chunk)), verifier())
+            == .malformed("the policy is \(chunk) bytes, the signed header says \(policyLength); truncated?"))
+    }
+
+    @Test func aHeaderClaimingAnotherChunkSizeIsABadSignature() throws {
+        // A validly signed header whose chunk size is not the one the digest was made with.
+        let policy = (try Self.policy()).canonicalBytes + [10]
+        var members = header(for: policy)
+        members["policyChunkSize"] = .number(SignedBundle.chunkSize * 2)
+        // A policy shorter than both chunk sizes is one chunk either way: the same digest, accepted.
+        #expect(refusal(signed(members, policy: policy), verifier()) == nil)
+        let large = Array(repeating: UInt8(ascii: " "), count: SignedBundle.chunkSize + 10) + policy
+        members = header(for: large)
+        members["policyChunkSize"] = .number(SignedBundle.chunkSize * 2)
+        #expect(refusal(signed(members, policy: large), verifier()) == .badSignature(keyID: key.publicKey.keyID))
+    }
+
+    @Test func aVersion2BundleIsRefusedByItsType() throws {
+        // v2 signed one BLAKE2b-256 over the whole policy; re-signing makes a v3 bundle.
+        let good = try bundle()
+        var object = try envelope(good)
+        object["payloadType"] = .string("application/vnd.proctor.policy-bundle.v2+json")
+        #expect(refusal(joined(object, policyPart(good)), verifier())
+            == .wrongPayloadType("application/vnd.proctor.policy-bundle.v2+json"))
     }
 
     @Test func aBundleByAnUntrustedKeyIsAnUnknownKey() throws {
@@ -163,11 +232,17 @@ import Testing
             ("serial", .number(0), "payload.serial: expected a positive integer, found 0"),
             ("expiresAt", .string("soon"), "payload.expiresAt: expected an integer, found a string"),
             ("policySize", .number(-1), "payload.policySize: expected an integer from 0 to 2^53-1, found -1"),
-            ("policyBlake2b256", .string("ABC"), "payload.policyBlake2b256: expected 64 lower-case hex digits"),
-            ("policyBlake2b256", nil, "payload.policyBlake2b256: missing, expected a BLAKE2b-256 digest in hex"),
+            ("policyChunksBlake2b256", .string("ABC"), "payload.policyChunksBlake2b256: expected 64 lower-case hex digits"),
+            ("policyChunksBlake2b256", nil, "payload.policyChunksBlake2b256: missing, expected a BLAKE2b-256 digest in hex"),
+            ("policyChunkSize", nil, "payload.policyChunkSize: missing, expected an integer"),
+            ("policyChunkSize", .number(32_768), "payload.policyChunkSize: expected a power of two from 65536 to 16777216, found 32768"),
+            ("policyChunkSize", .number(1 << 25), "payload.policyChunkSize: expected a power of two from 65536 to 16777216, found 33554432"),
+            ("policyChunkSize", .number(100_000), "payload.policyChunkSize: expected a power of two from 65536 to 16777216, found 100000"),
             ("keyId", .number(1), "payload.keyId: expected a key id string, found a number"),
             ("policy", .object([:]), "payload.policy: unknown member; expected only expiresAt, issuedAt, keyId, "
-                + "policyBlake2b256, policySize, serial"),
+                + "policyChunkSize, policyChunksBlake2b256, policySize, serial"),
+            ("policyBlake2b256", .string(String(repeating: "0", count: 64)), "payload.policyBlake2b256: unknown member; "
+                + "expected only expiresAt, issuedAt, keyId, policyChunkSize, policyChunksBlake2b256, policySize, serial"),
         ]
         for (member, value, message) in cases {
             var members = good

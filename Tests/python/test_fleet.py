@@ -354,3 +354,26 @@ def test_metrics_parse_as_prometheus_text_and_count_fleet_events(fleet, workdir)
     assert time.time() - 60 < successful <= last
     assert samples[("proctor_bundle_applied_timestamp_seconds", ())] <= successful
     assert samples[("proctor_policy_loaded_timestamp_seconds", (("version", "fleet.1"),))] > time.time() - 60
+
+
+def test_the_signed_digest_is_the_documented_hash_list(workdir):
+    """docs/fleet.md's formula, computed with Python's own BLAKE2b over what `proctorctl policy
+    sign` wrote, is the header's `policyChunksBlake2b256`: the format is what the docs say."""
+    import base64
+    import hashlib
+    key = os.path.join(workdir, "key")
+    ctl("policy", "keygen", "--out", key)
+    apps = {f"com.example.app{i}": {"state": "authorized", "dlp": {"print": "block"}} for i in range(10_000)}
+    bundle = sign(key, {"schema": 1, "version": "large.1", "apps": apps}, workdir, serial=5)
+    envelope_line, policy = bundle.split(b"\n", 1)
+    envelope = json.loads(envelope_line)
+    assert envelope["payloadType"] == "application/vnd.proctor.policy-bundle.v3+json"
+    header = json.loads(base64.b64decode(envelope["payload"]))
+    size = header["policyChunkSize"]
+    assert size == 256 * 1024 and len(policy) > 2 * size and header["policySize"] == len(policy)
+
+    def b(data):
+        return hashlib.blake2b(data, digest_size=32)
+    assert header["policyChunksBlake2b256"] == b(b"".join(b(policy[i:i + size]).digest()
+                                                          for i in range(0, len(policy), size))).hexdigest()
+    assert header["policyChunksBlake2b256"] != b(policy).hexdigest()
