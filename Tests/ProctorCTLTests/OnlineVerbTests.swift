@@ -7,11 +7,16 @@ import Varlink
 /// The online verbs against a fake proctord speaking the real Admin interface: the
 /// readable output, `--json`, the parameters sent, and the exit statuses.
 @Suite struct OnlineVerbTests {
-    @Test func statusPrintsTheDaemonPolicyReloadAndCountsInLocalTime() throws {
+    /// `proctorctl VERB --address …` against a fake proctord answering Status with the fixture.
+    private func againstStatusFixture(_ verb: String) throws -> CommandResult {
         let policy = try AdminFixtures.examplePolicy()
         let server = try FakeAdminServer(replies: ["Status": { _ in AdminFixtures.status(policy) }])
         defer { server.stop() }
-        let result = try proctorctl(["status", "--address", server.path])
+        return try proctorctl([verb, "--address", server.path])
+    }
+
+    @Test func statusPrintsTheDaemonPolicyReloadAndCountsInLocalTime() throws {
+        let result = try againstStatusFixture("status")
         #expect(result.status == 0)
         #expect(result.error == "")
         try Golden.check(result.output, "status")
@@ -27,10 +32,7 @@ import Varlink
     }
 
     @Test func metricsCountFetchesAndStatusReportsFromTheStatusReply() throws {
-        let policy = try AdminFixtures.examplePolicy()
-        let server = try FakeAdminServer(replies: ["Status": { _ in AdminFixtures.status(policy) }])
-        defer { server.stop() }
-        let result = try proctorctl(["metrics", "--address", server.path])
+        let result = try againstStatusFixture("metrics")
         #expect(result.status == 0)
         let lines = result.output.split(separator: "\n").map(String.init)
         #expect(lines.contains("proctor_bundle_fetch_failures_total 1"))
