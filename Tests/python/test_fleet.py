@@ -55,15 +55,20 @@ def status(daemon):
     return json.loads(proctorctl(daemon, "status", "--json", check=0).stdout)
 
 
-def wait_for_fetch(daemon, last_fetch_at, timeout=20):
-    """Status once a fetch other than the one at `last_fetch_at` has been reported."""
+def wait_for_result(daemon, predicate, timeout=20):
+    """Status once `predicate` holds for it."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         reply = status(daemon)
-        if reply["fleet"].get("lastFetchAt") and reply["fleet"]["lastFetchAt"] != last_fetch_at:
+        if predicate(reply):
             return reply
         time.sleep(0.1)
-    raise AssertionError(f"no fetch reported: {status(daemon)}")
+    raise AssertionError(f"Status never matched: {status(daemon)}")
+
+
+def wait_for_fetch(daemon, last_fetch_at, timeout=20):
+    """Status once a fetch other than the one at `last_fetch_at` has been reported."""
+    return wait_for_result(daemon, lambda r: r["fleet"].get("lastFetchAt") not in (None, last_fetch_at), timeout)
 
 
 @pytest.fixture
@@ -273,15 +278,11 @@ def test_status_documents_are_posted_after_apply_and_refusal(fleet, workdir):
     assert refused["status"]["policy"]["version"] == "fleet.1"
 
 
-def wait_for_delivery(daemon, predicate, timeout=20):
+def wait_for_delivery(daemon, predicate):
     """Status's `fleet.statusReports` once `predicate` holds for it."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        delivery = status(daemon)["fleet"].get("statusReports")
-        if delivery and predicate(delivery):
-            return delivery
-        time.sleep(0.1)
-    raise AssertionError(f"no such status delivery: {status(daemon)['fleet'].get('statusReports')}")
+    def delivered(reply):
+        return reply["fleet"].get("statusReports") and predicate(reply["fleet"]["statusReports"])
+    return wait_for_result(daemon, delivered)["fleet"]["statusReports"]
 
 
 def test_status_shows_how_delivering_status_reports_went(fleet, workdir):
@@ -377,3 +378,31 @@ def test_the_signed_digest_is_the_documented_hash_list(workdir):
     assert header["policyChunksBlake2b256"] == b(b"".join(b(policy[i:i + size]).digest()
                                                           for i in range(0, len(policy), size))).hexdigest()
     assert header["policyChunksBlake2b256"] != b(policy).hexdigest()
+
+
+def test_a_pulled_bundle_of_several_chunks_applies_and_one_altered_chunk_is_refused(fleet, workdir):
+    """proctord verifies a multi-chunk bundle (its chunks hashed on several threads, under its
+    own limits) on the fetch thread; a byte changed in the second chunk is a bad signature."""
+    mdm, key, daemon = fleet
+    apps = {f"com.example.app{i}": {"state": "authorized", "dlp": {"print": "block"}} for i in range(5_000)}
+    good = sign(key, base_policy("chunks.1", **apps), workdir, serial=100)
+    policy_start = good.index(b"\n") + 1
+    assert len(good) - policy_start > 256 * 1024, "at least two 256 KiB chunks"
+    mdm.publish(good)
+    configure(daemon, mdm, interval=3600)
+    daemon.start()
+    wait_for_fetch(daemon, None, timeout=60)
+    # Applying 5 000 apps takes a moment after the fetch is reported.
+    reply = wait_for_result(daemon, lambda r: r["fleet"].get("lastFetchResult") == "applied", timeout=60)
+    assert reply["policy"]["version"] == "chunks.1"
+    altered = bytearray(sign(key, base_policy("chunks.2", **apps), workdir, serial=101))
+    offset = policy_start + 256 * 1024 + 100
+    assert altered[offset:offset + 1] not in (b"\\", b'"')
+    altered[offset] = ord("x") if altered[offset] != ord("x") else ord("y")
+    mdm.publish(bytes(altered))
+    proctorctl(daemon, "reload", check=0)
+    next_fetch(daemon, reply)
+    reply = wait_for_result(daemon, lambda r: (r["fleet"].get("lastError") or {}).get("reason") == "bad-signature",
+                            timeout=60)
+    assert reply["fleet"]["lastFetchResult"] == "refused", reply
+    assert reply["policy"]["version"] == "chunks.1"
