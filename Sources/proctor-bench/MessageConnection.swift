@@ -1,9 +1,11 @@
 import Glibc
 import JSONCore
+import LinuxIO
 
 /// A blocking AF_UNIX stream connection that exchanges NUL-terminated Varlink messages as
-/// raw bytes, so the bench's own cost per round trip is one `write` and one `read` — the
-/// same as the socket floor it is compared with.
+/// raw bytes, so the bench's own cost per round trip is one `write`, one `poll` and one
+/// `read` — the same as the socket floor it is compared with. It waits for replies as
+/// `VarlinkClient` (the SDK's client) does: `poll(POLLIN)`, then `read`.
 final class MessageConnection {
     let fd: CInt
     private var buffer: [UInt8] = []
@@ -77,11 +79,20 @@ final class MessageConnection {
     }
 
     private func fill() throws(BenchError) -> Int {
+        try Self.waitUntilReadable(fd)
         while true {
             let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count > 0 { return count }
             if count < 0 && errno == EINTR { continue }
             throw BenchError(count == 0 ? "proctord closed the connection" : "read failed: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Blocks in `poll(POLLIN)` until `fd` has something to read. A thread blocked in `read`
+    /// instead is also woken, for nothing, when the peer reads what it sent (write space).
+    static func waitUntilReadable(_ fd: CInt) throws(BenchError) {
+        do { _ = try FileDescriptor(rawValue: fd).waitUntilReadable() } catch {
+            throw BenchError("poll failed: \(error)")
         }
     }
 
