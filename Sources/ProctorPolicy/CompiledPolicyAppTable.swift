@@ -148,7 +148,6 @@ final class AppTable: @unchecked Sendable {
         return true
     }
 
-    @inline(__always)
     static func withBytes<Result>(of text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
         if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
         return Array(text.utf8).withUnsafeBufferPointer(body)
