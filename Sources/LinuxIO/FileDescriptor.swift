@@ -72,10 +72,13 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable, CustomString
         try Syscall.send(rawValue, bytes)
     }
 
-    /// Bounds each blocking read of a socket to `timeout` (SO_RCVTIMEO); a read that waits
-    /// longer fails with `.wouldBlock`.
-    public func setReceiveTimeout(_ timeout: Duration) throws(Errno) {
-        try Syscall.setReceiveTimeout(rawValue, timeout)
+    /// Waits until a read would not block (data, end of file or an error), for at most
+    /// `timeout` (forever when nil); false when the time ran out. A `poll(2)` waiter is woken
+    /// only for the readiness it asked for, where a thread blocked in `read` on a Unix stream
+    /// socket is also woken each time the peer reads what this side sent (write space) —
+    /// a spurious context switch per request–reply exchange.
+    public func waitUntilReadable(timeout: Duration? = nil) throws(Errno) -> Bool {
+        try Syscall.pollReadable(rawValue, timeoutMilliseconds: timeout.map(Syscall.milliseconds) ?? -1)
     }
 
     /// Turns `O_NONBLOCK` on or off.

@@ -219,12 +219,18 @@ enum Syscall {
         return (pid, uid, gid)
     }
 
-    static func setReceiveTimeout(_ fd: CInt, _ timeout: Duration) throws(Errno) {
-        let (seconds, attoseconds) = timeout.components
-        var value = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
-        _ = try retryingOnInterrupt {
-            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
-        }
+    /// poll(2) for `POLLIN` on one descriptor; false on timeout. EINTR restarts the wait.
+    static func pollReadable(_ fd: CInt, timeoutMilliseconds: CInt) throws(Errno) -> Bool {
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return try retryingOnInterrupt { poll(&descriptor, 1, timeoutMilliseconds) } > 0
+    }
+
+    /// `duration` in whole milliseconds for poll(2): rounded up, 0 when not positive, at most `CInt.max`.
+    static func milliseconds(_ duration: Duration) -> CInt {
+        guard duration > .zero else { return 0 }
+        let (seconds, attoseconds) = duration.components
+        guard seconds < Int64(CInt.max) / 1_000 else { return CInt.max }
+        return CInt(seconds * 1_000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
     }
 
     static func setSocketOption(_ fd: CInt, _ option: CInt, on: Bool) throws(Errno) {

@@ -13,7 +13,9 @@
 final class AppTable: @unchecked Sendable {
     struct Slot: Sendable {
         var hash: UInt32
-        /// `AppTable.empty`, or the code of the app's state (its index in `states`).
+        /// `AppTable.empty`, or the code of the app's state (its index in `states`) in the low
+        /// byte and the id's `AppKeyForm` in the next, so that naming a rule of the app needs
+        /// no pass over its id.
         var entry: UInt32
         var keyLength: UInt32
         /// Where the id's bytes after the first `inlineKeyBytes` continue in the arena.
@@ -30,6 +32,7 @@ final class AppTable: @unchecked Sendable {
     struct Entry {
         let position: Int
         let state: AppState
+        let keyForm: AppKeyForm
 
         var isManaged: Bool { state == .authorized }
     }
@@ -71,7 +74,8 @@ final class AppTable: @unchecked Sendable {
             var index = Int(truncatingIfNeeded: hash) & (capacity - 1)
             while slots[index].entry != Self.empty { index = (index + 1) & (capacity - 1) }
             slots[index] = Slot(hash: UInt32(truncatingIfNeeded: hash),
-                                entry: UInt32(Self.states.firstIndex(of: state(record))!),
+                                entry: UInt32(Self.states.firstIndex(of: state(record))!)
+                                    | DecisionRule.keyForm(of: id).rawValue << 8,
                                 keyLength: UInt32(utf8.count), overflowStart: overflowStart, inlineKey: inlineKey)
             positions.append(index)
         }
@@ -102,7 +106,8 @@ final class AppTable: @unchecked Sendable {
                 let entry = slot.pointee.entry
                 if entry == Self.empty { return nil }
                 if slot.pointee.hash == shortHash && Int(slot.pointee.keyLength) == bytes.count && keyEquals(slot, bytes) {
-                    return Entry(position: index, state: Self.state(code: entry))
+                    return Entry(position: index, state: Self.state(code: entry & 0xFF),
+                                 keyForm: AppKeyForm(rawValue: entry >> 8 & 0xFF) ?? .escaped)
                 }
                 index = (index + 1) & mask
             }

@@ -8,15 +8,17 @@ enum TargetStanding {
     case unmanaged
 }
 
-/// The record of the app that asks, read in place, and its id (for naming app-layer rules).
+/// The record of the app that asks, read in place, and its id and the id's key form (for
+/// naming app-layer rules).
 struct AskingApp {
     let settings: UnsafePointer<ResolvedSettings>
     let id: AppID
+    let form: AppKeyForm
 
     /// The rule that supplied `setting`, or entry `entry` of its list.
     @inline(__always)
     func rule(_ setting: RuleSetting, entry: Int = -1) -> DecisionRule {
-        DecisionRule(settings.pointee.layer(of: setting), setting, entry: entry, app: id)
+        DecisionRule(settings.pointee.layer(of: setting), setting, entry: entry, app: id, form: form)
     }
 }
 
@@ -28,13 +30,13 @@ extension CompiledPolicyStorage {
         // position so it loads beside the slot) is read in place, and the rule is named by
         // layer, setting and the asking app's id: no per-app memory besides slot and record.
         guard entry.state == .authorized else {
-            return Decision(allowed: false, ruleParts: .app(request.app, .state, entry: -1),
+            return Decision(allowed: false, ruleParts: .app(request.app, .state, entry: -1, form: entry.keyForm),
                             reason: entry.state == .blocked ? DecisionReason.blocked : DecisionReason.retired)
         }
         let record = UnsafePointer(records.baseAddress! + entry.position)
         let settings = UnsafeRawPointer(record).advanced(by: MemoryLayout<AppRecord>.offset(of: \AppRecord.settings)!)
             .assumingMemoryBound(to: ResolvedSettings.self)
-        let app = AskingApp(settings: settings, id: request.app)
+        let app = AskingApp(settings: settings, id: request.app, form: entry.keyForm)
         switch request.action {
         case .launch:
             return decideLaunch(app, version: request.appVersion)
@@ -69,7 +71,7 @@ extension CompiledPolicyStorage {
     private func decideLaunch(_ app: AskingApp, version: SemanticVersion?) -> Decision {
         let minimum = app.settings.pointee.minVersion
         guard minimum >= 0 else {
-            return Decision(allowed: true, ruleParts: .app(app.id, .state, entry: -1), reason: DecisionReason.authorized)
+            return Decision(allowed: true, ruleParts: .app(app.id, .state, entry: -1, form: app.form), reason: DecisionReason.authorized)
         }
         if let version, version >= tables.versions[Int(minimum)] {
             return Decision(allowed: true, ruleParts: app.rule(.minVersion), reason: DecisionReason.versionMeetsMinimum)

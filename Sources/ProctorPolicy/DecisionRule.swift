@@ -65,16 +65,17 @@ enum DecisionRule: Sendable {
     case text(String)
     /// A setting of `defaults`, or entry `entry` of its list (`-1`: the setting itself).
     case defaults(RuleSetting, entry: Int32)
-    /// A setting of the app entry `apps[app]`, or entry `entry` of its list.
-    case app(AppID, RuleSetting, entry: Int32)
+    /// A setting of the app entry `apps[app]`, or entry `entry` of its list; `form` is how
+    /// the id is written as a key, found once per app when the policy is compiled.
+    case app(AppID, RuleSetting, entry: Int32, form: AppKeyForm)
 
-    /// The rule of `setting` supplied by `layer` for the asking `app`.
+    /// The rule of `setting` supplied by `layer` for the asking `app`, whose id is written as `form`.
     @inline(__always)
-    init(_ layer: RuleLayer, _ setting: RuleSetting, entry: Int = -1, app: AppID) {
+    init(_ layer: RuleLayer, _ setting: RuleSetting, entry: Int = -1, app: AppID, form: AppKeyForm) {
         switch layer {
         case .builtin: self = .text(setting.builtinRule)
         case .defaults: self = .defaults(setting, entry: Int32(entry))
-        case .app: self = .app(app, setting, entry: Int32(entry))
+        case .app: self = .app(app, setting, entry: Int32(entry), form: form)
         }
     }
 
@@ -98,22 +99,21 @@ enum DecisionRule: Sendable {
         }
     }
 
-    /// How an app rule writes its id (one pass over the id), and the length of `text`.
-    private var layout: (form: KeyForm, count: Int) {
+    /// How an app rule writes its id, and the length of `text`.
+    private var layout: (form: AppKeyForm, count: Int) {
         switch self {
         case .text(let text):
             return (.identifier, text.utf8.count)
         case .defaults(let setting, let entry):
             return (.identifier, Self.defaultsPrefix.utf8CodeUnitCount + setting.suffix.utf8CodeUnitCount + Self.entryByteCount(entry))
-        case .app(let app, let setting, let entry):
-            let form = Self.keyForm(of: app)
+        case .app(let app, let setting, let entry, let form):
             return (form, Self.appKeyByteCount(app, form) + setting.suffix.utf8CodeUnitCount + Self.entryByteCount(entry))
         }
     }
 
     /// Writes `text` into `buffer`, which holds at least `byteCount` bytes; returns the count.
-    /// `form` is `keyForm(of:)` of an app rule's id (ignored otherwise).
-    private func render(into buffer: UnsafeMutableRawBufferPointer, form: KeyForm) -> Int {
+    /// `form` is how an app rule writes its id (ignored otherwise).
+    private func render(into buffer: UnsafeMutableRawBufferPointer, form: AppKeyForm) -> Int {
         var writer = ByteWriter(buffer: buffer)
         switch self {
         case .text(let text): writer.write(text)
@@ -121,7 +121,7 @@ enum DecisionRule: Sendable {
             writer.write(Self.defaultsPrefix)
             writer.write(setting.suffix)
             writer.writeEntry(entry)
-        case .app(let app, let setting, let entry):
+        case .app(let app, let setting, let entry, _):
             switch form {
             case .identifier:
                 writer.write("apps.")
@@ -141,12 +141,8 @@ enum DecisionRule: Sendable {
 
     private static let defaultsPrefix: StaticString = "defaults"
 
-    /// How `JSONPath` writes an app id as a key: `apps.notes` (an identifier),
-    /// `apps["com.x"]` (quoted as is), or through JSON escapes (rare: quotes, backslashes,
-    /// control characters), which `JSONPath` itself renders.
-    private enum KeyForm { case identifier, quoted, escaped }
-
-    private static func keyForm(of app: AppID) -> KeyForm {
+    /// How `JSONPath` writes `app` as a key (one pass over its bytes).
+    static func keyForm(of app: AppID) -> AppKeyForm {
         AppTable.withBytes(of: app) { bytes in
             guard let first = bytes.first else { return .quoted }
             // Unsigned range checks: a letter is `(b | 0x20) - "a" < 26`, a digit `b - "0" < 10`.
@@ -161,7 +157,7 @@ enum DecisionRule: Sendable {
     }
 
     /// The bytes of `apps.<id>`, `apps["<id>"]` or the escaped form.
-    private static func appKeyByteCount(_ app: AppID, _ form: KeyForm) -> Int {
+    private static func appKeyByteCount(_ app: AppID, _ form: AppKeyForm) -> Int {
         switch form {
         case .identifier: 5 + app.utf8.count
         case .quoted: 8 + app.utf8.count
@@ -180,6 +176,13 @@ enum DecisionRule: Sendable {
         }
         return digits + 2
     }
+}
+
+/// How `JSONPath` writes an app id as a key: `apps.notes` (an identifier), `apps["com.x"]`
+/// (quoted as is), or through JSON escapes (rare: quotes, backslashes, control characters),
+/// which `JSONPath` itself renders. Kept per app in the compiled policy's hash slot.
+enum AppKeyForm: UInt32, Sendable {
+    case identifier, quoted, escaped
 }
 
 /// Copies parts into a buffer sized beforehand (`DecisionRule.byteCount`).

@@ -35,6 +35,8 @@ public final class VarlinkClient {
     private let socket: FileDescriptor
     private var decoder: VarlinkFrameDecoder
     private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+    /// How long one wait for reply bytes may take; nil: no limit.
+    private let timeout: Duration?
 
     /// Connects to the socket at `path`. `timeout` bounds each wait for reply bytes.
     public init(path: String, timeout: Duration? = nil, maxMessageBytes: Int = 1 << 20) throws(VarlinkClientError) {
@@ -51,14 +53,7 @@ public final class VarlinkClient {
             case .alreadyListening, .notASocket: throw .systemCallFailed(call: "connect", errno: .invalidArgument)
             }
         }
-        if let timeout {
-            do {
-                try socket.setReceiveTimeout(timeout)
-            } catch {
-                try? socket.close()
-                throw .systemCallFailed(call: "setsockopt(SO_RCVTIMEO)", errno: error)
-            }
-        }
+        self.timeout = timeout
     }
 
     deinit { try? socket.close() }
@@ -109,13 +104,18 @@ public final class VarlinkClient {
             } catch {
                 throw .invalidReply(error)
             }
+            // poll, then read: a thread blocked in read would also be woken when the
+            // service reads the call (write space), once more per call than needed.
+            let readable: Bool
+            do { readable = try socket.waitUntilReadable(timeout: timeout) } catch {
+                throw .systemCallFailed(call: "poll", errno: error)
+            }
+            guard readable else { throw .timedOut }
             let count: Int
             do {
                 count = try readBuffer.withUnsafeMutableBytes { raw in
                     Result { () throws(Errno) in try socket.read(into: raw) }
                 }.get()
-            } catch .wouldBlock {
-                throw .timedOut
             } catch .connectionReset {
                 throw .connectionClosed
             } catch {

@@ -1,9 +1,12 @@
 import Glibc
 import JSONCore
+import LinuxIO
 
 /// A blocking AF_UNIX stream connection that exchanges NUL-terminated Varlink messages as
-/// raw bytes, so the bench's own cost per round trip is one `write` and one `read` — the
-/// same as the socket floor it is compared with.
+/// raw bytes, so the bench's own cost per round trip is one `write`, one `poll` and one
+/// `read` — the same as the socket floor it is compared with. It waits for a reply as
+/// `VarlinkClient` (the SDK's client) does: `poll(POLLIN)`, then `read`; a pipelining
+/// client (`skipMessages(_:pollFirst: false)`) reads at once, its replies being mostly there.
 final class MessageConnection {
     let fd: CInt
     private var buffer: [UInt8] = []
@@ -52,11 +55,11 @@ final class MessageConnection {
 
     /// Reads until `count` more NUL bytes have arrived (replies to pipelined calls) and
     /// drops them, without parsing. Only between calls, when nothing is buffered.
-    func skipMessages(_ count: Int) throws(BenchError) {
+    func skipMessages(_ count: Int, pollFirst: Bool = true) throws(BenchError) {
         precondition(consumed == buffer.count, "skipMessages with a reply still buffered")
         var remaining = count
         while remaining > 0 {
-            let read = try fill()
+            let read = try fill(pollFirst: pollFirst)
             for index in 0..<read where chunk[index] == 0 { remaining -= 1 }
         }
     }
@@ -76,12 +79,21 @@ final class MessageConnection {
         return reply["parameters"] ?? [:]
     }
 
-    private func fill() throws(BenchError) -> Int {
+    private func fill(pollFirst: Bool = true) throws(BenchError) -> Int {
+        if pollFirst { try Self.waitUntilReadable(fd) }
         while true {
             let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count > 0 { return count }
             if count < 0 && errno == EINTR { continue }
             throw BenchError(count == 0 ? "proctord closed the connection" : "read failed: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Blocks in `poll(POLLIN)` until `fd` has something to read. A thread blocked in `read`
+    /// instead is also woken, for nothing, when the peer reads what it sent (write space).
+    static func waitUntilReadable(_ fd: CInt) throws(BenchError) {
+        do { _ = try FileDescriptor(rawValue: fd).waitUntilReadable() } catch {
+            throw BenchError("poll failed: \(error)")
         }
     }
 

@@ -3,7 +3,8 @@ import Glibc
 
 /// One client's `Decide` round trip to a real proctord, beside the socket floor: a raw
 /// AF_UNIX stream ping-pong of the same sizes (the average `Decide` call and reply) with a
-/// second process that only echoes, blocking I/O on both sides. The mixed workload's calls
+/// second process that only echoes, blocking I/O on both sides, each read after a
+/// `poll(POLLIN)` as the SDK's `VarlinkClient` waits for replies. The mixed workload's calls
 /// (about half denied; proctord logs every denial) and, separately, only its calls that
 /// are allowed (nothing logged at the default level) show what logging a denial costs.
 /// All three are measured in alternating blocks, so drift on a shared machine hits them alike.
@@ -118,6 +119,7 @@ struct EchoPeer {
     static func readExactly(_ fd: CInt, _ count: Int, into scratch: UnsafeMutableRawBufferPointer) throws(BenchError) {
         var remaining = count
         while remaining > 0 {
+            try MessageConnection.waitUntilReadable(fd)
             let got = read(fd, scratch.baseAddress, min(remaining, scratch.count))
             if got < 0 && errno == EINTR { continue }
             guard got > 0 else { throw BenchError("echo peer closed the socket") }

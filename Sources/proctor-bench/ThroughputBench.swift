@@ -73,7 +73,7 @@ struct PipeliningClient: @unchecked Sendable {
         do {
             while !shared.stopping.load(ordering: .relaxed) {
                 try connection.send(batch)
-                try connection.skipMessages(ThroughputBench.window)
+                try connection.skipMessages(ThroughputBench.window, pollFirst: false)
                 shared.completed.add(ThroughputBench.window, ordering: .relaxed)
             }
         } catch {

@@ -26,6 +26,27 @@ import Testing
         #expect(try reader.isNonBlocking == false)
     }
 
+    /// The wait the Varlink client makes before each read: false when nothing came in time,
+    /// true once bytes are there or the peer has closed (the read then says which), and
+    /// `Syscall.milliseconds` rounds a timeout up so a short wait never becomes a busy one.
+    @Test func waitUntilReadableTimesOutThenSeesDataAndEndOfFile() throws {
+        let (first, second) = try UnixSocket.pair()
+        defer { try? first.close() }
+        #expect(try first.waitUntilReadable(timeout: .milliseconds(20)) == false)
+        #expect(try first.waitUntilReadable(timeout: .zero) == false)
+        _ = try [UInt8(7)].withUnsafeBytes { try second.send($0) }
+        #expect(try first.waitUntilReadable(timeout: .seconds(5)))
+        var byte: UInt8 = 0
+        #expect(try withUnsafeMutableBytes(of: &byte) { try first.read(into: $0) } == 1)
+        try second.close()
+        #expect(try first.waitUntilReadable())
+        #expect(try withUnsafeMutableBytes(of: &byte) { try first.read(into: $0) } == 0)
+        #expect(Syscall.milliseconds(.microseconds(1)) == 1)
+        #expect(Syscall.milliseconds(.milliseconds(1_500)) == 1_500)
+        #expect(Syscall.milliseconds(.seconds(Int64.max)) == CInt.max)
+        #expect(Syscall.milliseconds(.milliseconds(-500)) == 0)
+    }
+
     @Test func sendToAClosedPeerIsBrokenPipeNotSIGPIPE() throws {
         let (first, second) = try UnixSocket.pair()
         try second.close()
