@@ -13,11 +13,12 @@ import Testing
     /// priority than it has leaves it alone.
     @Test func lowersOnlyTheCallingThread() {
         let before = Self.currentNice()
+        let target = min(before + 5, 19)  // 19 is the lowest priority there is
         let seen = Mutex<(lowered: Int32, kept: Int32)?>(nil)
         DetachedThread.start {
-            ThreadPriority.lowerCurrentThread(toNice: before + 5)
+            ThreadPriority.lowerCurrentThread(toNice: target)
             let lowered = Self.currentNice()
-            ThreadPriority.lowerCurrentThread(toNice: before + 1)
+            ThreadPriority.lowerCurrentThread(toNice: target - 1)
             seen.withLock { $0 = (lowered, Self.currentNice()) }
         }
         var result: (lowered: Int32, kept: Int32)?
@@ -25,8 +26,8 @@ import Testing
             usleep(1_000)
             result = seen.withLock { $0 }
         }
-        #expect(result?.lowered == before + 5)
-        #expect(result?.kept == before + 5)
+        #expect(result?.lowered == target)
+        #expect(result?.kept == target)
         #expect(Self.currentNice() == before)
     }
 }
