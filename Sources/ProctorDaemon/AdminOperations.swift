@@ -9,10 +9,10 @@ import Varlink
 extension Daemon {
     /// A policy pushed over the socket, checked exactly as a file would be. Its problems
     /// carry no line and column: the document has no file the admin could open.
-    static func parsePushedPolicy(_ document: JSONValue) -> Result<Policy, PolicyProblems> {
+    static func parsePushedPolicy(_ document: JSONValue) -> Result<CanonicalPolicy, PolicyProblems> {
         do {
-            let policy = try Policy.parse(document.serialized(), source: nil)
-            if let problem = Policy.bundleSizeProblem(canonicalSize: policy.canonicalBytes.count, source: nil) {
+            let policy = CanonicalPolicy(try Policy.parse(document.serialized(), source: nil))
+            if let problem = Policy.bundleSizeProblem(canonicalSize: policy.text.utf8.count, source: nil) {
                 return .failure(PolicyProblems([problem]))
             }
             return .success(policy)
@@ -107,9 +107,9 @@ extension Daemon {
             }
             let document = JSONValue.object(request.policy)
             let directory = self.directory
-            offLoop({ () -> Result<(Policy, ActivePolicy), PolicyProblems> in
+            offLoop({ () -> Result<(CanonicalPolicy, ActivePolicy), PolicyProblems> in
                 Self.parsePushedPolicy(document).map { policy in
-                    (policy, ActivePolicy(directory: directory, bundle: policy, bundleVersion: policy.version, loadedAt: Clock.now()))
+                    (policy, ActivePolicy(directory: directory, bundle: policy, bundleVersion: policy.policy.version, loadedAt: Clock.now()))
                 }
             }) { [unowned self] compiled in
                 reply(Result { () throws(VarlinkError) in try swapIn(compiled, force: request.force == true, pushedBy: context) })
@@ -118,19 +118,20 @@ extension Daemon {
         })
     }
 
-    private func swapIn(_ compiled: Result<(Policy, ActivePolicy), PolicyProblems>, force: Bool,
+    private func swapIn(_ compiled: Result<(CanonicalPolicy, ActivePolicy), PolicyProblems>, force: Bool,
                         pushedBy context: ConnectionContext) throws(VarlinkError) -> Admin.AppliedPolicy {
         let (policy, candidate) = try compiled.mapError { AdminError.invalidPolicy($0.problems) }.get()
+        let version = policy.policy.version
         if !force { try refuseReusedVersion(policy) }
         let record: BundleRecord
         do {
-            record = try store.apply(version: policy.version, canonicalJSON: String(decoding: policy.canonicalBytes, as: UTF8.self),
+            record = try store.apply(version: version, canonicalJSON: policy.text, sha256: policy.sha256,
                                      expectedVersion: nil, at: Clock.now(), byUID: context.peer.uid)
         } catch {
-            throw adminError(for: error, while: "applying policy \(policy.version)")
+            throw adminError(for: error, while: "applying policy \(version)")
         }
         putInForce(candidate, bundle: (policy, record))
-        log(.policyApplied, "Applied policy \(policy.version) pushed by uid \(context.peer.uid)",
+        log(.policyApplied, "Applied policy \(version) pushed by uid \(context.peer.uid)",
             policyFields() + peerFields(context.peer))
         return Admin.AppliedPolicy(version: active.version, sha256: active.sha256)
     }
@@ -138,15 +139,15 @@ extension Daemon {
     /// Throws `VersionReused` when an applied policy kept in history had `policy`'s version
     /// with other content: acknowledgements and `expectedVersion` name versions, so one
     /// version must name one content.
-    private func refuseReusedVersion(_ policy: Policy) throws(VarlinkError) {
-        let sha256 = SHA256.hexDigest(of: String(decoding: policy.canonicalBytes, as: UTF8.self))
+    private func refuseReusedVersion(_ policy: CanonicalPolicy) throws(VarlinkError) {
+        let (version, sha256) = (policy.policy.version, policy.sha256)
         let earlier: BundleRecord?
         do {
-            earlier = try store.otherContent(ofVersion: policy.version, than: sha256)
+            earlier = try store.otherContent(ofVersion: version, than: sha256)
         } catch {
             throw adminError(for: error, while: "reading the policy history")
         }
-        if let earlier { throw AdminError.versionReused(policy.version, sha256: sha256, earlierSha256: earlier.sha256) }
+        if let earlier { throw AdminError.versionReused(version, sha256: sha256, earlierSha256: earlier.sha256) }
     }
 
     /// `Admin.RollbackPolicy`: records the rollback (so it survives a crash from here on),
@@ -160,9 +161,10 @@ extension Daemon {
             return reply(.failure(adminError(for: error, while: "rolling back to \(version)")))
         }
         let directory = self.directory
-        offLoop({ () -> Result<(Policy, ActivePolicy), PolicyProblems> in
+        offLoop({ () -> Result<(CanonicalPolicy, ActivePolicy), PolicyProblems> in
             Result { () throws(PolicyProblems) in
-                let policy = try Policy.parse(Array(record.canonicalJSON.utf8), source: "applied bundle \(record.version)")
+                let parsed = try Policy.parse(Array(record.canonicalJSON.utf8), source: "applied bundle \(record.version)")
+                let policy = CanonicalPolicy(parsed, readFrom: record)
                 return (policy, ActivePolicy(directory: directory, bundle: policy, bundleVersion: record.version, loadedAt: Clock.now()))
             }
         }) { [unowned self] compiled in
@@ -178,7 +180,7 @@ extension Daemon {
 
     /// Makes `candidate` (compiled with `bundle` on top) the policy in force and pushes it;
     /// the policy it replaces is freed off the loop.
-    func putInForce(_ candidate: ActivePolicy, bundle: (policy: Policy, record: BundleRecord)) {
+    func putInForce(_ candidate: ActivePolicy, bundle: (policy: CanonicalPolicy, record: BundleRecord)) {
         let replaced = (self.bundle?.policy, active)
         self.bundle = bundle
         activate(candidate)

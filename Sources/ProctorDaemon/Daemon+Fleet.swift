@@ -194,10 +194,10 @@ extension Daemon {
             // In turn with reloads and other applies (the policy update queue).
             submit(.change { [unowned self] finished in
                 let directory = self.directory
-                offLoop({ Self.compile(opened, over: directory) }) { [unowned self] candidate in
+                offLoop({ Self.compile(opened, over: directory) }) { [unowned self] compiled in
                     defer { finished() }
                     do throws(VarlinkError) {
-                        _ = try applySigned(opened, compiled: candidate, source: url, uid: getuid())
+                        _ = try applySigned(opened, compiled: compiled, source: url, uid: getuid())
                         fleet.lastFetchResult = "applied"
                     } catch {
                         fleet.lastFetchResult = error.name.hasSuffix(".BundleRefused") ? "refused" : "failed"
@@ -222,7 +222,7 @@ extension Daemon {
             let source = "admin uid \(context.peer.uid)"
             let verifier = BundleVerifier(trustedKeys: fleet.trustedKeys, lastAppliedSerial: fleet.lastAppliedSerial ?? 0)
             let (bytes, now, directory) = (Array(request.bundle.utf8), Int(Clock.now() / 1000), self.directory)
-            offLoop({ () -> Result<(OpenedBundle, ActivePolicy), BundleRefusal> in
+            offLoop({ () -> Result<(OpenedBundle, (CanonicalPolicy, ActivePolicy)), BundleRefusal> in
                 Result { () throws(BundleRefusal) in
                     let opened = try verifier.open(bytes, now: now)
                     return (opened, Self.compile(opened, over: directory))
@@ -234,8 +234,8 @@ extension Daemon {
                 }
                 reply(Result { () throws(VarlinkError) in
                     switch verdict {
-                    case .success(let (opened, candidate)):
-                        return try applySigned(opened, compiled: candidate, source: source, uid: context.peer.uid)
+                    case .success(let (opened, compiled)):
+                        return try applySigned(opened, compiled: compiled, source: source, uid: context.peer.uid)
                     case .failure(let refusal):
                         throw refuse(refusal, source: source)
                     }
@@ -258,23 +258,23 @@ extension Daemon {
 
     /// The policy `opened` carries laid over `directory` (policy.d as the change before left
     /// it) and compiled: run off the loop, as a reload's compilation is.
-    private static func compile(_ opened: OpenedBundle, over directory: LoadedPolicy?) -> ActivePolicy {
-        ActivePolicy(directory: directory, bundle: opened.policy, bundleVersion: opened.policy.version, loadedAt: Clock.now())
+    private static func compile(_ opened: OpenedBundle, over directory: LoadedPolicy?) -> (CanonicalPolicy, ActivePolicy) {
+        let policy = CanonicalPolicy(opened.policy)
+        return (policy, ActivePolicy(directory: directory, bundle: policy, bundleVersion: opened.policy.version, loadedAt: Clock.now()))
     }
 
     /// Persist (serial checked and recorded in the same transaction), then swap in `candidate`
     /// (`opened`'s policy compiled), then push to subscribers: `ApplyPolicy`'s order, so an
     /// acknowledged apply survives any crash.
-    private func applySigned(_ opened: OpenedBundle, compiled candidate: ActivePolicy, source: String, uid: UInt32)
-        throws(VarlinkError) -> Admin.ApplyBundle.Reply {
-        let (verified, policy) = (opened.bundle, opened.policy)
-        let canonical = policy.canonicalBytes
-        if let problem = Policy.bundleSizeProblem(canonicalSize: canonical.count, source: nil) {
+    private func applySigned(_ opened: OpenedBundle, compiled: (policy: CanonicalPolicy, candidate: ActivePolicy), source: String,
+                             uid: UInt32) throws(VarlinkError) -> Admin.ApplyBundle.Reply {
+        let (verified, policy) = (opened.bundle, compiled.policy)
+        if let problem = Policy.bundleSizeProblem(canonicalSize: policy.text.utf8.count, source: nil) {
             throw refuse(.invalidPolicy([problem.description]), source: source)
         }
         let record: BundleRecord
         do {
-            record = try store.apply(version: policy.version, canonicalJSON: String(decoding: canonical, as: UTF8.self),
+            record = try store.apply(version: opened.policy.version, canonicalJSON: policy.text, sha256: policy.sha256,
                                      expectedVersion: nil, at: Clock.now(), byUID: uid,
                                      signed: (serial: Int64(verified.serial), keyID: verified.keyID))
         } catch .serialNotNewer(let serial, let lastApplied) {
@@ -285,9 +285,9 @@ extension Daemon {
         fleet.lastAppliedSerial = verified.serial
         fleet.lastAppliedAt = record.appliedAt
         fleetShared.lastAppliedSerial.store(verified.serial, ordering: .relaxed)
-        putInForce(candidate, bundle: (policy, record))
+        putInForce(compiled.candidate, bundle: (policy, record))
         log(.bundleApplied, "Applied signed bundle serial \(verified.serial) from \(source), signed by key \(verified.keyID): "
-            + "policy \(policy.version) in force",
+            + "policy \(opened.policy.version) in force",
             policyFields() + [(DaemonEventField.bundleSerial, String(verified.serial)),
                               (DaemonEventField.bundleKeyID, verified.keyID), (DaemonEventField.bundleSource, source)])
         return Admin.ApplyBundle.Reply(version: active.version, sha256: active.sha256, serial: verified.serial)

@@ -74,6 +74,11 @@ extension Daemon {
     /// reading and compiling policies, which take seconds for 100 000 apps.
     /// With `runsPolicyWorkInline`, `work` runs at once on this thread and `then` on the
     /// loop's next turn, as it would after a worker.
+    ///
+    /// The worker runs at `workerNice`: with two CPUs, a reload's threads (parsing, then
+    /// compiling beside hashing) kept both busy, and the loop, woken by a client, waited for a
+    /// scheduler slice (milliseconds) before it could answer; at a lower priority they give
+    /// the CPU up to it at once.
     func offLoop<Value: Sendable>(_ work: @escaping @Sendable () -> Value, then: @escaping (Value) -> Void) {
         let loop = self.loop
         let then = LoopBound(then)
@@ -82,6 +87,7 @@ extension Daemon {
             return loop.execute { then.value(value) }
         }
         DispatchQueue.global().async {
+            ThreadPriority.lowerCurrentThread(toNice: Self.workerNice)
             let value = work()
             loop.execute { then.value(value) }
         }
@@ -89,6 +95,10 @@ extension Daemon {
 }
 
 extension Daemon {
+    /// The `nice` of the Dispatch workers that read, compile and free policies once proctord
+    /// serves (they keep it: raising it again needs `CAP_SYS_NICE`, which proctord does not have).
+    static let workerNice: Int32 = 10
+
     /// Hands the last reference to `value` (a policy just replaced) to a worker thread,
     /// which frees it: freeing the parsed and compiled forms of 100 000 apps takes tens of
     /// milliseconds that no client should wait for. The caller's own reference ends with
@@ -98,6 +108,7 @@ extension Daemon {
         guard !runsPolicyWorkInline else { return }
         let last = consume value
         DispatchQueue.global().async {
+            ThreadPriority.lowerCurrentThread(toNice: Self.workerNice)
             withExtendedLifetime(last) {}
             Heap.returnFreePagesToKernel()
         }

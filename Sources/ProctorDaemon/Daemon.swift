@@ -28,7 +28,7 @@ final class Daemon {
     /// The last `policy.d` that loaded; kept so that an applied bundle overlays it even
     /// after a later reload failed.
     var directory: LoadedPolicy?
-    var bundle: (policy: Policy, record: BundleRecord)?
+    var bundle: (policy: CanonicalPolicy, record: BundleRecord)?
     var lastReload: ReloadOutcome?
     /// The policy in force and the sessions, which `Daemon` feeds events and whose effects
     /// it carries out.
@@ -138,7 +138,8 @@ final class Daemon {
         do {
             appsWithPendingWipes = try store.appsWithPendingWipes()
             if let record = try store.currentBundle() {
-                bundle = (try Policy.parse(Array(record.canonicalJSON.utf8), source: "applied bundle \(record.version)"), record)
+                let policy = try Policy.parse(Array(record.canonicalJSON.utf8), source: "applied bundle \(record.version)")
+                bundle = (CanonicalPolicy(policy, readFrom: record), record)
             }
         } catch {
             throw StartupError(message: "the applied policy in the state database cannot be read: \(error)", errno: EIO)

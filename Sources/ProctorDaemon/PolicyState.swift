@@ -21,19 +21,22 @@ struct ActivePolicy: Sendable {
 
     var version: String { compiled.policy.version }
 
-    init(directory: LoadedPolicy?, bundle: Policy?, bundleVersion: String?, loadedAt: Int64) {
+    /// `bundle` laid over `directory`, compiled and hashed. Without a directory the policy in
+    /// force is the bundle itself, whose hash is known: only the compile runs.
+    init(directory: LoadedPolicy?, bundle: CanonicalPolicy?, bundleVersion: String?, loadedAt: Int64) {
         let policy: Policy
         switch (directory, bundle) {
-        case let (directory?, bundle?): policy = directory.policy.overlaying(bundle)
+        case let (directory?, bundle?): policy = directory.policy.overlaying(bundle.policy)
         case let (directory?, nil): policy = directory.policy
-        case let (nil, bundle?): policy = bundle
+        case let (nil, bundle?): policy = bundle.policy
         case (nil, nil): preconditionFailure("an active policy needs a directory or a bundle")
         }
         // Compiling and hashing share nothing and each take tens of milliseconds for a
         // large policy (both are on the start-up path before READY=1): run them side by side.
         // The managed apps' list and digest follow the compile on its thread, not the loop.
-        let results = Mutex<(compiled: CompiledPolicy?, managed: ([AppID], String)?, sha256: String?)>((nil, nil, nil))
-        DispatchQueue.concurrentPerform(iterations: 2) { task in
+        let knownSHA256 = directory == nil ? bundle?.sha256 : nil
+        let results = Mutex<(compiled: CompiledPolicy?, managed: ([AppID], String)?, sha256: String?)>((nil, nil, knownSHA256))
+        DispatchQueue.concurrentPerform(iterations: knownSHA256 == nil ? 2 : 1) { task in
             if task == 0 {
                 let compiled = CompiledPolicy(policy)
                 let ids = compiled.managedAppIDs
@@ -53,6 +56,32 @@ struct ActivePolicy: Sendable {
     /// `PolicyInfo` of the Admin interface.
     var info: Admin.PolicyInfo {
         Admin.PolicyInfo(version: version, sha256: sha256, sources: sources, loadedAt: Clock.rfc3339(loadedAt))
+    }
+}
+
+/// A policy to be applied as the bundle (or read back as one), with its canonical text and
+/// that text's SHA-256, each made once: the size check, the reused-version check,
+/// `StateStore.apply` and — when there is no `policy.d`, so the bundle alone is in force —
+/// `ActivePolicy` use these instead of serialising and hashing 100 000 apps again (an
+/// `ApplyPolicy` did it four times, twice on the loop).
+struct CanonicalPolicy: Sendable {
+    let policy: Policy
+    let text: String
+    let sha256: String
+
+    /// Serialises and hashes `policy`: run it off the loop.
+    init(_ policy: Policy) {
+        let bytes = policy.canonicalBytes
+        self.policy = policy
+        text = String(decoding: bytes, as: UTF8.self)
+        sha256 = SHA256.hexDigest(bytes)
+    }
+
+    /// `policy` parsed from `record`, whose text and hash the store kept.
+    init(_ policy: Policy, readFrom record: BundleRecord) {
+        self.policy = policy
+        text = record.canonicalJSON
+        sha256 = record.sha256
     }
 }
 

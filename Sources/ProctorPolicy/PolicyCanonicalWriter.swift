@@ -17,7 +17,7 @@ struct CanonicalWriter {
             beginObject()
             // Sorting the ids alone and looking each entry up is cheaper than sorting
             // (id, entry) pairs, which copies whole entries around.
-            for id in policy.apps.keys.sorted(by: JSONValue.utf8Less) {
+            for id in Self.byteOrdered(policy.apps.keys) {
                 key(id)
                 write(policy.apps[id]!)
             }
@@ -34,6 +34,15 @@ struct CanonicalWriter {
         key("version")
         JSONValue.writeString(policy.version, to: &bytes)
         endObject()
+    }
+
+    /// `ids` sorted by their UTF-8 bytes. The ids the policy language accepts are ASCII
+    /// (`PolicySyntax.isAppID`), for which `String`'s own order is byte order and several
+    /// times cheaper than `utf8Less` (one `memcmp`, no copies per comparison): at 100 000 apps
+    /// the sort was a quarter of proctord's start-up samples. Other keys, which only a policy
+    /// built in code can hold, keep `utf8Less`.
+    static func byteOrdered(_ ids: some Collection<String>) -> [String] {
+        ids.allSatisfy { $0.utf8.allSatisfy { $0 < 0x80 } } ? ids.sorted() : ids.sorted(by: JSONValue.utf8Less)
     }
 
     private mutating func write(_ app: AppPolicy) {

@@ -21,6 +21,12 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, CustomStringConve
 
     /// Parses `"2.10.0"`, `"2.3"`, `"1.0.0-rc.1+abc"`; nil for anything else.
     public init?(_ text: String) {
+        guard let version = Self.plain(text) ?? Self.parsed(text) else { return nil }
+        self = version
+    }
+
+    /// Any version semver allows, `-pre.release` and `+build` included.
+    static func parsed(_ text: String) -> SemanticVersion? {
         var rest = Substring(text)
         var build: [String] = []
         if let plus = rest.firstIndex(of: "+") {
@@ -43,8 +49,8 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, CustomStringConve
                   let value = Int(number) else { return nil }
             parsed.append(value)
         }
-        self.init(major: parsed[0], minor: parsed[1], patch: parsed.count == 3 ? parsed[2] : 0,
-                  preRelease: preRelease, build: build)
+        return SemanticVersion(major: parsed[0], minor: parsed[1], patch: parsed.count == 3 ? parsed[2] : 0,
+                               preRelease: preRelease, build: build)
     }
 
     public var description: String {
@@ -81,6 +87,35 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, CustomStringConve
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(major); hasher.combine(minor); hasher.combine(patch); hasher.combine(preRelease)
+    }
+
+    /// `MAJOR.MINOR[.PATCH]` and nothing else, read from the UTF-8 bytes: what nearly every
+    /// policy and app says, without the general path's `Character` scanning (7 % of reading
+    /// a 10 000-app policy). nil for any other text, valid or not: the general path decides.
+    static func plain(_ text: String) -> SemanticVersion? {
+        var numbers = (0, 0, 0), count = 0, value = 0, digits = 0, leadingZero = false
+        func end() -> Bool {
+            guard digits > 0, count < 3 else { return false }
+            switch count {
+            case 0: numbers.0 = value
+            case 1: numbers.1 = value
+            default: numbers.2 = value
+            }
+            (count, value, digits, leadingZero) = (count + 1, 0, 0, false)
+            return true
+        }
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: ".") {
+                guard end() else { return nil }
+                continue
+            }
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), !leadingZero, digits < 9 else { return nil }
+            if digits == 0 { leadingZero = byte == UInt8(ascii: "0") }
+            value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            digits += 1
+        }
+        guard end(), count >= 2 else { return nil }
+        return SemanticVersion(major: numbers.0, minor: numbers.1, patch: numbers.2)
     }
 
     private static func isIdentifierCharacter(_ c: Character) -> Bool {

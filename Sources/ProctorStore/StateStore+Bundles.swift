@@ -15,7 +15,9 @@ extension StateStore {
     ///
     /// - Parameter expectedVersion: compare-and-swap guard: when not `nil`, the apply happens
     ///   only if the bundle in force has exactly this version (the MDM's view is current).
-    /// - Returns: the new history entry (its `sha256` is computed here).
+    /// - Parameter sha256: the SHA-256 of `canonicalJSON` (lowercase hex) when the caller has
+    ///   already computed it (proctord hashes a policy once, off its loop); computed here otherwise.
+    /// - Returns: the new history entry.
     /// - Parameter signed: for a signed bundle, its serial and signing key: recorded as the
     ///   highest serial applied in the same transaction, refused with `.serialNotNewer` unless
     ///   greater than the one recorded, so the check and the write cannot be separated.
@@ -23,7 +25,7 @@ extension StateStore {
     ///   `.invalidField` for an empty or oversized version or text; `.storageFull`, `.readOnly`,
     ///   `.io` when it cannot be written — the previous bundle then stays in force.
     @discardableResult
-    public func apply(version: String, canonicalJSON: String, expectedVersion: String?,
+    public func apply(version: String, canonicalJSON: String, sha256: String? = nil, expectedVersion: String?,
                       at time: UnixMilliseconds, byUID uid: UInt32,
                       signed: (serial: Int64, keyID: String)? = nil) throws(StoreError) -> BundleRecord {
         try FieldLimit.check(version, field: "version", maxCharacters: FieldLimit.policyVersion)
@@ -31,7 +33,7 @@ extension StateStore {
         if canonicalJSON.utf8.count > FieldLimit.bundleBytes {
             throw .invalidField(field: "policy", reason: "must be at most \(FieldLimit.bundleBytes) bytes of canonical JSON")
         }
-        let digest = SHA256.hexDigest(of: canonicalJSON)
+        let digest = sha256 ?? SHA256.hexDigest(of: canonicalJSON)
         return try writeTransaction { () throws(StoreError) -> BundleRecord in
             if let expectedVersion {
                 let current = try currentBundle()?.version

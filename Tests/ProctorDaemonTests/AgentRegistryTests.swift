@@ -20,7 +20,7 @@ import TestSupport
 
     static func policy(version: String, apps: String) throws -> ActivePolicy {
         let text = #"{"schema": 1, "version": "\#(version)", "apps": {\#(apps)}}"#
-        return ActivePolicy(directory: nil, bundle: try Policy.parse(Array(text.utf8), source: nil), bundleVersion: version,
+        return ActivePolicy(directory: nil, bundle: CanonicalPolicy(try Policy.parse(Array(text.utf8), source: nil)), bundleVersion: version,
                             loadedAt: 0)
     }
 

@@ -84,8 +84,10 @@ import Testing
 
     @Test func theBundleWinsPerAppEntryAndPerDefaultSetting() throws {
         let directory = LoadedPolicy(policy: try policy(directoryText), sources: ["00-base.json", "10-more.json"])
-        let active = ActivePolicy(directory: directory, bundle: try policy(bundleText), bundleVersion: "bundle.1", loadedAt: 0)
+        let active = ActivePolicy(directory: directory, bundle: CanonicalPolicy(try policy(bundleText)), bundleVersion: "bundle.1", loadedAt: 0)
         #expect(active.version == "bundle.1")
+        // The bundle's own hash is not the merged policy's.
+        #expect(active.sha256 == directory.policy.overlaying(try policy(bundleText)).sha256)
         #expect(active.sources == ["policy.d/00-base.json", "policy.d/10-more.json", "applied bundle bundle.1"])
         let apps = active.compiled.policy.apps
         #expect(apps["com.example.only-dir"]?.config == ["from": "dir"])
@@ -105,10 +107,11 @@ import Testing
         #expect(directoryOnly.sources == ["policy.d/00-base.json"])
         #expect(directoryOnly.sha256 == directory.policy.sha256)
         let bundle = try policy(bundleText)
-        let bundleOnly = ActivePolicy(directory: nil, bundle: bundle, bundleVersion: "bundle.1", loadedAt: 5)
+        let bundleOnly = ActivePolicy(directory: nil, bundle: CanonicalPolicy(bundle), bundleVersion: "bundle.1", loadedAt: 5)
         #expect(bundleOnly.sources == ["applied bundle bundle.1"])
         #expect(bundleOnly.sha256 == bundle.sha256)
         #expect(bundleOnly.info.sha256 == bundle.sha256)
+        #expect(CanonicalPolicy(bundle).text == String(decoding: bundle.canonicalBytes, as: UTF8.self))
         #expect(bundleOnly.info.loadedAt == "1970-01-01T00:00:00.005Z")
     }
 
@@ -116,7 +119,7 @@ import Testing
     /// loop): the authorized apps of the merged policy, sorted.
     @Test func theManagedAppsAreTheMergedPolicysAuthorizedApps() throws {
         let directory = LoadedPolicy(policy: try policy(directoryText), sources: ["00-base.json"])
-        let merged = ActivePolicy(directory: directory, bundle: try policy(bundleText), bundleVersion: "bundle.1", loadedAt: 1)
+        let merged = ActivePolicy(directory: directory, bundle: CanonicalPolicy(try policy(bundleText)), bundleVersion: "bundle.1", loadedAt: 1)
         #expect(merged.managedAppIDs == ["com.example.only-bundle", "com.example.only-dir"])
         #expect(merged.managedAppsDigest == Agent.AppViewPayload.digest(managedApps: ["com.example.only-bundle", "com.example.only-dir"]))
         let directoryOnly = ActivePolicy(directory: directory, bundle: nil, bundleVersion: nil, loadedAt: 1)
@@ -126,8 +129,8 @@ import Testing
 
     @Test func theSameSourcesGiveTheSameDigest() throws {
         let directory = LoadedPolicy(policy: try policy(directoryText), sources: ["00-base.json"])
-        let first = ActivePolicy(directory: directory, bundle: try policy(bundleText), bundleVersion: "bundle.1", loadedAt: 1)
-        let second = ActivePolicy(directory: directory, bundle: try policy(bundleText), bundleVersion: "bundle.1", loadedAt: 2)
+        let first = ActivePolicy(directory: directory, bundle: CanonicalPolicy(try policy(bundleText)), bundleVersion: "bundle.1", loadedAt: 1)
+        let second = ActivePolicy(directory: directory, bundle: CanonicalPolicy(try policy(bundleText)), bundleVersion: "bundle.1", loadedAt: 2)
         #expect(first.sha256 == second.sha256)
         let withoutBundle = ActivePolicy(directory: directory, bundle: nil, bundleVersion: nil, loadedAt: 1)
         #expect(first.sha256 != withoutBundle.sha256)

@@ -106,6 +106,17 @@ private let base = Support.notesPolicy
         #expect(policy.canonicalBytes == policy.canonicalJSON.serialized())
     }
 
+    /// Parsed ids are ASCII, which the writer sorts with `String`'s order; a key only code
+    /// can put in a policy still goes by bytes: `"e\u{301}z"` is "éz" to `String` (after
+    /// "f") but starts with the byte `e` (before it).
+    @Test func idsThatAreNotASCIIAreStillOrderedByTheirBytes() {
+        let policy = Policy(version: "v", defaults: AppSettings(),
+                            apps: ["f.x": AppPolicy(), "e\u{301}z.x": AppPolicy(), "com.a": AppPolicy()])
+        #expect(policy.canonicalBytes == policy.canonicalJSON.serialized())
+        let text = String(decoding: policy.canonicalBytes, as: UTF8.self)
+        #expect(text.utf8.firstRange(of: "\"e\u{301}z.x\"".utf8)!.lowerBound < text.utf8.firstRange(of: "\"f.x\"".utf8)!.lowerBound)
+    }
+
     @Test func theHashIsOfTheCanonicalBytes() throws {
         let policy = try Support.policy(#"{"schema": 1, "version": "v"}"#)
         #expect(String(decoding: policy.canonicalBytes, as: UTF8.self) == #"{"schema":1,"version":"v"}"#)

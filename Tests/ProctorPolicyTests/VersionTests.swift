@@ -1,4 +1,4 @@
-import ProctorPolicy
+@testable import ProctorPolicy
 import Testing
 
 @Suite struct VersionTests {
@@ -33,6 +33,30 @@ import Testing
     @Test(arguments: ["", "1", "1.2.3.4", "01.2.3", "1.2.x", "1.2.3-", "1.2.3-01", "1.2.3+", "-1.2.3"])
     func invalidVersionsDoNotParse(text: String) {
         #expect(SemanticVersion(text) == nil)
+    }
+
+    /// The byte-level path for plain `MAJOR.MINOR[.PATCH]` either declines or gives exactly
+    /// what the general parser gives (every field, build metadata included), over every
+    /// string of up to five characters from an alphabet of digits, dots and the other signs.
+    @Test func thePlainPathAgreesWithTheGeneralParser() {
+        let alphabet: [Character] = ["0", "1", "9", ".", "-", "+", "a"]
+        var texts: [String] = [""], tried = 0
+        for _ in 0..<5 {
+            texts = texts.flatMap { text in alphabet.map { text + String($0) } }
+            for text in texts {
+                let general = SemanticVersion.parsed(text)
+                if let plain = SemanticVersion.plain(text) {
+                    #expect(general.map { [$0.major, $0.minor, $0.patch] } == [plain.major, plain.minor, plain.patch], "\(text)")
+                    #expect(general?.preRelease == [] && general?.build == [], "\(text)")
+                } else if text.allSatisfy({ $0.isNumber || $0 == "." }) {
+                    #expect(general == nil, "\(text): digits and dots the plain path declines are not a version")
+                }
+                tried += 1
+            }
+        }
+        #expect(tried > 19_000)
+        #expect(SemanticVersion.plain("999999999.0.10") == SemanticVersion(major: 999_999_999, minor: 0, patch: 10))
+        #expect(SemanticVersion.plain("1234567890.0.0") == nil && SemanticVersion("1234567890.0.0") == nil)
     }
 
     static let asker = "com.test.versioned"
