@@ -21,7 +21,7 @@ MAN_DIR     := .build/man
 MAN_BUILD_FLAGS ?=
 # Release executables carry the Swift runtime they use (-static-stdlib): an installed
 # proctord needs no Swift toolchain under /opt/swift, and maps ≈ 3 MiB less (BENCHMARKS.md,
-# "-static-stdlib"). Every release build uses the same flags, or SwiftPM rebuilds everything.
+# "Start-up, reload and memory"). Every release build uses the same flags, or SwiftPM rebuilds everything.
 RELEASE_FLAGS := -c release --static-swift-stdlib
 
 .PHONY: all deps venv build release man test test-systemd run bench install clean
