@@ -8,12 +8,11 @@ import Varlink
 protocol SubscriptionHandle: AnyObject {
     /// Whether replies still reach the client.
     var isConnected: Bool { get }
-    func send(_ update: Agent.Subscribe.Reply)
+    /// Sends one `Subscribe` reply, encoded once for all the sessions that get the same.
+    func send(_ update: VarlinkEncodedReply)
 }
 
-extension VarlinkReplyHandle: SubscriptionHandle {
-    func send(_ update: Agent.Subscribe.Reply) { send(update.fields) }
-}
+extension VarlinkReplyHandle: SubscriptionHandle {}
 
 /// The daemon's state about apps, apart from its I/O: the policy in force, the open
 /// sessions by app, the apps that may have pending wipes and the generation of the set of

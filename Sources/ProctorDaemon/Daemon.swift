@@ -377,9 +377,16 @@ final class Daemon {
 
     /// Carries out what the registry says must follow an event.
     func perform(_ effects: [AgentRegistry.Effect]) {
+        // A push to many sessions of one app and user sends them equal updates, one after
+        // the other: each distinct update is encoded once.
+        var lastPush: (update: Agent.Subscribe.Reply, encoded: VarlinkEncodedReply)?
         for effect in effects {
             switch effect {
-            case .push(let session, let update): session.subscription?.send(update)
+            case .push(let session, let update):
+                guard let subscription = session.subscription else { continue }
+                let encoded = lastPush.flatMap { $0.update == update ? $0.encoded : nil } ?? VarlinkEncodedReply(continuing: update.fields)
+                lastPush = (update, encoded)
+                subscription.send(encoded)
             case .wipeDelivered(let id, let time):
                 do throws(StoreError) { _ = try store.markDelivered(id: id, at: time) } catch {
                     logStorageFailure("marking wipe directive \(id) delivered", error)

@@ -161,10 +161,10 @@ public final class VarlinkConnection<Context> {
 }
 
 extension VarlinkConnection: VarlinkReplySink {
-    func deliver(_ reply: VarlinkReply, from handle: VarlinkReplyHandle) {
+    func deliver(continues: Bool, from handle: VarlinkReplyHandle, encode: (inout [UInt8]) -> Void) {
         guard !isClosed else { return }
-        if !handle.isOneway { reply.encode(to: &pending.bytes) }
-        let endsOpenCall = handle === openCall && !reply.continues
+        if !handle.isOneway { encode(&pending.bytes) }
+        let endsOpenCall = handle === openCall && !continues
         if endsOpenCall { openCall = nil }
         guard !isProcessing else { return }
         if endsOpenCall {

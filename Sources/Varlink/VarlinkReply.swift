@@ -63,3 +63,14 @@ public struct VarlinkReply: Sendable, Hashable {
         return out
     }
 }
+
+/// A continuing reply (`continues: true`) encoded once, for sending the same reply on many
+/// calls (`VarlinkReplyHandle.send(_:)`): a push to many subscribers.
+public struct VarlinkEncodedReply: Sendable {
+    /// The NUL-terminated message.
+    let bytes: [UInt8]
+
+    public init(continuing parameters: [String: JSONValue]) {
+        bytes = VarlinkReply(parameters: parameters, continues: true).encoded()
+    }
+}

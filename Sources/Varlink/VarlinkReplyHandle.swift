@@ -2,7 +2,9 @@ public import JSONCore
 
 /// Where a reply handle delivers its replies: the connection the call arrived on.
 protocol VarlinkReplySink: AnyObject {
-    func deliver(_ reply: VarlinkReply, from handle: VarlinkReplyHandle)
+    /// Appends a reply to `handle`'s call, which `encode` writes as one NUL-terminated message
+    /// (not called for a `oneway` call); `continues` says whether more replies follow.
+    func deliver(continues: Bool, from handle: VarlinkReplyHandle, encode: (inout [UInt8]) -> Void)
 }
 
 /// The one way to answer a call. A handler may answer at once or keep the handle and answer
@@ -40,7 +42,15 @@ public final class VarlinkReplyHandle {
     public func send(_ parameters: [String: JSONValue]) {
         precondition(wantsMore, "\(method): a continuing reply needs a call made with 'more'")
         precondition(!isFinished, "\(method): reply after the final reply")
-        sink?.deliver(VarlinkReply(parameters: parameters, continues: true), from: self)
+        sink?.deliver(continues: true, from: self) { VarlinkReply(parameters: parameters, continues: true).encode(to: &$0) }
+    }
+
+    /// Sends a continuing reply encoded beforehand: one update sent on many calls is encoded
+    /// once. The call must have `more`.
+    public func send(_ reply: VarlinkEncodedReply) {
+        precondition(wantsMore, "\(method): a continuing reply needs a call made with 'more'")
+        precondition(!isFinished, "\(method): reply after the final reply")
+        sink?.deliver(continues: true, from: self) { $0.append(contentsOf: reply.bytes) }
     }
 
     /// Sends the final reply.
@@ -57,7 +67,7 @@ public final class VarlinkReplyHandle {
         precondition(!isFinished, "\(method): a second final reply")
         isFinished = true
         onCancel = nil
-        sink?.deliver(reply, from: self)
+        sink?.deliver(continues: false, from: self) { reply.encode(to: &$0) }
     }
 
     /// The connection closed before the final reply.

@@ -6,16 +6,17 @@ import ProctorProtocol
 import ProctorStore
 import Testing
 import TestSupport
+import Varlink
 @testable import ProctorDaemon
 
 /// The daemon's app-side state machine, fed events in process against a real (temporary)
 /// SQLite store: what each event pushes, and to whom.
 @Suite struct AgentRegistryTests {
-    /// A subscriber's end of a `Subscribe` call that records what it was sent.
-    final class RecordingSubscription: SubscriptionHandle {
+    /// A subscriber's end of a `Subscribe` call: the registry names it in its effects but
+    /// never sends on it (`Daemon` carries out the pushes).
+    final class IdleSubscription: SubscriptionHandle {
         var isConnected = true
-        var received: [Agent.Subscribe.Reply] = []
-        func send(_ update: Agent.Subscribe.Reply) { received.append(update) }
+        func send(_ update: VarlinkEncodedReply) {}
     }
 
     static func policy(version: String, apps: String) throws -> ActivePolicy {
@@ -55,7 +56,7 @@ import TestSupport
 
     @Test func aPushSignsTheViewItsSessionsShareOnce() throws {
         let registry = try notesAndMailRegistry()
-        let subscriptions = (0..<3).map { _ in RecordingSubscription() }
+        let subscriptions = (0..<3).map { _ in IdleSubscription() }
         let sessions = [session("com.example.notes", "a", uid: 1000), session("com.example.notes", "b", uid: 1000),
                         session("com.example.notes", "c", uid: 1001)]
         for (session, subscription) in zip(sessions, subscriptions) {
@@ -101,7 +102,7 @@ import TestSupport
         #expect(registered.managedAppsSHA256 == Agent.AppViewPayload.digest(managedApps: reply.managedApps))
         #expect(RFC3339.milliseconds(registered.issuedAt) != nil)
 
-        let subscription = RecordingSubscription()
+        let subscription = IdleSubscription()
         _ = registry.subscribe(notes, through: subscription)
         let effects = registry.activate(try Self.policy(version: "2", apps: #""com.example.notes": {"state": "blocked"}"#))
         let update = try #require(effects.compactMap { effect -> Agent.Subscribe.Reply? in
@@ -118,9 +119,9 @@ import TestSupport
     }
 
     /// A registered session of `appID` with an open subscription.
-    func subscribedSession(_ appID: AppID, _ id: String, in registry: AgentRegistry) -> (AgentSession, RecordingSubscription) {
+    func subscribedSession(_ appID: AppID, _ id: String, in registry: AgentRegistry) -> (AgentSession, IdleSubscription) {
         let session = session(appID, id)
-        let subscription = RecordingSubscription()
+        let subscription = IdleSubscription()
         _ = registry.register(session)
         _ = registry.subscribe(session, through: subscription)
         return (session, subscription)
@@ -143,7 +144,7 @@ import TestSupport
         let registry = try notesAndMailRegistry()
         let notes = session("com.example.notes", "notes")
         _ = registry.register(notes)
-        #expect(refreshDelays(registry.subscribe(notes, through: RecordingSubscription())) == [.seconds(3600)])
+        #expect(refreshDelays(registry.subscribe(notes, through: IdleSubscription())) == [.seconds(3600)])
         let shortGrace = #""com.example.notes": {"compliance": {"offlineGraceSeconds": 60}}, "com.example.mail": {}"#
         #expect(refreshDelays(registry.activate(try Self.policy(version: "2", apps: shortGrace))) == [.seconds(30)])
 
@@ -175,7 +176,7 @@ import TestSupport
     @Test func aPolicyChangeReachesOnlySubscribersWhoseViewChangedUnlessTheManagedSetChanged() throws {
         let registry = try notesAndMailRegistry()
         let notes = session("com.example.notes", "notes"), mail = session("com.example.mail", "mail")
-        let notesSubscription = RecordingSubscription(), mailSubscription = RecordingSubscription()
+        let notesSubscription = IdleSubscription(), mailSubscription = IdleSubscription()
         _ = registry.register(notes)
         _ = registry.register(mail)
         #expect(pushes(registry.subscribe(notes, through: notesSubscription)) == ["notes current"])
@@ -199,7 +200,7 @@ import TestSupport
         let old = session("com.example.notes", "old", version: "1.0.0"), new = session("com.example.notes", "new", version: "2.5.0")
         for session in [old, new] {
             #expect(registry.register(session).0.snapshot.launch.allowed)
-            _ = registry.subscribe(session, through: RecordingSubscription())
+            _ = registry.subscribe(session, through: IdleSubscription())
         }
         let raised = try Self.policy(version: "2", apps: #""com.example.notes": {"config": {"syncDays": 14}, "#
                                      + #""compliance": {"minVersion": "2.0.0", "onViolation": "wipe"}}, "com.example.mail": {}"#)

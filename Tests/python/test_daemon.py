@@ -1,4 +1,5 @@
 """proctord driven through the independent Python `varlink` client (and raw sockets)."""
+import contextlib
 import json
 import os
 import shutil
@@ -172,6 +173,28 @@ def test_subscriber_hears_a_change_of_the_managed_apps(daemon):
         update = next(stream)
         assert update["reason"] == "policy"
         assert "io.proctor.test.new" in update["managedApps"]
+
+
+def test_each_subscriber_of_a_push_gets_the_update_for_its_own_version(daemon):
+    # proctord encodes each distinct update of a push once and sends those bytes on: sessions
+    # of one app at different versions, registered in turns, must still each get their own verdict.
+    versions = ["1.0.0", "2.5.0", "1.0.0", "2.5.0"]
+    with contextlib.ExitStack() as stack:
+        streams = []
+        for version in versions:
+            client = stack.enter_context(agent(daemon))
+            con = stack.enter_context(client.open("io.proctor.Agent"))
+            stream = con.Subscribe(con.Register("io.proctor.test.notes", version)["session"], _more=True)
+            assert next(stream)["launch"]["allowed"]
+            streams.append(stream)
+        raised = base_policy("pushed.min2")
+        raised["apps"]["io.proctor.test.notes"]["compliance"] = {"minVersion": "2.0.0", "onViolation": "block"}
+        with admin(daemon) as aclient, aclient.open("io.proctor.Admin") as acon:
+            acon.ApplyPolicy(raised)
+        updates = [next(stream) for stream in streams]
+    assert [update["launch"]["allowed"] for update in updates] == [False, True, False, True]
+    assert all(update["reason"] == "policy" and update["policyVersion"] == "pushed.min2" for update in updates)
+    assert updates[0] == updates[2] and updates[1] == updates[3]
 
 
 def test_wipe_delivery_and_acknowledgement(daemon):
