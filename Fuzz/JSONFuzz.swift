@@ -1,8 +1,9 @@
 // libFuzzer target for the JSON parser alone (every byte any client or file sends goes
 // through it first). Properties, for any input:
-// - the two entry points agree: `parse` and `parseDocument` accept the same documents, with
+// - the entry points agree: `parse` and `parseDocument` accept the same documents, with
 //   the same value, and refuse the rest with the same message at the same place
-//   (PolicyFragment.parse relies on it: it parses fast, then again with positions);
+//   (PolicyFragment.parse relies on it: it parses fast, then again with positions), and
+//   `syntaxError` gives exactly `parseDocument`'s error (path included), nil when it accepts;
 // - a refusal points inside the input (or just past its end), at a line and column ≥ 1;
 // - the canonical round trip holds: parse → serialise → parse gives an equal value, and
 //   serialising that value again gives the same bytes (the canonical form is stable);
@@ -28,6 +29,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
             check(documentError.message == error.message && documentError.offset == error.offset
                   && documentError.location == error.location,
                   "parse and parseDocument refuse differently: \(error) / \(documentError)")
+            check(JSONParser.syntaxError(in: bytes) == documentError,
+                  "syntaxError says \(String(describing: JSONParser.syntaxError(in: bytes))), parseDocument \(documentError)")
         }
         return 0
     }
@@ -37,6 +40,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         fail("parseDocument refused what parse accepted: \(error)")
     }
     check(document.value == value, "parse and parseDocument read different values")
+    check(JSONParser.syntaxError(in: bytes) == nil, "syntaxError refused what parse accepted")
 
     let canonical = value.serialized()
     let reparsed: JSONValue

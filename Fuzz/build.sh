@@ -12,16 +12,22 @@
 # sources change), then linked with the target's Fuzz/<Name>Fuzz.swift. Everything comes
 # from the Swift toolchain: libclang_rt.fuzzer, ASan and lld.
 # Output: .build/fuzz/<target>-fuzz. `make fuzz` runs them; see Fuzz/README.md.
+# FUZZ_KIND=volume: without AddressSanitizer, into .build/fuzz-volume, for long runs that
+# want executions more than memory checks (Fuzz/README.md says what such a build misses).
 set -eu
 cd "$(dirname "$0")/.."
-out=.build/fuzz
+case "${FUZZ_KIND:-asan}" in
+    asan) out=.build/fuzz sanitize=fuzzer,address ;;
+    volume) out=.build/fuzz-volume sanitize=fuzzer ;;
+    *) echo "FUZZ_KIND is asan (the default) or volume" >&2; exit 2 ;;
+esac
 mkdir -p "$out"
 all_targets="json policy policy-dir varlink info-plist handlers"
 
 # -I Sources/C… find the module maps of the C libraries the modules import; -package-name
 # is SwiftPM's, so `package` declarations are seen across modules.
 flags="-swift-version 6 -enable-upcoming-feature ExistentialAny -enable-upcoming-feature InternalImportsByDefault
-       -sanitize=fuzzer,address -parse-as-library -O -g -use-ld=lld -package-name proctor -I $out -L $out
+       -sanitize=$sanitize -parse-as-library -O -g -use-ld=lld -package-name proctor -I $out -L $out
        -I Sources/CLinux -I Sources/CLandlock -I Sources/CSystemd -I Sources/CSQLite -I Sources/CSodium -I Sources/CCurl"
 
 # The library modules a module needs, in build order, itself last.

@@ -10,6 +10,8 @@
 # FUZZ_TIMEOUT (default 10): seconds one input may take before it counts as a hang. The
 # clock is wall time: under nice 19 on a saturated machine a fuzzer can wait longer than
 # that for a CPU (a 0.3 ms varlink input was once reported after 11 s), so raise it there.
+# FUZZ_KIND=volume runs the build without AddressSanitizer (Fuzz/build.sh); both kinds grow
+# the same corpus in .build/fuzz/corpus.
 set -eu
 cd "$(dirname "$0")/.."
 timeout=${FUZZ_TIMEOUT:-10}
@@ -17,6 +19,8 @@ seconds=$1
 shift
 [ $# -gt 0 ] || set -- $(Fuzz/build.sh --list)
 out=.build/fuzz
+binaries=$out
+[ "${FUZZ_KIND:-asan}" = volume ] && binaries=.build/fuzz-volume
 # Swift's own crash backtracer reads memory AddressSanitizer guards and reports that instead
 # of the crash; libFuzzer's report (stack, crashing input) is the one wanted.
 export SWIFT_BACKTRACE=enable=no
@@ -45,7 +49,7 @@ target_flags() {
 }
 
 for target in "$@"; do
-    binary=$out/$target-fuzz
+    binary=$binaries/$target-fuzz
     seeds=Fuzz/corpus/$target
     if [ "$seconds" -eq 0 ]; then
         mkdir -p "$out/artifacts"
@@ -63,7 +67,7 @@ for target in "$@"; do
     remaining=$seconds executions=0
     while [ "$remaining" -gt 0 ]; do
         length=$((remaining < segment ? remaining : segment))
-        log=$out/logs/$target-$(date -u +%Y%m%dT%H%M%S).log
+        log=$out/logs/$target-${FUZZ_KIND:-asan}-$(date -u +%Y%m%dT%H%M%S).log
         status=0
         # shellcheck disable=SC2086
         ASAN_OPTIONS=$(asan_options "$target") "$binary" -max_total_time="$length" -timeout="$timeout" -print_final_stats=1 $(target_flags "$target") \

@@ -13,7 +13,7 @@ public struct JSONParseError: Error, Hashable, Sendable, CustomStringConvertible
     public var offset: Int
     public var location: SourceLocation
     /// The innermost value being read when the error was found, as far as the parser knew
-    /// it (recorded by `parseDocument`; the root for `parse`).
+    /// it (recorded by `parseDocument` and `syntaxError`; the root for `parse`).
     public var path: JSONPath = .root
     public var description: String { "\(location): \(message)" }
 }
@@ -54,8 +54,21 @@ public enum JSONParser {
     /// Parses a complete document. White space may surround it; nothing else may.
     public static func parse(_ bytes: some Collection<UInt8>, maxDepth: Int = defaultMaxDepth) throws(JSONParseError) -> JSONValue {
         let array = Array(bytes)
-        var reader = Reader(bytes: array, maxDepth: maxDepth, recordOffsets: false)
+        var reader = Reader(bytes: array, maxDepth: maxDepth, tracksPath: false, recordOffsets: false)
         return try reader.parseDocument()
+    }
+
+    /// The error `parse` throws for `bytes`, with the path of the innermost value the parser
+    /// had reached (as `parseDocument` reports it; `parse` does not track it), or nil when
+    /// they parse. Cheaper than `parseDocument` for that: no offsets are recorded.
+    public static func syntaxError(in bytes: [UInt8], maxDepth: Int = defaultMaxDepth) -> JSONParseError? {
+        var reader = Reader(bytes: bytes, maxDepth: maxDepth, tracksPath: true, recordOffsets: false)
+        do {
+            _ = try reader.parseDocument()
+            return nil
+        } catch {
+            return error
+        }
     }
 
     public static func parse(_ text: String, maxDepth: Int = defaultMaxDepth) throws(JSONParseError) -> JSONValue {
@@ -64,7 +77,7 @@ public enum JSONParser {
 
     /// Parses and records where every value starts.
     public static func parseDocument(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(JSONParseError) -> JSONDocument {
-        var reader = Reader(bytes: bytes, maxDepth: maxDepth, recordOffsets: true)
+        var reader = Reader(bytes: bytes, maxDepth: maxDepth, tracksPath: true, recordOffsets: true)
         let value = try reader.parseDocument()
         return JSONDocument(value: value, offsets: reader.offsets, bytes: bytes)
     }
@@ -81,16 +94,32 @@ public enum JSONParser {
             let mid = (low + high + 1) / 2
             if lineStarts[mid] <= offset { low = mid } else { high = mid - 1 }
         }
-        let start = lineStarts[low]
+        return SourceLocation(line: low + 1, column: column(of: offset, lineStart: lineStarts[low], in: bytes))
+    }
+
+    /// Where `offset` is, from the bytes before it alone: for a single lookup, such as an
+    /// error's, cheaper than a table of every line's start (no allocation, no scan past it).
+    static func location(of offset: Int, in bytes: [UInt8]) -> SourceLocation {
+        var line = 1, lineStart = 0
+        for i in 0..<min(offset, bytes.count) where bytes[i] == 0x0A {
+            line += 1
+            lineStart = i + 1
+        }
+        return SourceLocation(line: line, column: column(of: offset, lineStart: lineStart, in: bytes))
+    }
+
+    private static func column(of offset: Int, lineStart start: Int, in bytes: [UInt8]) -> Int {
         let end = min(offset, bytes.count)
         // Count scalars: every byte that is not a UTF-8 continuation byte starts one.
-        let column = bytes[start..<max(start, end)].reduce(0) { $0 + (($1 & 0xC0) == 0x80 ? 0 : 1) } + 1
-        return SourceLocation(line: low + 1, column: column)
+        return bytes[start..<max(start, end)].reduce(0) { $0 + (($1 & 0xC0) == 0x80 ? 0 : 1) } + 1
     }
 
     struct Reader {
         let bytes: [UInt8]
         let maxDepth: Int
+        /// Whether `path` follows the value being read (for errors), and whether `offsets`
+        /// records where each value starts (which needs `path`).
+        let tracksPath: Bool
         let recordOffsets: Bool
         var index = 0
         var depth = 0
@@ -102,16 +131,17 @@ public enum JSONParser {
         var pendingKeys: [String] = []
         var pendingValues: [JSONValue] = []
 
-        init(bytes: [UInt8], maxDepth: Int, recordOffsets: Bool) {
+        init(bytes: [UInt8], maxDepth: Int, tracksPath: Bool, recordOffsets: Bool) {
             self.bytes = bytes
             self.maxDepth = maxDepth
+            self.tracksPath = tracksPath || recordOffsets
             self.recordOffsets = recordOffsets
         }
 
         func error(_ message: String, at offset: Int? = nil) -> JSONParseError {
             let offset = offset ?? index
             return JSONParseError(message: message, offset: offset,
-                                  location: JSONParser.location(of: offset, in: bytes, lineStarts: JSONParser.lineStarts(of: bytes)),
+                                  location: JSONParser.location(of: offset, in: bytes),
                                   path: JSONPath(path))
         }
 
@@ -207,14 +237,14 @@ public enum JSONParser {
                 }
                 index += 1
                 skipWhitespace()
-                if recordOffsets {
+                if tracksPath {
                     path.append(.key(key))
-                    offsets[JSONPath(path)] = keyStart
+                    if recordOffsets { offsets[JSONPath(path)] = keyStart }
                 }
                 let value = try parseValue()
                 pendingKeys.append(key)
                 pendingValues.append(value)
-                if recordOffsets { path.removeLast() }
+                if tracksPath { path.removeLast() }
                 skipWhitespace()
                 guard index < bytes.count else { throw error("unexpected end of input: expected ',' or '}'") }
                 if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
@@ -245,12 +275,12 @@ public enum JSONParser {
             if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(elements) }
             while true {
                 skipWhitespace()
-                if recordOffsets {
+                if tracksPath {
                     path.append(.index(elements.count))
-                    offsets[JSONPath(path)] = index
+                    if recordOffsets { offsets[JSONPath(path)] = index }
                 }
                 elements.append(try parseValue())
-                if recordOffsets { path.removeLast() }
+                if tracksPath { path.removeLast() }
                 skipWhitespace()
                 guard index < bytes.count else { throw error("unexpected end of input: expected ',' or ']'") }
                 if bytes[index] == UInt8(ascii: ",") { index += 1; continue }

@@ -17,7 +17,7 @@ public struct JSONPullReader {
     private var started: [Bool] = []
 
     public init(_ bytes: [UInt8], maxDepth: Int = JSONParser.defaultMaxDepth) {
-        reader = JSONParser.Reader(bytes: bytes, maxDepth: maxDepth, recordOffsets: false)
+        reader = JSONParser.Reader(bytes: bytes, maxDepth: maxDepth, tracksPath: false, recordOffsets: false)
     }
 
     /// The kind of the next value, which is not consumed.

@@ -352,9 +352,12 @@ final class Daemon {
 
     /// A version names one content (acknowledgements and `expectedVersion` name versions):
     /// policy.d re-read with the version of the one loaded before (`previous`) but other
-    /// content is refused. Hashes both policies when their versions agree: run it off the loop.
+    /// content is refused. Compares both policies when their versions agree, and hashes them
+    /// (canonical form and SHA-256, for the message) only when they differ: run it off the
+    /// loop. A reload of an unchanged policy.d, the common case, hashes nothing.
     static func reusedVersionProblem(_ loaded: LoadedPolicy, previous: LoadedPolicy?) -> PolicyProblem? {
-        guard let previous = previous?.policy, previous.version == loaded.policy.version else { return nil }
+        guard let previous = previous?.policy, previous.version == loaded.policy.version,
+              previous != loaded.policy else { return nil }
         let sha256 = loaded.policy.sha256, previousSha256 = previous.sha256
         guard sha256 != previousSha256 else { return nil }
         return PolicyProblem(path: JSONPath.root.appending("version"),

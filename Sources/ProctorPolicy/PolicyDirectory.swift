@@ -39,7 +39,7 @@ public enum PolicyDirectory {
         }
         var fragments: [PolicyFragment] = []
         var problems: [PolicyProblem] = []
-        for result in parseConcurrently(read, names: names) {
+        for result in parseConcurrently(read, names: names, totalBytes: totalBytes) {
             switch result {
             case .success(let fragment): fragments.append(fragment)
             case .failure(let error): problems += error.problems
@@ -49,15 +49,21 @@ public enum PolicyDirectory {
         return LoadedPolicy(policy: try Policy.merge(fragments), sources: names)
     }
 
-    /// Parses the files read, on every CPU when there are several (a fleet's 100 000 apps
-    /// come as drop-ins, and parsing is the larger part of starting proctord), keeping their order.
-    private static func parseConcurrently(_ read: [Result<[UInt8], PolicyProblems>], names: [String])
+    /// Below this many bytes in all, the files are parsed on the calling thread: they parse in
+    /// well under a millisecond, less than waking worker threads and waiting for them costs
+    /// (on a busy machine, the wait for a CPU to run them on).
+    static let concurrentParseMinimumBytes = 256 * 1024
+
+    /// Parses the files read, on every CPU when there are several and enough bytes to pay for
+    /// it (a fleet's 100 000 apps come as drop-ins, and parsing is the larger part of starting
+    /// proctord), keeping their order.
+    private static func parseConcurrently(_ read: [Result<[UInt8], PolicyProblems>], names: [String], totalBytes: Int)
         -> [Result<PolicyFragment, PolicyProblems>]
     {
         @Sendable func parse(_ index: Int) -> Result<PolicyFragment, PolicyProblems> {
             read[index].flatMap { bytes in Result { () throws(PolicyProblems) in try PolicyFragment.parse(bytes, source: names[index]) } }
         }
-        guard read.count > 1 else { return read.indices.map(parse) }
+        guard read.count > 1, totalBytes >= concurrentParseMinimumBytes else { return read.indices.map(parse) }
         let results = Mutex([Result<PolicyFragment, PolicyProblems>?](repeating: nil, count: read.count))
         DispatchQueue.concurrentPerform(iterations: read.count) { index in
             let result = parse(index)

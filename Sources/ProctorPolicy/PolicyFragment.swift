@@ -75,12 +75,10 @@ public struct PolicyFragment: Sendable, Hashable {
             return PolicyProblem(source: source, location: SourceLocation(line: 1, column: 1),
                                  message: "not a policy file: a policy is a JSON object, which starts with {")
         }
-        do {
-            _ = try JSONParser.parseDocument(bytes, maxDepth: PolicyLimits.maxNestingDepth)
+        guard let error = JSONParser.syntaxError(in: bytes, maxDepth: PolicyLimits.maxNestingDepth) else {
             preconditionFailure("a document that failed to parse parsed the second time")
-        } catch {
-            return PolicyProblem(source: source, path: error.path, location: error.location, message: "invalid JSON: \(error.message)")
         }
+        return PolicyProblem(source: source, path: error.path, location: error.location, message: "invalid JSON: \(error.message)")
     }
 }
 

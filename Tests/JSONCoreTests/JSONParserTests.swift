@@ -6,13 +6,24 @@ private func parseError(_ text: String, maxDepth: Int = JSONParser.defaultMaxDep
     parseError(Array(text.utf8), maxDepth: maxDepth)
 }
 
+/// Also checks that `syntaxError` reports the same error, path included, and `parse` the
+/// same message and place.
 private func parseError(_ bytes: [UInt8], maxDepth: Int = JSONParser.defaultMaxDepth) -> JSONParseError? {
+    let error: JSONParseError?
     do {
         _ = try JSONParser.parseDocument(bytes, maxDepth: maxDepth)
-        return nil
-    } catch {
-        return error
+        error = nil
+    } catch let parseError {
+        error = parseError
     }
+    #expect(JSONParser.syntaxError(in: bytes, maxDepth: maxDepth) == error)
+    do {
+        _ = try JSONParser.parse(bytes, maxDepth: maxDepth)
+        #expect(error == nil)
+    } catch let parseError {
+        #expect(parseError.message == error?.message && parseError.location == error?.location && parseError.offset == error?.offset)
+    }
+    return error
 }
 
 @Suite struct JSONParserValueTests {

@@ -113,19 +113,25 @@ private func load(_ path: String) -> Result<LoadedPolicy, PolicyProblems> {
         #expect(loaded.policy.defaults.dlp == DLPSettings(print: .block, screenCapture: .block, notifications: .allow))
     }
 
-    /// Drop-ins are parsed side by side (`PolicyDirectory.load`); they still merge in the
-    /// order of their names: each file's entry of the app all of them name replaces the one
-    /// before, and every file's own apps are kept.
-    @Test func manyDropInsMergeInNameOrder() throws {
+    /// Drop-ins are parsed side by side (`PolicyDirectory.load`) when they are large enough
+    /// to pay for it, on the calling thread when not; either way they merge in the order of
+    /// their names: each file's entry of the app all of them name replaces the one before,
+    /// and every file's own apps are kept.
+    @Test(arguments: [false, true]) func manyDropInsMergeInNameOrder(sideBySide: Bool) throws {
+        // Strings are at most PolicyLimits.maxStringBytes: pad with a list of them.
+        let chunk = "\"" + String(repeating: "x", count: 1000) + "\""
+        let padding = Array(repeating: chunk, count: sideBySide ? PolicyDirectory.concurrentParseMinimumBytes / 12 / 1000 + 1 : 0)
+            .joined(separator: ",")
         var files: [String: String] = [:]
         for file in 0..<12 {
             let print = file % 2 == 0 ? "allow" : "block"
             files["\(file + 10)-apps.json"] = """
                 {"schema": 1, "version": "v\(file)", "apps": {
                   "com.example.shared": {"config": {"file": \(file)}, "dlp": {"print": "\(print)"}},
-                  "com.example.only\(file)": {"state": "blocked"}}}
+                  "com.example.only\(file)": {"state": "blocked", "config": {"padding": [\(padding)]}}}}
                 """
         }
+        #expect((files.values.reduce(0) { $0 + $1.utf8.count } >= PolicyDirectory.concurrentParseMinimumBytes) == sideBySide)
         let directory = try TemporaryDirectory(files: files)
         defer { directory.remove() }
         let loaded = try load(directory.path).get()
