@@ -36,12 +36,14 @@ ExecStart=$BOX_ROOT/notify-demo.sh
 UNIT
 
 # The probe as a service: standard error goes to journald, so JOURNAL_STREAM is set and
-# the auto log target must pick the journal.
+# the auto log target must pick the journal. It lingers so that journald, however late it
+# reads the record, still finds the process and its unit.
 box_write_unit probe-log.service <<UNIT
 [Unit]
 Description=SystemdKit log target detection under systemd
 [Service]
 Type=oneshot
+Environment=PROBE_LINGER_MS=2000
 ExecStart=$probe log auto $message_id warning "Probe under systemd" APP_ID=com.example.service
 UNIT
 

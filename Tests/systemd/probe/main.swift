@@ -1,7 +1,10 @@
 // systemdkit-probe: drives SystemdKit from the real-systemd tests in Tests/systemd.
 //   systemdkit-probe log TARGET MESSAGE_ID PRIORITY MESSAGE [FIELD=value …]
 //       TARGET is auto|journal|stderr; prints the chosen target, logs one event through a
-//       Logger, flushes, and fails if the sink refused it.
+//       Logger, flushes, and fails if the sink refused it. With PROBE_LINGER_MS set, it then
+//       stays alive that long: journald adds _SYSTEMD_UNIT from /proc/PID when it reads a
+//       record, so a process that has already exited (likely on a loaded machine) gets
+//       records without it.
 //   systemdkit-probe serve
 //       takes the socket-activated descriptors, reports READY=1 with their names in STATUS=,
 //       then answers every connection with the FileDescriptorName of the socket it came in on
@@ -39,6 +42,7 @@ func log(_ arguments: ArraySlice<String>) {
     logger.log(LogEvent(messageID, priority, values[3], fields: fields))
     logger.flush()
     if let failure = logger.counters.lastSinkFailure { fail("\(failure)") }
+    if let linger = getenv("PROBE_LINGER_MS").flatMap({ UInt32(String(cString: $0)) }) { usleep(linger * 1000) }
 }
 
 func serve() {
