@@ -34,12 +34,11 @@ enum StatusCommand {
         run: run)
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) throws(CommandFailure) -> ExitStatus {
-        let answer = try AdminClient(arguments, context: context).call(Admin.Status.self)
-        if arguments.has("--json") {
-            context.console.print(answer.json.serializedString())
-            return .success
-        }
-        let reply = try answer.message()
+        try AdminClient(arguments, context: context).call(Admin.Status.self).print(arguments, on: context.console, lines)
+    }
+
+    /// The human-readable form of a status reply: one field per line.
+    private static func lines(_ reply: Admin.Status.Reply) -> [String] {
         let policy = reply.policy, counts = reply.counts
         var fields = FieldList()
         fields.add("proctord", "\(reply.version), started \(LocalTime.format(reply.startedAt)), "
@@ -84,8 +83,7 @@ enum StatusCommand {
         if lost > 0 { logProblems.append("\(lost) lost: the log sink failed (is journald running?)") }
         if !logProblems.isEmpty { fields.add("log", logProblems.joined(separator: "; ")) }
         if let fleet = reply.fleet { addFleet(fleet, to: &fields) }
-        for line in fields.lines { context.console.print(line) }
-        return .success
+        return fields.lines
     }
 
     private static func addFleet(_ fleet: Admin.FleetStatus, to fields: inout FieldList) {
