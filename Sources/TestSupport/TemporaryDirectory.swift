@@ -8,7 +8,7 @@ public final class TemporaryDirectory: Sendable {
     public var path: String { url.path }
 
     /// Creates the directory (`mkdtemp`, mode 0700); `prefix` names it for whoever finds it.
-    public init(prefix: String = "proctor-test") throws {
+    public init(prefix: String = "proctor-test") throws(TestSupportError) {
         let created: String
         do {
             created = try Directory.makeTemporary(prefix: prefix, in: NSTemporaryDirectory().trimmingSuffix("/"))

@@ -1,6 +1,7 @@
 import LinuxIO
 import Glibc
 import ProctorPolicy
+import TestSupport
 
 /// A real proctord started by the bench on temporary directories, with its readiness
 /// awaited on a notify socket the bench owns. Its log goes to /dev/null (it still formats
@@ -16,7 +17,7 @@ final class DaemonUnderTest {
 
     /// Writes `policy` as `policy.d/50-bench.json` into a fresh directory and starts proctord on it.
     convenience init(options: BenchOptions, policy: Policy, extraArguments: [String] = []) throws(BenchError) {
-        let directory = try TemporaryDirectory(prefix: "proctor-bench")
+        let directory = try TemporaryDirectory.make(prefix: "proctor-bench")
         do {
             try Self.writePolicy(policy, into: directory.path)
             try self.init(options: options, directory: directory, extraArguments: extraArguments)

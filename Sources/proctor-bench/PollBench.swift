@@ -3,6 +3,7 @@ import LinuxIO
 import ProctorBundle
 import ProctorCrypto
 import ProctorPolicy
+import TestSupport
 
 /// What one unchanged poll of the MDM costs proctord: a real proctord polls a real HTTPS server
 /// (Tests/ProctorFleetTests/bundle_server.py, Python's `ssl`, TLS 1.3) every second, and every
@@ -26,7 +27,7 @@ enum PollBench: BenchCommand {
     }
 
     private static func measure(_ options: BenchOptions, keepAlive: Bool) throws -> Figure {
-        let directory = try TemporaryDirectory(prefix: "proctor-bench-poll")
+        let directory = try TemporaryDirectory.make(prefix: "proctor-bench-poll")
         defer { directory.remove() }
         let server = try MDMServer(script: try serverPath(), directory: directory.path + "/mdm", keepAlive: keepAlive)
         defer { server.process.stop() }

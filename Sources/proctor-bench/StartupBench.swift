@@ -1,4 +1,5 @@
 import Glibc
+import TestSupport
 
 /// Start → READY: `posix_spawn` of proctord until `READY=1` arrives on the notify socket the
 /// bench listens on, with a 10 000-app `policy.d` (state and runtime directories kept
@@ -18,7 +19,7 @@ enum StartupBench: BenchCommand {
 
     private static func measure(appCount: Int, options: BenchOptions) throws -> Figure {
         let workload = try BenchDaemonWorkload(appCount: appCount)
-        let directory = try TemporaryDirectory(prefix: "proctor-bench-start")
+        let directory = try TemporaryDirectory.make(prefix: "proctor-bench-start")
         defer { directory.remove() }
         try DaemonUnderTest.writePolicy(workload.policy, into: directory.path)
         var samples: [Double] = []

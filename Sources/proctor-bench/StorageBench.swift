@@ -4,6 +4,7 @@ import LinuxIO
 import ProctorCrypto
 import ProctorKit
 import ProctorKitTesting
+import TestSupport
 
 /// ProtectedStorage's throughput beside plain files of the same sizes, in the same run and
 /// directory. Both writes are durable replacements (temporary file, fsync, rename, directory
@@ -14,7 +15,7 @@ enum StorageBench: BenchCommand {
     static let summary = "ProtectedStorage write/read throughput (MB/s), 1 MiB and 64 MiB, beside plain files"
 
     static func run(_ options: BenchOptions, report: (Figure) -> Void) throws {
-        let directory = try TemporaryDirectory(prefix: "proctor-bench-storage")
+        let directory = try TemporaryDirectory.make(prefix: "proctor-bench-storage")
         defer { directory.remove() }
         let storage = try ProtectedStorage(dataDirectory: directory.path, keySource: TestKeySource())
         let plainDirectory = directory.path + "/plain"

@@ -1,4 +1,5 @@
 import LinuxIO
+import TestSupport
 import Glibc
 
 /// A child process started with `posix_spawn` (no fork of a multi-threaded Swift process).
@@ -99,23 +100,9 @@ func writeFile(_ path: String, _ bytes: [UInt8]) throws(BenchError) {
     }
 }
 
-/// A directory made with `mkdtemp` under `$TMPDIR` (else /tmp) and removed with everything
-/// in it by `remove()`.
-struct TemporaryDirectory {
-    let path: String
-
-    init(prefix: String) throws(BenchError) {
-        let parent = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
-        do {
-            path = try Directory.makeTemporary(prefix: prefix, in: parent)
-        } catch {
-            throw BenchError("mkdtemp failed: \(error)")
-        }
-    }
-
-    func remove() {
-        guard let child = try? Subprocess.spawn("/bin/rm", ["-rf", path], environment: []) else { return }
-        var status: CInt = 0
-        _ = waitpid(child.pid, &status, 0)
+extension TemporaryDirectory {
+    /// TestSupport's temporary directory, its failure as the benches' error.
+    static func make(prefix: String) throws(BenchError) -> TemporaryDirectory {
+        do { return try TemporaryDirectory(prefix: prefix) } catch { throw BenchError(error.description) }
     }
 }

@@ -155,6 +155,11 @@ import TestSupport
             try FileManager.default.createDirectory(atPath: places.home + "/" + folder, withIntermediateDirectories: true)
             try push(daemon, version: "ll.\(step)", allow: [places.pattern(folder)])
         }
+        // The app's output is read from a pipe on another thread, so its line can come after
+        // proctord already shows the acknowledgement that `push` waited for.
+        try PolicyApplicationTests().eventually("the delegate is asked to restart") {
+            app.outputLines.contains { $0.hasPrefix("delegate shouldRestart") }
+        }
         let line = try #require(app.outputLines.first { $0.hasPrefix("delegate shouldRestart") })
         #expect(line.hasPrefix("delegate shouldRestart reason=the kernel could not add the tighter export rule ("), "\(line)")
         #expect(line.hasSuffix("(errno 7))"), "E2BIG: \(line)")
