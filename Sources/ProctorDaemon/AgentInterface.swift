@@ -18,17 +18,10 @@ extension Daemon {
             try register(request, sentBy: call.sender, context)
         }
         table.answer(Agent.Decide.self) { [unowned self] request, call, context throws(VarlinkError) in
-            let session = try session(request.session, of: call, in: context)
-            let decisionRequest = DecisionRequest(app: session.appID, action: request.action, target: request.target,
-                                                  size: request.size, appVersion: session.semanticVersion)
-            let decision = active.compiled.decide(decisionRequest)
-            // Rendered once for the reply, the log line and the event.
-            let rule = decision.rule
-            record(decision, rule: rule, for: decisionRequest, peer: session.peer, session: session.id)
-            return Agent.Decide.Reply(allowed: decision.allowed, rule: rule, reason: decision.reason)
+            try decide(request, sentBy: call.sender, context)
         }
         table.answer(Agent.ReportEvent.self) { [unowned self] request, call, context throws(VarlinkError) in
-            let session = try session(request.session, of: call, in: context)
+            let session = try session(request.session, sentBy: call.sender, in: context)
             // Kept in the event history: bounded, so a flood of reports cannot fill memory or disk.
             if let detail = request.detail, JSONValue.object(detail).serialized().count > Self.maxEventDetailBytes {
                 throw AgentError.invalidParameter("detail", "must be at most \(Self.maxEventDetailBytes) bytes of JSON")
@@ -48,25 +41,48 @@ extension Daemon {
             return NoFields()
         }
         table.stream(Agent.Subscribe.self) { [unowned self] request, call, context, reply throws(VarlinkError) in
-            let session = try session(request.session, of: call, in: context)
+            let session = try session(request.session, sentBy: call.sender, in: context)
             reply.onCancel = { [weak session] in session?.subscription = nil }
             perform(registry.subscribe(session, through: reply))
         }
         table.answer(Agent.AcknowledgeWipe.self) { [unowned self] request, call, context throws(VarlinkError) in
-            try acknowledgeWipe(request, try session(request.session, of: call, in: context))
+            try acknowledgeWipe(request, try session(request.session, sentBy: call.sender, in: context))
             return NoFields()
         }
         table.answer(Agent.ReportFeedback.self) { [unowned self] request, call, context throws(VarlinkError) in
-            try reportFeedback(request, try session(request.session, of: call, in: context))
+            try reportFeedback(request, try session(request.session, sentBy: call.sender, in: context))
             return NoFields()
         }
         table.answer(Agent.GetDataKey.self) { [unowned self] request, call, context throws(VarlinkError) in
-            try releaseDataKey(to: try session(request.session, of: call, in: context))
+            try releaseDataKey(to: try session(request.session, sentBy: call.sender, in: context))
         }
         table.answer(Agent.GetInfo.self) { [unowned self] _, _, _ throws(VarlinkError) in
             Agent.GetInfo.Reply(viewSigningKey: viewSigner.publicKeyText)
         }
         return table.methods
+    }
+
+    /// `Decide`'s handler, whichever way the call came: its bytes read straight into the
+    /// request (`agentDirectMethods`, a call in its plain form) or through the general path.
+    private func decide(_ request: Agent.Decide.Request, sentBy sender: SenderCredentials?,
+                        _ context: ConnectionContext) throws(VarlinkError) -> Agent.Decide.Reply {
+        let session = try session(request.session, sentBy: sender, in: context)
+        let decisionRequest = DecisionRequest(app: session.appID, action: request.action, target: request.target,
+                                              size: request.size, appVersion: session.semanticVersion)
+        let decision = active.compiled.decide(decisionRequest)
+        // Rendered once for the reply, the log line and the event.
+        let rule = decision.rule
+        record(decision, rule: rule, for: decisionRequest, peer: session.peer, session: session.id)
+        return Agent.Decide.Reply(allowed: decision.allowed, rule: rule, reason: decision.reason)
+    }
+
+    /// The Agent methods also answered from their call's bytes (`VarlinkDirectMethod`): `Decide`,
+    /// the call apps make all the time.
+    func addAgentDirectMethods(to service: VarlinkService<ConnectionContext>) {
+        service.addDirectMethod(Agent.Decide.qualifiedName, VarlinkDirectMethod(read: Agent.Decide.Request.read(from:)) {
+            [unowned self] request, sender, context throws(VarlinkError) in
+            try decide(request, sentBy: sender, context)
+        })
     }
 
     /// The `detail` of a `fileExportEnforcement` report, as `proctorctl app` shows it.
@@ -222,12 +238,13 @@ extension Daemon {
 
     /// The caller's session `id`. Only sessions opened on this connection count, so a leaked
     /// id is useless elsewhere; and only the process that registered may use it (the sender
-    /// of `call`, stamped by the kernel), so a process that hands its connection on — or
+    /// of the call, `sender`, stamped by the kernel), so a process that hands its connection on — or
     /// keeps it while a child registers as a trusted binary — cannot act as the app.
-    private func session(_ id: String, of call: VarlinkCall, in context: ConnectionContext) throws(VarlinkError) -> AgentSession {
+    private func session(_ id: String, sentBy sender: SenderCredentials?,
+                         in context: ConnectionContext) throws(VarlinkError) -> AgentSession {
         guard let session = context.sessions[id] else { throw AgentError.invalidSession(id) }
-        if verifiesCallers, !session.isRegisteringProcess(call.sender) {
-            let from = call.sender.map { "pid \($0.pid)" } ?? "more than one process"
+        if verifiesCallers, !session.isRegisteringProcess(sender) {
+            let from = sender.map { "pid \($0.pid)" } ?? "more than one process"
             throw AgentError.identityMismatch(session.appID, "session \(id) belongs to the process that registered it "
                 + "(pid \(session.peer.pid)); this call came from \(from)")
         }

@@ -220,6 +220,7 @@ final class Daemon {
                                                              version: Self.version, url: "https://proctor.invalid/")
         do {
             try agentService.addInterface(try ProtocolInterfaces.text(of: Agent.interface), methods: agentMethods())
+            addAgentDirectMethods(to: agentService)
             try adminService.addInterface(try ProtocolInterfaces.text(of: Admin.interface), methods: adminMethods(),
                                           admission: Self.admitAdministrators)
         } catch {

@@ -51,14 +51,16 @@ package final class SocketlessDaemon {
     deinit { try? stop() }
 
     /// A client connected to `socket`; on the admin socket, `administrator` says whether it
-    /// is root or in the admin group (every Admin call checks).
-    package func connect(to socket: Socket, administrator: Bool = true) -> Connection {
+    /// is root or in the admin group (every Admin call checks). `answersDirectly` false sends
+    /// every call the general way, not `Decide` from its bytes (tests compare the two).
+    package func connect(to socket: Socket, administrator: Bool = true, answersDirectly: Bool = true) -> Connection {
         let context = ConnectionContext(peer: daemon.testContext.peer, mayAdminister: administrator)
         let connection = switch socket {
         case .agent: VarlinkConnection(service: agentService, context: context,
                                        maxMessageBytes: daemon.configuration.maxMessageBytes)
         case .admin: VarlinkConnection(service: adminService, context: context, maxMessageBytes: PolicyLimits.maxRequestBytes)
         }
+        connection.answersDirectly = answersDirectly
         return Connection(connection, daemon: daemon)
     }
 
@@ -73,6 +75,9 @@ package final class SocketlessDaemon {
             try daemon.loop.run()
         } while daemon.policyUpdates.isRunning
     }
+
+    /// Agent calls answered from their bytes (`VarlinkDirectMethod`), not the general way.
+    package var directlyAnsweredCalls: Int { agentService.directlyAnsweredCalls }
 
     /// The version and SHA-256 of the policy in force.
     package var policyInForce: (version: String, sha256: String) { (daemon.active.version, daemon.active.sha256) }

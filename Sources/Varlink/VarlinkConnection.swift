@@ -57,6 +57,9 @@ public final class VarlinkConnection<Context> {
     /// once (returned from `receive`, or given to `onLaterOutput`).
     private var isProcessing = false
     private var isClosed = false
+    /// Whether calls of the service's direct methods are answered from their bytes
+    /// (`VarlinkDirectMethod`); off, every call goes the general way (tests compare the two).
+    package var answersDirectly = true
 
     public init(service: VarlinkService<Context>, context: Context, maxMessageBytes: Int = 1 << 20) {
         self.service = service
@@ -100,13 +103,17 @@ public final class VarlinkConnection<Context> {
         while openCall == nil, !isClosed, pending.close == nil {
             var call: VarlinkCall
             do {
-                guard let next = try decoder.nextCall() else { return }
-                call = next
+                guard let frame = try decoder.nextFrame() else { return }
+                let sender = takeSender(of: decoder.lastFrameStreamRange)
+                if answersDirectly, service.answerDirectly(frame, sender: sender, context: context, into: &pending.bytes) {
+                    continue
+                }
+                call = try VarlinkCall(message: try decoder.message(in: frame))
+                call.sender = sender
             } catch {
                 fail(error)
                 return
             }
-            call.sender = takeSender(of: decoder.lastFrameStreamRange)
             let handle = VarlinkReplyHandle(call: call, sink: self)
             if !call.oneway { openCall = handle }
             service.dispatch(call, context: context, reply: handle)

@@ -83,6 +83,12 @@ public struct VarlinkFrameDecoder: Sendable {
     /// The next complete message as a JSON object, or `nil` when none is complete yet.
     public mutating func nextMessage() throws(VarlinkFrameError) -> [String: JSONValue]? {
         guard let frame = try nextFrame() else { return nil }
+        return try message(in: frame)
+    }
+
+    /// `frame`, a message `nextFrame()` returned, parsed as a JSON object; anything else
+    /// fails the stream.
+    public mutating func message(in frame: ArraySlice<UInt8>) throws(VarlinkFrameError) -> [String: JSONValue] {
         let value: JSONValue
         do {
             value = try JSONParser.parse(Array(frame))

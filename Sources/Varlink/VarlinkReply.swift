@@ -40,6 +40,14 @@ public struct VarlinkReply: Sendable, Hashable {
     /// Appends the reply as a NUL-terminated message. `parameters` is always present (clients
     /// such as Python's `varlink` expect it); `continues` and `error` only when set.
     public func encode(to out: inout [UInt8]) {
+        Self.encode(continues: continues, error: error, to: &out) { JSONValue.object(parameters).write(to: &$0) }
+    }
+
+    /// Appends a reply whose parameters `writeParameters` writes as one JSON object: the
+    /// envelope of `encode(to:)`, for replies written from a typed value
+    /// (`VarlinkDirectReply`) as well as from a dictionary.
+    static func encode(continues: Bool, error: String?, to out: inout [UInt8],
+                       writeParameters: (inout [UInt8]) -> Void) {
         // Written by hand, in the canonical (sorted) key order, so the hot path builds no
         // envelope dictionary. An empty buffer (a connection's first reply of a read) gets
         // room for a typical reply at once instead of growing through five reallocations.
@@ -48,11 +56,11 @@ public struct VarlinkReply: Sendable, Hashable {
         if continues { out.append(contentsOf: #""continues":true,"#.utf8) }
         if let error {
             out.append(contentsOf: #""error":"#.utf8)
-            JSONValue.string(error).write(to: &out)
+            JSONValue.writeString(error, to: &out)
             out.append(UInt8(ascii: ","))
         }
         out.append(contentsOf: #""parameters":"#.utf8)
-        JSONValue.object(parameters).write(to: &out)
+        writeParameters(&out)
         out.append(contentsOf: [UInt8(ascii: "}"), 0])
     }
 

@@ -1,4 +1,5 @@
 import JSONCore
+import LinuxIO
 
 /// What a service does for one method of one of its interfaces.
 public struct VarlinkMethod<Context> {
@@ -64,6 +65,8 @@ public final class VarlinkService<Context> {
     private var interfaceOrder: [String] = []
     /// Keyed by the fully qualified method name: one lookup per call on the hot path.
     private var entries: [String: Entry] = [:]
+    /// The methods also answered from their call's bytes, by fully qualified name.
+    private var directMethods: [String: (method: VarlinkDirectMethod<Context>, admission: Admission?)] = [:]
 
     public init(vendor: String, product: String, version: String, url: String) {
         self.vendor = vendor
@@ -124,6 +127,33 @@ public final class VarlinkService<Context> {
                                                          implementation: methods[name], admission: admission)
         }
     }
+
+    /// Answers `method` (fully qualified) from the bytes of its calls when they come in their
+    /// plain form (`VarlinkDirectMethod`); other calls of it still go to its handler, which
+    /// must be there: the direct way is a shortcut to the same answer, not another method.
+    public func addDirectMethod(_ method: String, _ direct: VarlinkDirectMethod<Context>) {
+        guard let entry = entries[method], let implementation = entry.implementation, !implementation.requiresMore else {
+            preconditionFailure("\(method): a direct method needs the same method with a handler that answers once")
+        }
+        directMethods[method] = (direct, entry.admission)
+    }
+
+    /// Answers the call in `frame` (one message, without its NUL) if it is a call of a direct
+    /// method in its plain form, appending the reply to `out`; false otherwise, when nothing
+    /// was run or written and the caller dispatches the call the general way.
+    func answerDirectly(_ frame: ArraySlice<UInt8>, sender: SenderCredentials?, context: Context,
+                        into out: inout [UInt8]) -> Bool {
+        guard !directMethods.isEmpty else { return false }
+        var reader = JSONPullReader(Array(frame))
+        guard let name = try? VarlinkDirectMethod<Context>.plainCallMethod(&reader),
+              let direct = directMethods[name],
+              direct.method.answer(&reader, sender, context, direct.admission, &out) else { return false }
+        directlyAnsweredCalls += 1
+        return true
+    }
+
+    /// Calls answered from their bytes so far (tests check that the direct way is taken).
+    package private(set) var directlyAnsweredCalls = 0
 
     private var info: [String: JSONValue] {
         ["vendor": .string(vendor), "product": .string(product), "version": .string(version), "url": .string(url),

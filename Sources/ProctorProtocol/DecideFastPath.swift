@@ -1,0 +1,57 @@
+public import JSONCore
+import ProctorPolicy
+public import Varlink
+
+/// `Decide` straight from and to bytes (`VarlinkDirectMethod`): proctord's hot call, where
+/// reading its parameters into `[String: JSONValue]` and the request from that, and writing
+/// the reply through a dictionary, cost more than the decision itself.
+extension Agent.Decide.Request {
+    /// Reads the parameters object of a plain `Decide` call, or returns nil for anything the
+    /// general path must answer: a member that is not one of the four or comes twice (the
+    /// parser refuses the second), a null, a value of another type, an action that is not
+    /// one, a size that is not an integer the interface's `int` accepts. What it accepts, it
+    /// reads to the same values as `init(_:)` does from the parsed object.
+    public static func read(from reader: inout JSONPullReader) throws(JSONParseError) -> Self? {
+        guard try reader.peek() == .object else { return nil }
+        try reader.beginObject()
+        var session: String?
+        var action: Action?
+        var target: String?
+        var size: Int?
+        var hasTarget = false, hasSize = false
+        while let key = try reader.nextKey() {
+            switch key {
+            case "session":
+                guard session == nil, try reader.peek() == .string else { return nil }
+                session = try reader.string()
+            case "action":
+                guard action == nil, try reader.peek() == .string,
+                      let named = Action(rawValue: try reader.string()) else { return nil }
+                action = named
+            case "target":
+                guard !hasTarget, try reader.peek() == .string else { return nil }
+                (target, hasTarget) = (try reader.string(), true)
+            case "size":
+                // `JSONValue.intValue` is what the interface's `int` and the request's reader take.
+                guard !hasSize, try reader.peek() == .number,
+                      let integer = JSONValue.number(try reader.number()).intValue else { return nil }
+                (size, hasSize) = (integer, true)
+            default:
+                return nil
+            }
+        }
+        guard let session, let action else { return nil }
+        return Self(session: session, action: action, target: target, size: size)
+    }
+}
+
+extension Agent.Decide.Reply: VarlinkDirectReply {
+    /// `{"allowed":…,"reason":…,"rule":…}`: the members of `fields`, in their canonical order.
+    public func writeParameters(to out: inout [UInt8]) {
+        out.append(contentsOf: (allowed ? #"{"allowed":true,"reason":"# : #"{"allowed":false,"reason":"#).utf8)
+        JSONValue.writeString(reason, to: &out)
+        out.append(contentsOf: #","rule":"#.utf8)
+        JSONValue.writeString(rule, to: &out)
+        out.append(UInt8(ascii: "}"))
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import JSONCore
+import ProctorDaemon
+import ProctorProtocol
+import Testing
+import TestSupport
+import Varlink
+
+/// `Decide` answered from its bytes (`VarlinkDirectMethod`) against the general way, on the
+/// daemon's real handlers: every call, well formed or not, gets the same bytes back and the
+/// same close; only the plain form takes the direct way.
+@Suite(.serialized) struct DecideFastPathTests {
+    private static let policy = """
+        {"schema": 1, "version": "one", "apps": {"io.proctor.test.notes": {"state": "authorized",
+          "match": {"executable": "/usr/bin/notes"},
+          "dlp": {"print": "block", "fileExport": {"allow": ["/home/*/Documents/**"], "deny": ["/tmp/**"]}}}}}
+        """
+
+    private static let decide = Agent.Decide.qualifiedName
+
+    /// Calls the direct way answers; `$s` is the connection's session.
+    static let plainCalls = [
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print"}}"#,
+        #"{"method":"\#(decide)","parameters":{"action":"clipboard.copy","session":"$s","size":12}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"file.export","target":"/tmp/x","size":0}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"file.export","target":"/home/ü/Documents/€ \"q\".txt"}}"#,
+        // Escapes in keys and values, white space anywhere, a size the interface's int takes.
+        #" {"method" : "io.proctor.Agent.D\u0065cide", "parameters" : {"s\u0065ssion": "$s", "action":"file.export", "target": "\/home\/a\/Documents\/b\ttab", "size": 1.0e3 } } "#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"launch","size":-9007199254740992}}"#,
+        // Read as 9007199254740992 by both ways: the nearest double.
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":9007199254740993}}"#,
+        // Not this connection's session: the handler's own error.
+        #"{"method":"\#(decide)","parameters":{"session":"0123456789abcdef0123456789abcdef","action":"print"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"","action":"print"}}"#,
+    ]
+
+    /// Calls the general way answers, each with its error or its reply.
+    static let otherCalls = [
+        // Repeated or unknown members.
+        #"{"method":"\#(decide)","parameters":{"session":"$s","session":"$s","action":"print"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","action":"print"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":1,"size":2}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","target":"a","target":"b"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print"},"parameters":{}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","appId":"io.proctor.test.notes"}}"#,
+        // Values of the wrong type, nulls, an action that is none, sizes that are not ints.
+        #"{"method":"\#(decide)","parameters":{"session":5,"action":"print"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":["print"]}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"fly"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","target":3}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","target":null}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":null}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":"3"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":1.5}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":1e300}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":null,"action":"print"}}"#,
+        #"{"method":"\#(decide)","parameters":{"action":"print"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s"}}"#,
+        #"{"method":"\#(decide)","parameters":{}}"#,
+        #"{"method":"\#(decide)","parameters":null}"#,
+        #"{"method":"\#(decide)","parameters":"print"}"#,
+        #"{"method":"\#(decide)"}"#,
+        // Flags, and another order of the envelope.
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print"},"oneway":true}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print"},"oneway":false}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print"},"more":true}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print"},"upgrade":true}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print"},"upgrade":1}"#,
+        #"{"more":false,"method":"\#(decide)","parameters":{"session":"$s","action":"print"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":9007199254740994}}"#,
+        #"{"parameters":{"session":"$s","action":"print"},"method":"\#(decide)"}"#,
+        // Not a Decide call, not JSON, not an object.
+        #"{"method":"io.proctor.Agent.Decides","parameters":{"session":"$s","action":"print"}}"#,
+        #"{"method":"io.proctor.Admin.Decide","parameters":{"session":"$s","action":"print"}}"#,
+        #"{"method":"\#(Agent.GetInfo.qualifiedName)","parameters":{}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print"}}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print"},}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"pri\#u{7}nt"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","target":"\x"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":01}}"#,
+        #"[{"method":"\#(decide)"}]"#,
+    ]
+
+    private func directory() throws -> TemporaryDirectory {
+        let directory = try TemporaryDirectory(prefix: "proctor-decide-direct")
+        try FileManager.default.createDirectory(atPath: directory.path + "/config/policy.d", withIntermediateDirectories: true)
+        try Data(Self.policy.utf8).write(to: directory.appending("config/policy.d/00.json"))
+        return directory
+    }
+
+    /// What the daemon answers to `input` on a new connection with a session, and whether it
+    /// closes the connection; the session's id reads `$s` in the output.
+    private func answer(_ input: [UInt8], _ daemon: SocketlessDaemon, directly: Bool) throws -> VarlinkConnectionOutput {
+        let connection = daemon.connect(to: .agent, answersDirectly: directly)
+        defer { connection.close() }
+        var register: [UInt8] = []
+        VarlinkCall(method: Agent.Register.qualifiedName, parameters: ["appId": "io.proctor.test.notes"]).encode(to: &register)
+        connection.send(register)
+        try daemon.settle()
+        var decoder = VarlinkFrameDecoder()
+        decoder.append(connection.takeOutput().bytes)
+        let session = try #require(try decoder.nextReply()?.parameters["session"]?.stringValue)
+        connection.send(Self.replacing("$s", with: session, in: input))
+        try daemon.settle()
+        var output = connection.takeOutput()
+        output.bytes = Self.replacing(session, with: "$s", in: output.bytes)
+        return output
+    }
+
+    /// Byte by byte: the input may be invalid UTF-8, which a `String` would repair.
+    private static func replacing(_ text: String, with replacement: String, in bytes: [UInt8]) -> [UInt8] {
+        let pattern = Array(text.utf8)
+        var out: [UInt8] = []
+        var index = 0
+        while index < bytes.count {
+            if bytes[index...].starts(with: pattern) {
+                out += replacement.utf8
+                index += pattern.count
+            } else {
+                out.append(bytes[index])
+                index += 1
+            }
+        }
+        return out
+    }
+
+    /// Compares the two ways on `input`; returns how many calls the direct way answered.
+    private func compare(_ input: [UInt8]) throws -> Int {
+        let directory = try directory()
+        defer { directory.remove() }
+        let daemon = try SocketlessDaemon(directory: directory.path)
+        let general = try answer(input, daemon, directly: false)
+        #expect(daemon.directlyAnsweredCalls == 0)
+        let direct = try answer(input, daemon, directly: true)
+        #expect(direct == general, "\(String(decoding: direct.bytes, as: UTF8.self)) ≠ \(String(decoding: general.bytes, as: UTF8.self))")
+        return daemon.directlyAnsweredCalls
+    }
+
+    @Test(arguments: plainCalls)
+    func aPlainDecideIsAnsweredDirectlyAsTheGeneralWayAnswersIt(_ call: String) throws {
+        #expect(try compare(Array((call + "\0").utf8)) == 1)
+    }
+
+    @Test(arguments: otherCalls)
+    func everyOtherCallGetsTheGeneralWaysAnswer(_ call: String) throws {
+        #expect(try compare(Array((call + "\0").utf8)) == 0)
+    }
+
+    @Test func invalidUTF8AndAnOversizedCallCloseTheConnectionEitherWay() throws {
+        var invalid = Array(#"{"method":"\#(Self.decide)","parameters":{"session":"$s","action":"file.export","target":"#.utf8)
+        invalid += [UInt8(ascii: "\""), 0xFF, UInt8(ascii: "\"")] + Array("}}".utf8) + [0]
+        #expect(try compare(invalid) == 0)
+        let huge = #"{"method":"\#(Self.decide)","parameters":{"session":"$s","action":"print","target":""#
+            + String(repeating: "a", count: 2 << 20) + "\"}}\0"
+        #expect(try compare(Array(huge.utf8)) == 0)
+    }
+
+    @Test func pipelinedCallsAreAnsweredInOrderEitherWay() throws {
+        let calls = [Self.plainCalls[0], Self.otherCalls[8], Self.plainCalls[2], Self.otherCalls[22], Self.plainCalls[6],
+                     Self.plainCalls[3]]
+        #expect(try compare(Array(calls.map { $0 + "\0" }.joined().utf8)) == 4)
+    }
+}

@@ -1,0 +1,146 @@
+import JSONCore
+import Testing
+@testable import Varlink
+
+/// `VarlinkDirectMethod`: which calls are answered from their bytes, and that every call gets
+/// the same bytes back and the same close whichever way it went.
+@Suite struct DirectMethodTests {
+    private struct PingReply: VarlinkDirectReply {
+        let text: String
+        let peer: String
+        func writeParameters(to out: inout [UInt8]) {
+            out.append(contentsOf: #"{"peer":"#.utf8)
+            JSONValue.writeString(peer, to: &out)
+            out.append(contentsOf: #","text":"#.utf8)
+            JSONValue.writeString(text, to: &out)
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// `Ping(text)` only: `mode` and anything else go the general way.
+    private static func readPing(_ reader: inout JSONPullReader) throws(JSONParseError) -> String? {
+        guard try reader.peek() == .object else { return nil }
+        try reader.beginObject()
+        var text: String?
+        while let key = try reader.nextKey() {
+            guard key == "text", text == nil, try reader.peek() == .string else { return nil }
+            text = try reader.string()
+        }
+        return text
+    }
+
+    /// The ping service, its `Ping` also answered directly (noted in the peer's log), and an
+    /// admission that refuses a peer named "stranger".
+    private static func service() throws -> VarlinkService<Peer> {
+        let service = VarlinkService<Peer>(vendor: "Example", product: "ping", version: "1.0", url: "https://example.org")
+        try service.addInterface(pingInterface, methods: [
+            "Ping": VarlinkMethod { call, peer, reply in
+                reply.reply(["text": call.parameters["text"]!, "peer": .string(peer.name)])
+            },
+        ], admission: { peer throws(VarlinkError) in
+            if peer.name == "stranger" { throw .permissionDenied }
+        })
+        service.addDirectMethod("org.example.ping.Ping", VarlinkDirectMethod(read: readPing) { text, _, peer in
+            peer.log.append("direct")
+            return PingReply(text: text, peer: peer.name)
+        })
+        return service
+    }
+
+    /// What a connection answers to `input`, the way given, and whether the direct way answered.
+    private static func answer(_ input: String, directly: Bool, peer name: String = "app")
+        throws -> (output: VarlinkConnectionOutput, direct: Bool)
+    {
+        let peer = Peer(name: name)
+        let connection = VarlinkConnection(service: try service(), context: peer, maxMessageBytes: 256)
+        connection.answersDirectly = directly
+        let output = connection.receive(Array(input.utf8))
+        return (output, peer.log.contains("direct"))
+    }
+
+    static let plainCalls = [
+        #"{"method":"org.example.ping.Ping","parameters":{"text":"hi"}}"#,
+        #" { "method" : "org.example.ping.Ping" , "parameters" : { "text" : "h\u00e9\"\n\/" } } "#,
+        #"{"m\u0065thod":"org.example.ping.Ping","parameters":{"text":"ü€𝄞"}}"#,
+    ]
+
+    static let otherCalls = [
+        // Flags, before or after the parameters, true or false.
+        #"{"method":"org.example.ping.Ping","parameters":{"text":"hi"},"oneway":true}"#,
+        #"{"method":"org.example.ping.Ping","parameters":{"text":"hi"},"more":true}"#,
+        #"{"method":"org.example.ping.Ping","parameters":{"text":"hi"},"more":false}"#,
+        #"{"method":"org.example.ping.Ping","parameters":{"text":"hi"},"upgrade":true}"#,
+        #"{"method":"org.example.ping.Ping","oneway":true,"parameters":{"text":"hi"}}"#,
+        #"{"method":"org.example.ping.Ping","parameters":{"text":"hi"},"oneway":"yes"}"#,
+        // Another order, a repeated or unknown member of the envelope.
+        #"{"parameters":{"text":"hi"},"method":"org.example.ping.Ping"}"#,
+        #"{"method":"org.example.ping.Ping","parameters":{"text":"hi"},"method":"org.example.ping.Ping"}"#,
+        #"{"method":"org.example.ping.Ping","parameters":{"text":"hi"},"extra":1}"#,
+        // Parameters the direct reader does not take.
+        #"{"method":"org.example.ping.Ping","parameters":{"text":"hi","text":"again"}}"#,
+        #"{"method":"org.example.ping.Ping","parameters":{"text":"hi","mode":"loud"}}"#,
+        #"{"method":"org.example.ping.Ping","parameters":{"text":"hi","other":[1,{"a":2}]}}"#,
+        #"{"method":"org.example.ping.Ping","parameters":{"text":5}}"#,
+        #"{"method":"org.example.ping.Ping","parameters":{"text":null}}"#,
+        #"{"method":"org.example.ping.Ping","parameters":{}}"#,
+        #"{"method":"org.example.ping.Ping","parameters":null}"#,
+        #"{"method":"org.example.ping.Ping","parameters":[]}"#,
+        #"{"method":"org.example.ping.Ping"}"#,
+        // Not JSON, not UTF-8, not an object, not a call.
+        #"{"method":"org.example.ping.Ping","parameters":{"text":"hi"}} x"#,
+        #"{"method":"org.example.ping.Ping","parameters":{"text":"hi"}"#,
+        #"{"method":"org.example.ping.Ping","parameters":{"text":"a\#u{1}b"}}"#,
+        "\u{FEFF}" + #"{"method":"org.example.ping.Ping","parameters":{"text":"hi"}}"#,
+        #"["org.example.ping.Ping"]"#,
+        #"{"method":5,"parameters":{"text":"hi"}}"#,
+        #"{"method":"org.example.ping.Nope","parameters":{"text":"hi"}}"#,
+        #"{"method":"org.example.ping.Forget","parameters":{"note":"n"}}"#,
+        // Too long for the connection (256 bytes).
+        #"{"method":"org.example.ping.Ping","parameters":{"text":""# + String(repeating: "x", count: 300) + #""}}"#,
+    ]
+
+    @Test(arguments: plainCalls)
+    func aPlainCallIsAnsweredDirectlyWithTheGeneralReply(_ call: String) throws {
+        let general = try Self.answer(call + "\0", directly: false)
+        let direct = try Self.answer(call + "\0", directly: true)
+        #expect(direct.direct && !general.direct)
+        #expect(direct.output == general.output)
+        #expect(try replies(direct.output.bytes).first?.error == nil)
+    }
+
+    @Test(arguments: otherCalls)
+    func anyOtherCallGoesTheGeneralWay(_ call: String) throws {
+        let general = try Self.answer(call + "\0", directly: false)
+        let direct = try Self.answer(call + "\0", directly: true)
+        #expect(!direct.direct)
+        #expect(direct.output == general.output)
+    }
+
+    @Test func invalidUTF8GoesTheGeneralWayAndClosesTheConnection() throws {
+        var bytes = Array(#"{"method":"org.example.ping.Ping","parameters":{"text":"a"#.utf8)
+        bytes += [0xC3, 0x28] + Array(#""}}"#.utf8) + [0]
+        for directly in [false, true] {
+            let connection = VarlinkConnection(service: try Self.service(), context: Peer(name: "app"))
+            connection.answersDirectly = directly
+            #expect(connection.receive(bytes).close == .invalidInput(.invalidUTF8))
+        }
+    }
+
+    @Test func theInterfacesAdmissionRefusesADirectCallAsItRefusesAnyOther() throws {
+        let call = Self.plainCalls[0] + "\0"
+        let direct = try Self.answer(call, directly: true, peer: "stranger")
+        #expect(direct.output == (try Self.answer(call, directly: false, peer: "stranger")).output)
+        #expect(!direct.direct)  // refused before the handler
+        #expect(try replies(direct.output.bytes).first?.error == "org.varlink.service.PermissionDenied")
+    }
+
+    /// Calls read together are answered in order, each whichever way it qualifies for.
+    @Test func pipelinedCallsAreAnsweredInOrder() throws {
+        let calls = [Self.plainCalls[0], Self.otherCalls[10], Self.plainCalls[1], Self.otherCalls[0], Self.plainCalls[2]]
+        let input = calls.map { $0 + "\0" }.joined()
+        let general = try Self.answer(input, directly: false)
+        let direct = try Self.answer(input, directly: true)
+        #expect(direct.output == general.output)
+        #expect(try replies(direct.output.bytes).count == 4)  // the oneway call has none
+    }
+}
