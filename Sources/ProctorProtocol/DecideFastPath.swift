@@ -19,19 +19,21 @@ extension Agent.Decide.Request {
         var target: String?
         var size: Int?
         var hasTarget = false, hasSize = false
-        while let key = try reader.nextKey() {
+        // Keys and actions are compared as bytes: no `String` is made for them.
+        while let key = try reader.nextKey(among: keys) {
             switch key {
-            case "session":
+            case 0:
                 guard session == nil, try reader.peek() == .string else { return nil }
                 session = try reader.string()
-            case "action":
-                guard action == nil, try reader.peek() == .string,
-                      let named = Action(rawValue: try reader.string()) else { return nil }
-                action = named
-            case "target":
+            case 1:
+                guard action == nil, try reader.peek() == .string else { return nil }
+                let named = try reader.string(among: actionNames)
+                guard named < actionNames.count else { return nil }
+                action = actions[named]
+            case 2:
                 guard !hasTarget, try reader.peek() == .string else { return nil }
                 (target, hasTarget) = (try reader.string(), true)
-            case "size":
+            case 3:
                 // `JSONValue.intValue` is what the interface's `int` and the request's reader take.
                 guard !hasSize, try reader.peek() == .number,
                       let integer = JSONValue.number(try reader.number()).intValue else { return nil }
@@ -43,6 +45,12 @@ extension Agent.Decide.Request {
         guard let session, let action else { return nil }
         return Self(session: session, action: action, target: target, size: size)
     }
+
+    /// The members `read(from:)` takes, by the index `JSONPullReader.nextKey(among:)` gives.
+    private static let keys = ["session", "action", "target", "size"].map { Array($0.utf8) }
+    /// Every action, and its raw value at the same index.
+    private static let actions = Array(Action.allCases)
+    private static let actionNames = actions.map { Array($0.rawValue.utf8) }
 }
 
 extension Agent.Decide.Reply: VarlinkDirectReply {

@@ -36,7 +36,7 @@ public struct VarlinkDirectMethod<Context> {
             let request: Request
             do throws(JSONParseError) {
                 // The envelope must end after the parameters: a flag after them is not the plain form.
-                guard let parameters = try read(&reader), try reader.nextKey() == nil else { return false }
+                guard let parameters = try read(&reader), try reader.nextKey(among: []) == nil else { return false }
                 try reader.end()
                 request = parameters
             } catch {
@@ -54,14 +54,21 @@ public struct VarlinkDirectMethod<Context> {
             return true
         }
     }
+}
 
-    /// Reads a call's envelope up to its parameters' value: the method's name when the call
-    /// starts `{"method": "…", "parameters":`, else nil.
-    static func plainCallMethod(_ reader: inout JSONPullReader) throws(JSONParseError) -> String? {
+/// The envelope of a call in its plain form, `{"method": "…", "parameters": {…}}`.
+enum VarlinkPlainCall {
+    private static let method = Array("method".utf8), parameters = Array("parameters".utf8)
+    private static let members = [method, parameters]
+
+    /// Reads a call's envelope up to its parameters' value: the index of its method in
+    /// `names` (fully qualified names, as bytes) when the call starts `{"method": "…",
+    /// "parameters":`, `names.count` for another method, nil for another start.
+    static func method(_ reader: inout JSONPullReader, among names: [[UInt8]]) throws(JSONParseError) -> Int? {
         try reader.beginObject()
-        guard try reader.nextKey() == "method", try reader.peek() == .string else { return nil }
-        let method = try reader.string()
-        guard try reader.nextKey() == "parameters" else { return nil }
+        guard try reader.nextKey(among: members) == 0, try reader.peek() == .string else { return nil }
+        let method = try reader.string(among: names)
+        guard try reader.nextKey(among: members) == 1 else { return nil }
         return method
     }
 }

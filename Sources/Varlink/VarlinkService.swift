@@ -65,8 +65,10 @@ public final class VarlinkService<Context> {
     private var interfaceOrder: [String] = []
     /// Keyed by the fully qualified method name: one lookup per call on the hot path.
     private var entries: [String: Entry] = [:]
-    /// The methods also answered from their call's bytes, by fully qualified name.
-    private var directMethods: [String: (method: VarlinkDirectMethod<Context>, admission: Admission?)] = [:]
+    /// The methods also answered from their call's bytes: their fully qualified names, as
+    /// bytes, and at the same index how to answer them.
+    private var directNames: [[UInt8]] = []
+    private var directMethods: [(method: VarlinkDirectMethod<Context>, admission: Admission?)] = []
 
     public init(vendor: String, product: String, version: String, url: String) {
         self.vendor = vendor
@@ -135,7 +137,12 @@ public final class VarlinkService<Context> {
         guard let entry = entries[method], let implementation = entry.implementation, !implementation.requiresMore else {
             preconditionFailure("\(method): a direct method needs the same method with a handler that answers once")
         }
-        directMethods[method] = (direct, entry.admission)
+        if let index = directNames.firstIndex(of: Array(method.utf8)) {
+            directMethods[index] = (direct, entry.admission)
+        } else {
+            directNames.append(Array(method.utf8))
+            directMethods.append((direct, entry.admission))
+        }
     }
 
     /// Answers the call in `frame` (one message, without its NUL) if it is a call of a direct
@@ -145,9 +152,9 @@ public final class VarlinkService<Context> {
                         into out: inout [UInt8]) -> Bool {
         guard !directMethods.isEmpty else { return false }
         var reader = JSONPullReader(Array(frame))
-        guard let name = try? VarlinkDirectMethod<Context>.plainCallMethod(&reader),
-              let direct = directMethods[name],
-              direct.method.answer(&reader, sender, context, direct.admission, &out) else { return false }
+        guard let index = try? VarlinkPlainCall.method(&reader, among: directNames), index < directMethods.count,
+              directMethods[index].method.answer(&reader, sender, context, directMethods[index].admission, &out)
+        else { return false }
         directlyAnsweredCalls += 1
         return true
     }
