@@ -109,6 +109,14 @@ final class AgentSession {
     /// stops receiving those once it has a session). A message that still carries its
     /// sender's pidfd is compared on it; without pidfds at all (kernels before 6.5) the pid
     /// is all there is.
+    ///
+    /// Why a `poll` after the read rather than the pidfd on the loop's epoll (readable once
+    /// the process has exited), which would save the system call: the epoll can only say
+    /// the process was alive when `epoll_wait` last returned, which is *before* the read —
+    /// a message written in between may come from a later process that got the pid. The
+    /// registered process's parent can arrange that: it cycles the pid counter to just below
+    /// that pid, kills and reaps the process, and its next fork gets the pid; calls on other
+    /// connections widen the gap between `epoll_wait` and this connection's read.
     func isRegisteringProcess(_ sender: SenderCredentials?) -> Bool {
         guard let sender, sender.pid == peer.pid else { return false }
         guard let process else { return true }

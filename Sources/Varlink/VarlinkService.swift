@@ -150,11 +150,14 @@ public final class VarlinkService<Context> {
     /// was run or written and the caller dispatches the call the general way.
     func answerDirectly(_ frame: ArraySlice<UInt8>, sender: SenderCredentials?, context: Context,
                         into out: inout [UInt8]) -> Bool {
-        guard !directMethods.isEmpty else { return false }
+        // `directNames` rather than `directMethods` wherever either does: its element type is
+        // not generic, so the code that reads it is specialized, not generic at run time.
+        guard !directNames.isEmpty else { return false }
         var reader = JSONPullReader(Array(frame))
-        guard let index = try? VarlinkPlainCall.method(&reader, among: directNames), index < directMethods.count,
-              directMethods[index].method.answer(&reader, sender, context, directMethods[index].admission, &out)
+        guard let index = try? VarlinkPlainCall.method(&reader, among: directNames), index < directNames.count
         else { return false }
+        let direct = directMethods[index]
+        guard direct.method.answer(&reader, sender, context, direct.admission, &out) else { return false }
         directlyAnsweredCalls += 1
         return true
     }
