@@ -1,6 +1,9 @@
 // libFuzzer target for the Varlink byte parsers: the frame decoder and connection state
 // (bytes from any client) and the interface-definition parser. Not part of a SwiftPM
 // target; `Fuzz/build.sh varlink` builds it (see docs/varlink.md).
+// `Ping` is also a direct method (`VarlinkDirectMethod`, its `text` alone): every input is
+// fed to a connection that answers it directly and to one that does not, which must write
+// the same bytes and close alike.
 import JSONCore
 import Varlink
 
@@ -25,7 +28,29 @@ private func makeService() -> VarlinkService<Int> {
     } catch {
         fail("fuzz interface does not parse: \(error)")
     }
+    service.addDirectMethod("org.example.fuzz.Ping", VarlinkDirectMethod(read: readPing) { text, _, _ in PingReply(text: text) })
     return service
+}
+
+/// `Ping`'s parameters when they are `text` alone, as the direct way reads them.
+private func readPing(_ reader: inout JSONPullReader) throws(JSONParseError) -> String? {
+    guard try reader.peek() == .object else { return nil }
+    try reader.beginObject()
+    var text: String?
+    while let key = try reader.nextKey(among: [Array("text".utf8)]) {
+        guard key == 0, text == nil, try reader.peek() == .string else { return nil }
+        text = try reader.string()
+    }
+    return text
+}
+
+private struct PingReply: VarlinkDirectReply {
+    let text: String
+    func writeParameters(to out: inout [UInt8]) {
+        out.append(contentsOf: #"{"text":"#.utf8)
+        JSONValue.writeString(text, to: &out)
+        out.append(UInt8(ascii: "}"))
+    }
 }
 
 /// Made once: a service holds no per-connection state, and parsing its interfaces for
@@ -41,11 +66,15 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         // The first byte also picks where reads split, so partial messages are exercised.
         let chunk = Int(mode >> 1) + 1
         let connection = VarlinkConnection(service: service, context: 0, maxMessageBytes: 4096)
+        let general = VarlinkConnection(service: service, context: 0, maxMessageBytes: 4096)
+        general.answersDirectly = false
         var replyDecoder = VarlinkFrameDecoder()
         var start = input.startIndex
         while start < input.endIndex {
             let end = min(start + chunk, input.endIndex)
             let output = connection.receive(input[start..<end])
+            let generalOutput = general.receive(input[start..<end])
+            check(output == generalOutput, "answered directly: \(output); the general way: \(generalOutput)")
             replyDecoder.append(output.bytes)
             // Every byte the connection sends must be a valid reply.
             do {

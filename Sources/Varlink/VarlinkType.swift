@@ -82,22 +82,30 @@ public struct VarlinkField: Sendable, Hashable {
 
 /// A method's input fields prepared once for checking every call's parameters.
 struct VarlinkStructShape: Sendable {
-    let fields: [String: VarlinkType]
-    let required: [String]
+    /// In their declared order (a name declared twice: its first declaration), which is the
+    /// order a call's faults are looked for in.
+    let fields: [VarlinkField]
 
     init(_ fields: [VarlinkField]) {
-        self.fields = Dictionary(fields.map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first })
-        self.required = fields.filter { !$0.type.isOptional }.map(\.name)
+        var seen = Set<String>()
+        self.fields = fields.filter { seen.insert($0.name).inserted }
     }
 
-    /// The name of the first member that is unknown, missing or mistyped; `nil` when all conform.
+    /// The name of the first member that is wrong: the declared fields in their order (one
+    /// missing and not optional, or of the wrong type), then, of the members the interface
+    /// does not know, the first by its UTF-8 bytes; `nil` when all conform. The same members
+    /// always get the same name: a dictionary's order would vary from one parse to the next.
     func firstInvalidMember(of members: [String: JSONValue], types: [String: VarlinkType]) -> String? {
-        for (name, value) in members {
-            guard let type = fields[name], type.accepts(value, types: types) else { return name }
+        var known = 0
+        for field in fields {
+            guard let value = members[field.name] else {
+                if field.type.isOptional { continue }
+                return field.name
+            }
+            guard field.type.accepts(value, types: types) else { return field.name }
+            known += 1
         }
-        if members.count < fields.count {  // every member is a known field, so equal counts mean none is missing
-            for name in required where members[name] == nil { return name }
-        }
-        return nil
+        guard known < members.count else { return nil }
+        return members.keys.filter { name in !fields.contains { $0.name == name } }.min(by: JSONValue.utf8Less)
     }
 }

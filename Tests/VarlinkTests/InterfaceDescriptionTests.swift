@@ -108,6 +108,23 @@ import Testing
         #expect(description.invalidParameter(in: ["items": [.object(wrong)]], of: put) == nil)
     }
 
+    /// Several faults in one call: the declared parameters first, in their order, then the
+    /// unknown one first by its bytes — the same name however the dictionary is ordered, so
+    /// the same call always gets the same reply.
+    @Test func severalFaultsAlwaysNameTheSameParameter() throws {
+        let description = try VarlinkInterfaceDescription(parsing: Self.example)
+        let put = try #require(description.methods["Put"])
+        for _ in 0..<20 {
+            // Parsed anew each time: a dictionary's order may differ from one to the next.
+            let unknown = try JSONParser.parse(Array(#"{"items": [], "zz": 1, "bogus": 2, "b": 3, "note": 3}"#.utf8))
+            #expect(description.invalidParameter(in: unknown.objectValue!, of: put) == "note")
+            let wrongAndUnknown = try JSONParser.parse(Array(#"{"zz": 1, "items": 3, "bogus": 2}"#.utf8))
+            #expect(description.invalidParameter(in: wrongAndUnknown.objectValue!, of: put) == "items")
+            let onlyUnknown = try JSONParser.parse(Array(#"{"items": [], "zz": 1, "bogus": 2, "bé": 3}"#.utf8))
+            #expect(description.invalidParameter(in: onlyUnknown.objectValue!, of: put) == "bogus")
+        }
+    }
+
     @Test func interfaceNames() {
         #expect(VarlinkNames.isInterfaceName("io.proctor.Agent"))
         #expect(VarlinkNames.isInterfaceName("org.example.more-types"))
