@@ -191,8 +191,8 @@ public final class BundleFetcher: @unchecked Sendable {
                 (CURLOPT_CA_CACHE_TIMEOUT, -1),
                 // TCP keep-alive probes on a kept connection, after 60 s idle, then every 20 s: NATs
                 // and load balancers that forget idle flows (Azure after 4 min, AWS NAT after 350 s)
-                // keep it, and a server that vanished without closing is found dead (after 60 + 9 × 20 s)
-                // before a poll sends its request into it. They do not make a server keep an idle
+                // keep it, and a server that vanished without closing is found dead within 60 + 9 × 20 s
+                // rather than by a poll's request timing out. They do not make a server keep an idle
                 // HTTP connection: that is its own timeout.
                 (CURLOPT_TCP_KEEPALIVE, 1), (CURLOPT_TCP_KEEPIDLE, 60), (CURLOPT_TCP_KEEPINTVL, 20),
             ] { _ = ccurl_setopt_long(curl, handle, option, value) }
