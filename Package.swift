@@ -16,7 +16,9 @@
 //   Varlink ........ the Varlink protocol: framing, dispatch, server on LinuxIO, blocking client
 //   SystemdKit ..... sd_notify, socket activation, the journal
 //   ProctorStore ... durable state in SQLite
-//   ProctorProtocol  the io.proctor.{Agent,Admin} interface files and a typed message per method
+//   ProctorProtocol  the io.proctor.{Agent,Admin} interface files and a typed message per method, generated
+//                    from them at build time (EmbedInterfaces plugin, generate-messages; what the interface
+//                    text cannot say is in Sources/ProctorProtocol/Interfaces/SwiftMapping.txt)
 //   ProctorDaemon .. proctord's logic; ProctorCTL: proctorctl's; ProctorKit: the SDK
 //   ProctorKitTesting the SDK's test kit: ProctorKit against ProctorDaemon run in process
 //   executables .... thin mains over the libraries above

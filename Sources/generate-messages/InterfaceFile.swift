@@ -46,7 +46,7 @@ struct InterfaceFile {
     init(path: String, text: String) throws(GenerationError) {
         self.path = path
         var parser = Parser(path: path, tokens: try Tokenizer.tokens(of: text, path: path))
-        let interface = try parser.expectWord("interface")
+        let interface = try parser.expect("interface")
         documentation = interface.documentation
         name = try parser.name().text
         while let keyword = parser.next() {
@@ -54,18 +54,17 @@ struct InterfaceFile {
             case "type":
                 let name = try parser.name()
                 let shape: TypeDeclaration.Shape = switch try parser.typeBody() {
-                case .inlineEnum(let cases): .enumeration(cases)
-                case .inlineStruct(let fields): .structure(fields)
-                default: fatalError("typeBody returns an enum or a struct")
+                case .cases(let cases): .enumeration(cases)
+                case .fields(let fields): .structure(fields)
                 }
                 types.append(TypeDeclaration(name: name.text, documentation: keyword.documentation, line: keyword.line, shape: shape))
             case "method":
                 let name = try parser.name()
-                guard case .inlineStruct(let input) = try parser.typeBody() else {
+                guard case .fields(let input) = try parser.typeBody() else {
                     throw parser.error(at: name, "method \(name.text)'s parameters are an enum; expected a struct such as (name: string)")
                 }
                 try parser.expect("->")
-                guard case .inlineStruct(let output) = try parser.typeBody() else {
+                guard case .fields(let output) = try parser.typeBody() else {
                     throw parser.error(at: name, "method \(name.text)'s reply is an enum; expected a struct such as (name: string)")
                 }
                 methods.append(Method(name: name.text, documentation: keyword.documentation, line: keyword.line,
@@ -173,8 +172,6 @@ private struct Parser {
         return token
     }
 
-    mutating func expectWord(_ word: String) throws(GenerationError) -> Token { try expect(word) }
-
     mutating func name() throws(GenerationError) -> Token {
         let token = next()
         guard let token, let first = token.text.first, first.isLetter || first == "_" else {
@@ -183,12 +180,14 @@ private struct Parser {
         return token
     }
 
-    /// `( … )`: an enum when its first member has no `:`, a struct otherwise.
-    mutating func typeBody() throws(GenerationError) -> InterfaceFile.FieldType {
+    enum TypeBody { case fields([InterfaceFile.Field]), cases([String]) }
+
+    /// `( … )`: an enum's cases when its first member has no `:`, a struct's fields otherwise.
+    mutating func typeBody() throws(GenerationError) -> TypeBody {
         try expect("(")
         if peek == ")" {
             _ = next()
-            return .inlineStruct([])
+            return .fields([])
         }
         var fields: [InterfaceFile.Field] = []
         var cases: [String] = []
@@ -207,7 +206,7 @@ private struct Parser {
                 throw error(at: separator, "found \(separator.map { "`\($0.text)`" } ?? "the end of the file"); expected `,` or `)`")
             }
         }
-        return isEnum ? .inlineEnum(cases) : .inlineStruct(fields)
+        return isEnum ? .cases(cases) : .fields(fields)
     }
 
     mutating func fieldType() throws(GenerationError) -> InterfaceFile.FieldType {
@@ -224,7 +223,10 @@ private struct Parser {
             try expect("]")
             return .map(try fieldType())
         case "(":
-            return try typeBody()
+            return switch try typeBody() {
+            case .fields(let fields): .inlineStruct(fields)
+            case .cases(let cases): .inlineEnum(cases)
+            }
         default:
             let word = try name()
             switch word.text {
