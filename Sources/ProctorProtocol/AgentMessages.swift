@@ -1,4 +1,4 @@
-public import JSONCore
+import JSONCore
 public import ProctorPolicy
 
 // `io.proctor.Agent`: the methods managed apps call (through ProctorKit), their parameters
