@@ -32,8 +32,8 @@ struct InterfaceFile {
         var name: String
         var documentation: [String]
         var line: Int
-        var input: [Field]
-        var output: [Field]
+        /// The parameters and the reply.
+        var input, output: [Field]
     }
 
     /// The file's path, as errors name it.
