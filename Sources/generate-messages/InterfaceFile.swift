@@ -18,6 +18,8 @@ struct InterfaceFile {
         var name: String
         var type: FieldType
         var line: Int
+        /// The `#` comment lines just above the field, inside its struct's parentheses.
+        var documentation: [String] = []
     }
 
     struct TypeDeclaration {
@@ -117,6 +119,7 @@ private enum Tokenizer {
             while let first = rest.first {
                 if first.isWhitespace {
                     rest = rest.dropFirst()
+                    continue
                 } else if rest.hasPrefix("->") || rest.hasPrefix("[]") {
                     tokens.append(Token(text: String(rest.prefix(2)), line: number, documentation: comment))
                     rest = rest.dropFirst(2)
@@ -198,7 +201,8 @@ private struct Parser {
                 cases.append(member.text)
             } else {
                 try expect(":")
-                fields.append(InterfaceFile.Field(name: member.text, type: try fieldType(), line: member.line))
+                fields.append(InterfaceFile.Field(name: member.text, type: try fieldType(), line: member.line,
+                                                  documentation: member.documentation))
             }
             let separator = next()
             if separator?.text == ")" { break }

@@ -267,7 +267,14 @@ struct MessageGenerator {
     private func typeName(forField name: String) -> String { name.prefix(1).uppercased() + name.dropFirst() }
 
     private func structure(_ message: Message, messages: [String: Message], indent: String) throws(GenerationError) -> String {
-        struct Property { var name: String; var type: String; var optional: Bool; var mirrors: String?; var group: Bool }
+        struct Property {
+            var name: String
+            var type: String
+            var optional: Bool
+            var mirrors: String?
+            var group: Bool
+            var documentation: [String] = []
+        }
         var properties: [Property] = []
         var nested = ""
         for field in message.fields {
@@ -279,7 +286,8 @@ struct MessageGenerator {
             }
             let (type, optional, cases) = try swiftType(of: field, in: message)
             if let cases { nested += enumeration(type, cases, documentation: [], indent: indent + "    ") + "\n" }
-            properties.append(Property(name: field.name, type: type, optional: optional, mirrors: message.mirrors[field.name], group: false))
+            properties.append(Property(name: field.name, type: type, optional: optional, mirrors: message.mirrors[field.name],
+                                       group: false, documentation: field.documentation))
         }
         let mirrored = Dictionary(uniqueKeysWithValues: properties.compactMap { property in property.mirrors.map { ($0, property.name) } })
         let inner = indent + "    "
@@ -288,6 +296,7 @@ struct MessageGenerator {
         source += nested
         for property in properties {
             let type = property.type + (property.optional ? "?" : "")
+            source += documentation(property.documentation, indent: inner)
             if property.mirrors != nil {
                 source += "\(inner)/// Always `\(property.mirrors!)`.\n"
                 source += "\(inner)public private(set) var \(identifier(property.name)): \(type)\n"

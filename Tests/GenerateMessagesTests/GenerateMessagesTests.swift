@@ -30,6 +30,11 @@ import TestSupport
         method Buy(item: string, gift: ?bool) -> (lines: []Line, total: Money)
 
         method Hold(item: string) -> ()
+
+        type Shelf (
+          # Where it stands.
+          aisle: int
+        )
         """
 
     /// Runs the built generator over `interface` and `mapping`: its exit status, error output
@@ -61,6 +66,7 @@ import TestSupport
             "public typealias Request = ItemRequest",
             "public typealias Reply = NoFields",
             "public init(lines: [Line], total: Int) {",
+            "public struct Shelf: ProtocolMessage {\n        /// Where it stands.\n        public var aisle: Int\n",
             "public static let methods: [any ProtocolMethod.Type] = [\n        Buy.self,\n        Hold.self,\n    ]",
         ] {
             #expect(source.contains(expected), "\(expected)")
