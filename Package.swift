@@ -16,7 +16,9 @@
 //   Varlink ........ the Varlink protocol: framing, dispatch, server on LinuxIO, blocking client
 //   SystemdKit ..... sd_notify, socket activation, the journal
 //   ProctorStore ... durable state in SQLite
-//   ProctorProtocol  the io.proctor.{Agent,Admin} interface files and a typed message per method
+//   ProctorProtocol  the io.proctor.{Agent,Admin} interface files and a typed message per method, generated
+//                    from them at build time (EmbedInterfaces plugin, generate-messages; what the interface
+//                    text cannot say is in Sources/ProctorProtocol/Interfaces/SwiftMapping.txt)
 //   ProctorDaemon .. proctord's logic; ProctorCTL: proctorctl's; ProctorKit: the SDK
 //   ProctorKitTesting the SDK's test kit: ProctorKit against ProctorDaemon run in process
 //   executables .... thin mains over the libraries above
@@ -66,9 +68,11 @@ let package = Package(
         .target(name: "ProctorDaemon",
                 dependencies: ["ProctorProtocol", "ProctorPolicy", "Varlink", "LinuxIO", "SystemdKit", "ProctorStore", "JSONCore",
                                "ProctorBundle", "ProctorFleet", "ProctorCrypto"]),
-        // Build-time only: the Varlink interface files become a Swift string table.
+        // Build-time only: the Varlink interface files become a Swift string table and the
+        // message types (with Interfaces/SwiftMapping.txt for what their text cannot say).
         .executableTarget(name: "embed-text"),
-        .plugin(name: "EmbedInterfaces", capability: .buildTool(), dependencies: ["embed-text"]),
+        .executableTarget(name: "generate-messages"),
+        .plugin(name: "EmbedInterfaces", capability: .buildTool(), dependencies: ["embed-text", "generate-messages"]),
         .target(name: "ProctorCTL", dependencies: ["ProctorProtocol", "ProctorPolicy", "Varlink", "JSONCore", "ProctorBundle",
                                                   "ProctorCrypto"]),
         .target(name: "ProctorKit", dependencies: ["ProctorProtocol", "ProctorPolicy", "Varlink", "SystemdKit", "JSONCore", "CSystemd",
@@ -102,6 +106,8 @@ let package = Package(
         .testTarget(name: "SystemdKitTests", dependencies: ["SystemdKit", "LinuxIO"]),
         .testTarget(name: "ProctorStoreTests", dependencies: ["ProctorStore", "JSONCore", "ProctorPolicy", "CSQLite",
                                                              "TestSupport"]),
+        // Runs the built generate-messages (the EmbedInterfaces plugin's tool) on small interfaces.
+        .testTarget(name: "GenerateMessagesTests", dependencies: ["generate-messages", "TestSupport"]),
         .testTarget(name: "ProctorProtocolTests", dependencies: ["ProctorProtocol", "ProctorPolicy", "JSONCore", "Varlink"]),
         .testTarget(name: "ProctorCTLTests", dependencies: ["ProctorCTL", "ProctorPolicy", "JSONCore", "Varlink", "LinuxIO",
                                                           "ProctorBundle", "ProctorCrypto", "TestSupport"],

@@ -58,11 +58,22 @@ build_module() {
     dependencies=$(module_closure "$module")
     module_sources="Sources/$module/*.swift" watched="Sources/$module"
     # ProctorProtocol carries its interface files as Swift strings, made at build time by
-    # embed-text (SwiftPM's EmbedInterfaces plugin).
+    # embed-text, and its message types, made from them by generate-messages (SwiftPM's
+    # EmbedInterfaces plugin runs both).
     if [ "$module" = ProctorProtocol ]; then
-        module_sources="$module_sources $out/EmbeddedInterfaces.swift" watched="$watched $out/EmbeddedInterfaces.swift"
+        generated="$out/EmbeddedInterfaces.swift"
+        for interface in Sources/ProctorProtocol/Interfaces/*.varlink; do
+            generated="$generated $out/messages/$(basename "$interface" .varlink).swift"
+        done
+        module_sources="$module_sources $generated" watched="$watched $generated"
+        # EmbeddedInterfaces.swift is written last: it stands for both.
         if [ ! -f "$out/EmbeddedInterfaces.swift" ] ||
-            [ -n "$(find Sources/ProctorProtocol/Interfaces Sources/embed-text -newer "$out/EmbeddedInterfaces.swift")" ]; then
+            [ -n "$(find Sources/ProctorProtocol/Interfaces Sources/embed-text Sources/generate-messages \
+                -newer "$out/EmbeddedInterfaces.swift")" ]; then
+            swiftc -O -o "$out/generate-messages" Sources/generate-messages/*.swift
+            mkdir -p "$out/messages"
+            "$out/generate-messages" Sources/ProctorProtocol/Interfaces/SwiftMapping.txt "$out/messages" \
+                Sources/ProctorProtocol/Interfaces/*.varlink
             swiftc -O -o "$out/embed-text" Sources/embed-text/main.swift
             "$out/embed-text" "$out/EmbeddedInterfaces.swift" Sources/ProctorProtocol/Interfaces/*.varlink
         fi

@@ -79,9 +79,8 @@ extension Daemon {
         }
         let queued = events.pending(matching: query).map(\.message)
         let fromStore = stored.suffix(max(0, limit - queued.count)).map { record in
-            Admin.Event(id: Int(record.id), kind: record.kind, appId: record.appID,
-                        data: (try? JSONParser.parse(record.data))?.objectValue ?? [:],
-                        occurredAt: Clock.rfc3339(record.occurredAt), receivedAt: Clock.rfc3339(record.receivedAt))
+            Admin.Event(kind: record.kind, appId: record.appID, data: (try? JSONParser.parse(record.data))?.objectValue ?? [:],
+                        id: Int(record.id), occurredAt: Clock.rfc3339(record.occurredAt), receivedAt: Clock.rfc3339(record.receivedAt))
         }
         return fromStore + queued.suffix(limit)
     }

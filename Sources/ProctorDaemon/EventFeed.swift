@@ -24,7 +24,7 @@ final class EventFeed {
         }
 
         var message: Admin.Event {
-            Admin.Event(id: Int(id), kind: kind, appId: appID, data: data, occurredAt: Clock.rfc3339(occurredAt),
+            Admin.Event(kind: kind, appId: appID, data: data, id: Int(id), occurredAt: Clock.rfc3339(occurredAt),
                         receivedAt: Clock.rfc3339(receivedAt))
         }
     }

@@ -26,6 +26,10 @@ public struct FetchRequest: Sendable, Hashable {
     /// server trickling bytes cannot hold the fetch thread until the total timeout.
     public var lowSpeedBytesPerSecond = 1024
     public var lowSpeedSeconds = 20
+    /// The longest a kept connection may have been idle and still carry this request
+    /// (`CURLOPT_MAXAGE_CONN`; libcurl's own default, 118 s, would drop it before a poll 300 s
+    /// later even where the server keeps it open). `BundlePoller` sets its longest interval.
+    public var connectionIdleSeconds = 118
 
     public init(url: String, caCertificate: String? = nil, clientCertificate: String? = nil, clientKey: String? = nil,
                 etag: String? = nil, maximumBytes: Int) {
@@ -99,8 +103,8 @@ public enum FetchFailure: Error, Hashable, Sendable, CustomStringConvertible {
 
 /// Fetches bundles with libcurl, one at a time, blocking: it belongs on a thread of its own
 /// (see `BundlePoller`), never on the event loop. TLS verification is always on. One libcurl
-/// handle serves every fetch: the connection is kept while the server keeps it open (a 304
-/// then costs no handshake), a new connection resumes the last TLS session with the server
+/// handle serves every fetch: the connection is kept while the server keeps it open and for up
+/// to `FetchRequest.connectionIdleSeconds` (a 304 then costs no handshake), a new connection resumes the last TLS session with the server
 /// (the handle's session cache), and the parsed CA store is kept — until the CA file
 /// changes, which takes a new handle, so no session or store from the old CAs is used.
 /// Proxies come from the environment as libcurl reads them (`https_proxy`, `no_proxy`).
@@ -112,8 +116,8 @@ public final class BundleFetcher: @unchecked Sendable {
     /// libcurl and this fetcher's handle, or why there is none. Only `fetch` replaces it.
     private var easy: Easy
     /// The CA file the handle's cached CA store was read from, and its identity then: libcurl
-    /// keeps the parsed store with the handle (`CURLOPT_CA_CACHE_TIMEOUT`), so a changed file
-    /// (new inode, size or modification time) takes a new handle.
+    /// keeps the parsed store with the handle for as long as it lives (`CURLOPT_CA_CACHE_TIMEOUT`
+    /// -1), so a changed file (new inode, size or modification time) takes a new handle.
     private var caFile: (path: String, stamp: FileStamp?)?
     private let cancellation = Cancellation()
 
@@ -180,6 +184,17 @@ public final class BundleFetcher: @unchecked Sendable {
                 (CURLOPT_FOLLOWLOCATION, 1), (CURLOPT_MAXREDIRS, 5), (CURLOPT_NOPROGRESS, 0),
                 (CURLOPT_CONNECTTIMEOUT, request.connectTimeoutSeconds), (CURLOPT_TIMEOUT, request.totalTimeoutSeconds),
                 (CURLOPT_LOW_SPEED_LIMIT, request.lowSpeedBytesPerSecond), (CURLOPT_LOW_SPEED_TIME, request.lowSpeedSeconds),
+                (CURLOPT_MAXAGE_CONN, request.connectionIdleSeconds),
+                // The parsed CA store is kept for the handle's life, not re-read every 24 h (libcurl's
+                // default; ≈ 24 ms of CPU for Debian's 139-CA bundle): the fetcher renews the handle
+                // itself when the CA file changes (`renewHandleIfTheCAFileChanged`).
+                (CURLOPT_CA_CACHE_TIMEOUT, -1),
+                // TCP keep-alive probes on a kept connection, after 60 s idle, then every 20 s: NATs
+                // and load balancers that forget idle flows (Azure after 4 min, AWS NAT after 350 s)
+                // keep it, and a server that vanished without closing is found dead within 60 + 9 × 20 s
+                // rather than by a poll's request timing out. They do not make a server keep an idle
+                // HTTP connection: that is its own timeout.
+                (CURLOPT_TCP_KEEPALIVE, 1), (CURLOPT_TCP_KEEPIDLE, 60), (CURLOPT_TCP_KEEPINTVL, 20),
             ] { _ = ccurl_setopt_long(curl, handle, option, value) }
             _ = ccurl_setopt_offset(curl, handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.maximumBytes))
             _ = ccurl_setopt_string(curl, handle, CURLOPT_URL, request.url)
@@ -190,7 +205,7 @@ public final class BundleFetcher: @unchecked Sendable {
             if let path = request.caCertificate { _ = ccurl_setopt_string(curl, handle, CURLOPT_CAINFO, path) }
             // The CA file only (CACertificate=, or Debian's /etc/ssl/certs/ca-certificates.crt, which
             // holds every CA of /etc/ssl/certs), not also Debian's default CA directory: libcurl then
-            // keeps the parsed CA store between connections (CURLOPT_CA_CACHE_TIMEOUT, a day) instead
+            // keeps the parsed CA store between connections (CURLOPT_CA_CACHE_TIMEOUT above) instead
             // of reading and decoding the PEM file for every new connection.
             _ = ccurl_setopt_pointer(curl, handle, CURLOPT_CAPATH, nil)
             if let path = request.clientCertificate { _ = ccurl_setopt_string(curl, handle, CURLOPT_SSLCERT, path) }

@@ -31,10 +31,14 @@ public final class BundlePoller: Sendable {
     private let wake = DispatchSemaphore(value: 0)
 
     /// A poller for `request` (its `etag` is the starting one) every `intervalSeconds`; call `start()`.
+    /// A connection the server keeps open serves the next poll, however long the interval.
     public init(request: FetchRequest, intervalSeconds: Int, deliver: @escaping @Sendable (Outcome) -> Void) {
+        let schedule = PollSchedule(interval: intervalSeconds)
+        var request = request
+        request.connectionIdleSeconds = schedule.longestDelayAfterSuccess + 1
         self.request = request
         self.deliver = deliver
-        state = Mutex(State(etag: request.etag, schedule: PollSchedule(interval: intervalSeconds)))
+        state = Mutex(State(etag: request.etag, schedule: schedule))
     }
 
     /// Starts the thread, which polls at once and then on schedule.

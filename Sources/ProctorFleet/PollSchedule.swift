@@ -9,6 +9,9 @@ public struct PollSchedule: Sendable, Hashable {
     public var firstRetry: Int { min(30, interval) }
     /// The longest delay between retries: an hour, or the interval if that is longer.
     public var maximumBackoff: Int { max(3600, interval) }
+    /// The longest wait after a fetch that worked (the interval + 10 %), in whole seconds: how
+    /// long a kept connection stays idle between two polls.
+    public var longestDelayAfterSuccess: Int { (interval * 11 + 9) / 10 }
     /// Failures since the last fetch that worked.
     public private(set) var consecutiveFailures = 0
 

@@ -29,7 +29,11 @@ public final class StatusReporter: Sendable {
     private let wake = DispatchSemaphore(value: 0)
 
     /// A reporter POSTing to `request.url` with its TLS settings; call `start()`.
+    /// A connection the server keeps open serves the next document, sent at least every
+    /// `retryIntervalSeconds` (the daemon's status timer has the same period).
     public init(request: FetchRequest, retryIntervalSeconds: Int, deliver: @escaping @Sendable (Outcome) -> Void) {
+        var request = request
+        request.connectionIdleSeconds = retryIntervalSeconds + 1
         self.request = request
         self.deliver = deliver
         state = Mutex(State(schedule: PollSchedule(interval: retryIntervalSeconds)))

@@ -53,8 +53,7 @@ import Testing
         let fetcher = BundleFetcher()
         _ = try fetcher.fetch(request)
         _ = try fetcher.fetch(request)
-        let requests = try server.log()["requests"] as? [[String: Any]] ?? []
-        #expect(requests.prefix(2).map { $0["connection"] as? String } == ["full", "resumed"])
+        #expect(try server.connections().prefix(2) == ["full", "resumed"])
 
         try FileManager.default.removeItem(atPath: caFile)
         try FileManager.default.copyItem(atPath: server.file("other-ca.pem"), toPath: caFile)
@@ -64,6 +63,66 @@ import Testing
         } catch {
             guard case .tls = error else { Issue.record("expected a TLS failure, got \(error)"); return }
         }
+    }
+
+    /// A TLS session resumes only with the server that holds its ticket key, which it proved
+    /// when the session began: another server on the same name and port (here with a
+    /// certificate from a CA the client does not trust) cannot decrypt the ticket, so the
+    /// handshake is a full one, its certificate is verified, and it is refused.
+    @Test func aSessionTicketDoesNotLetAnotherServerOnTheSameAddressSkipVerification() throws {
+        try server.publish(#"{"bundle": 1}"#)
+        let fetcher = BundleFetcher()
+        let trusted = request("bundle")
+        _ = try fetcher.fetch(trusted)
+        _ = try fetcher.fetch(trusted)
+        #expect(try server.connections().prefix(2) == ["full", "resumed"])
+        try server.stop()
+        let impostor = try MDMServer(port: server.port)  // its own, untrusted CA
+        try impostor.publish(#"{"bundle": "forged"}"#)
+        do {
+            _ = try fetcher.fetch(trusted)
+            Issue.record("a server whose certificate the CA did not sign was accepted on a resumed session")
+        } catch {
+            guard case .tls = error else { Issue.record("expected a TLS failure, got \(error)"); return }
+        }
+        #expect(try impostor.requestedPaths().allSatisfy { $0 != "/bundle" })
+    }
+
+    /// A connection the server keeps open carries the next request as long as it has been idle
+    /// for less than `connectionIdleSeconds` (what `BundlePoller` sets to its interval); after
+    /// that the fetcher opens a new one, which resumes the TLS session.
+    @Test func aKeptConnectionServesTheNextRequestWithinTheIdleTimeItIsAllowed() throws {
+        let server = try MDMServer(keepAlive: true)
+        try server.publish(#"{"bundle": 1}"#)
+        var request = FetchRequest(url: server.url("bundle"), caCertificate: server.file("ca.pem"), maximumBytes: 1 << 20)
+        request.connectionIdleSeconds = 30
+        let fetcher = BundleFetcher()
+        guard case .fetched(_, let etag?) = try fetcher.fetch(request) else { Issue.record("no ETag"); return }
+        // The kept connection has TCP keep-alive on: the kernel's keep-alive timer is armed.
+        #expect(try tcpTimers(toPort: server.port) == ["keepalive"])
+        request.etag = etag
+        sleep(2)
+        #expect(try fetcher.fetch(request) == .notModified)
+        request.connectionIdleSeconds = 1
+        sleep(2)
+        #expect(try fetcher.fetch(request) == .notModified)
+        #expect(try server.connections().prefix(3) == ["full", "kept", "resumed"])
+    }
+
+    /// A kept connection the server closed while it was idle (its keep-alive timeout) is not
+    /// used: the poll opens a new connection, resumes the TLS session and succeeds.
+    @Test func aKeptConnectionTheServerClosedIsReopened() throws {
+        let server = try MDMServer(keepAlive: true, idleTimeout: 1)
+        try server.publish(#"{"bundle": 1}"#)
+        var request = FetchRequest(url: server.url("bundle"), caCertificate: server.file("ca.pem"), maximumBytes: 1 << 20)
+        request.connectionIdleSeconds = 300
+        let fetcher = BundleFetcher()
+        guard case .fetched(_, let etag?) = try fetcher.fetch(request) else { Issue.record("no ETag"); return }
+        request.etag = etag
+        #expect(try fetcher.fetch(request) == .notModified)
+        sleep(3)
+        #expect(try fetcher.fetch(request) == .notModified)
+        #expect(try server.connections().prefix(3) == ["full", "kept", "resumed"])
     }
 
     /// proctord without a network: through an AF_UNIX socket that systemd's own forwarder
@@ -231,6 +290,18 @@ import Testing
 }
 
 /// Waits up to 20 s for `condition`.
+/// The kernel's timer on each established TCP connection to 127.0.0.1:`port` (/proc/net/tcp's
+/// `tr` column): "keepalive" when SO_KEEPALIVE armed it on an idle connection, "none" without.
+private func tcpTimers(toPort port: Int) throws -> [String] {
+    let table = try String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)
+    let remote = "0100007F:" + String(format: "%04X", port)
+    return table.split(separator: "\n").dropFirst().compactMap { row in
+        let fields = row.split(separator: " ")
+        guard fields.count > 5, fields[2] == remote, fields[3] == "01" else { return nil }
+        return switch fields[5].prefix(2) { case "02": "keepalive"; case "00": "none"; default: String(fields[5]) }
+    }
+}
+
 private func waitUntil(_ condition: () throws -> Bool) throws {
     let deadline = ContinuousClock.now + .seconds(20)
     while try !condition() {

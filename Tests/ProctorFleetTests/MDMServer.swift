@@ -3,17 +3,21 @@ import ProctorFleet
 import TestSupport
 
 /// bundle_server.py running for one test: HTTPS on 127.0.0.1 with certificates it made with
-/// openssl in a temporary directory, and a CONNECT proxy. Stopped when released.
+/// openssl in a temporary directory, and a CONNECT proxy. Stopped when released. `keepAlive`:
+/// HTTP/1.1 with connections kept open, for `idleTimeout` seconds when given; `port`: listen
+/// there (where another server, with other certificates, listened).
 final class MDMServer {
     let directory: TemporaryDirectory
     let process: ChildProcess
     let port: Int
     let proxyPort: Int
 
-    init() throws {
+    init(keepAlive: Bool = false, idleTimeout: Double? = nil, port: Int? = nil) throws {
         directory = try TemporaryDirectory(prefix: "proctor-mdm")
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("bundle_server.py")
-        process = try ChildProcess(URL(fileURLWithPath: "/usr/bin/python3"), arguments: [script.path, directory.path])
+        let options = (keepAlive ? ["--keep-alive"] : []) + (idleTimeout.map { ["--idle-timeout=\($0)"] } ?? [])
+            + (port.map { ["--port=\($0)"] } ?? [])
+        process = try ChildProcess(URL(fileURLWithPath: "/usr/bin/python3"), arguments: [script.path] + options + [directory.path])
         let line = try process.waitForOutputLines(count: 1, timeout: .seconds(30))[0]
         let fields = line.split(separator: " ")
         guard fields.count == 3, fields[0] == "READY", let port = Int(fields[1]), let proxyPort = Int(fields[2]) else {
@@ -21,6 +25,18 @@ final class MDMServer {
         }
         self.port = port
         self.proxyPort = proxyPort
+    }
+
+    /// Stops the server and waits until it has exited, so its port is free.
+    func stop() throws {
+        try process.send(SIGKILL)
+        _ = try process.waitForExit()
+    }
+
+    /// How each request so far reached the server: "full" (a new TLS connection, full
+    /// handshake), "resumed" (a new connection resuming a TLS session) or "kept" (an open one).
+    func connections() throws -> [String] {
+        (try log()["requests"] as? [[String: Any]] ?? []).compactMap { $0["connection"] as? String }
     }
 
     /// `https://localhost:PORT/PATH`, the name the server's certificate carries.

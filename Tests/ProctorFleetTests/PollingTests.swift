@@ -10,6 +10,10 @@ import Testing
         #expect(schedule.delay(afterSuccess: true, random: 0) == 270)
         #expect(schedule.delay(afterSuccess: true, random: 0.5) == 300)
         #expect(schedule.delay(afterSuccess: true, random: 0.999_999) < 330)
+        #expect(schedule.longestDelayAfterSuccess == 330)
+        #expect(PollSchedule(interval: 1).longestDelayAfterSuccess == 2)  // 1.1 s, rounded up
+        var seven = PollSchedule(interval: 7)
+        #expect(seven.delay(afterSuccess: true, random: 0.999_999) <= Double(seven.longestDelayAfterSuccess))
     }
 
     @Test func failuresBackOffExponentiallyUpToTheCapWithJitterAndSuccessResets() {

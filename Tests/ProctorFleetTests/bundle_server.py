@@ -2,13 +2,17 @@
 """An MDM stand-in for ProctorFleetTests: HTTPS on 127.0.0.1 with a CA and certificates made here
 by openssl, plus a CONNECT proxy, so the fetcher is tested against real TLS and real sockets.
 
-Usage: bundle_server.py [--trace] [--keep-alive] DIR   (DIR: an empty directory for the certificates and the bundle)
+Usage: bundle_server.py [--trace] [--keep-alive] [--idle-timeout=SECONDS] [--port=PORT] DIR
+(DIR: an empty directory for the certificates and the bundle)
 Prints "READY <https port> <proxy port>" once both listen; with --trace then one line per
 request answered, "<method> <path> <status> <connection>" where connection is "full" (a new TLS
 connection, full handshake), "resumed" (a new connection resuming an earlier TLS session) or
 "kept" (a later request on a kept-alive connection); proctor-bench counts polls by them. The
 server closes each connection after its answer (HTTP/1.0), as a server does with a client
-that polls minutes apart; with --keep-alive it speaks HTTP/1.1 and keeps connections open.
+that polls minutes apart; with --keep-alive it speaks HTTP/1.1 and keeps connections open,
+with --idle-timeout=SECONDS only until one has been idle that long (as nginx's keepalive_timeout).
+--port=PORT listens there instead of on a free port the kernel picks (a test starting another
+server, with other certificates, where one was).
 The certificate names only DNS:localhost, so https://127.0.0.1:PORT/ is a name mismatch.
 
 Paths: /bundle (DIR/bundle, with an ETag, 304 on If-None-Match), /slow-start (answers after
@@ -23,6 +27,8 @@ import hashlib, http.server, json, os, select, socket, ssl, subprocess, sys, thr
 options = [argument for argument in sys.argv[1:] if argument.startswith("--")]
 trace = "--trace" in options
 keep_alive = "--keep-alive" in options
+idle_timeout = next((float(o.split("=", 1)[1]) for o in options if o.startswith("--idle-timeout=")), None)
+port = next((int(o.split("=", 1)[1]) for o in options if o.startswith("--port=")), 0)
 directory = sys.argv[-1]
 log = {"requests": [], "connects": [], "posts": []}
 
@@ -49,6 +55,7 @@ def make_certificates():
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+    timeout = idle_timeout  # a request line not read in time closes the connection (http.server)
     answered = 0  # on this connection (one handler per connection)
 
     def log_message(self, *arguments):
@@ -191,7 +198,7 @@ context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
 context.load_cert_chain(os.path.join(directory, "server.pem"), os.path.join(directory, "server.key"))
 context.load_verify_locations(os.path.join(directory, "ca.pem"))
 context.verify_mode = ssl.CERT_OPTIONAL
-server = TLSServer(("127.0.0.1", 0), Handler)
+server = TLSServer(("127.0.0.1", port), Handler)
 proxy_listener = socket.create_server(("127.0.0.1", 0))
 threading.Thread(target=proxy, args=(proxy_listener,), daemon=True).start()
 print("READY", server.server_address[1], proxy_listener.getsockname()[1], flush=True)

@@ -106,7 +106,7 @@ import Testing
     }
 
     @Test func anEventRepeatsItsReceivedTimeAsAt() throws {
-        var event = Admin.Event(id: 1, kind: "decision", appId: nil, data: [:], occurredAt: "2026-11-29T12:00:00Z",
+        var event = Admin.Event(kind: "decision", appId: nil, data: [:], id: 1, occurredAt: "2026-11-29T12:00:00Z",
                                 receivedAt: "2026-11-29T12:00:01Z")
         #expect(event.fields["at"] == "2026-11-29T12:00:01Z")
         event.receivedAt = "2026-11-29T12:00:02Z"

@@ -1,6 +1,6 @@
 import JSONCore
 import ProctorPolicy
-import ProctorProtocol
+@testable import ProctorProtocol
 import Testing
 import Varlink
 
@@ -42,6 +42,26 @@ import Varlink
                         "\(method.qualifiedName) parameters, optionals \(withOptionals ? "given" : "absent")")
                 #expect(reply == Self.withoutNulls(output),
                         "\(method.qualifiedName) reply, optionals \(withOptionals ? "given" : "absent")")
+            }
+        }
+    }
+
+    /// The struct types of each interface (generated from it), each on its own: read and
+    /// written back unchanged, and none left out.
+    @Test(arguments: interfaces.map(\.name))
+    func everyDeclaredStructTypeReadsAndWritesBackItsFields(interface: String) throws {
+        let description = try Self.description(of: interface)
+        let generated = interface == Agent.interface ? Agent.declaredMessages : Admin.declaredMessages
+        // Types the mapping takes from ProctorPolicy are enums; every struct type is generated.
+        let structs = description.types.filter { if case .struct = $0.value { true } else { false } }
+        #expect(generated.keys.sorted() == structs.keys.sorted())
+        for (name, type) in structs {
+            guard case .struct(let fields) = type, let message = generated[name] else { continue }
+            for withOptionals in [true, false] {
+                var sample = SampleBuilder(types: description.types, withOptionals: withOptionals)
+                let fields = sample.object(fields)
+                #expect(Self.withoutNulls(.object(try message.init(fields).fields)) == Self.withoutNulls(fields),
+                        "\(interface).\(name), optionals \(withOptionals ? "given" : "absent")")
             }
         }
     }
