@@ -86,6 +86,9 @@ build_module() {
         [ -z "$stale" ] && return 0
     fi
     echo "compiling $module"
+    # A new archive: swiftc adds to an existing one, which would keep the objects of
+    # source files since removed or renamed (duplicate symbols at the link).
+    rm -f "$library"
     # shellcheck disable=SC2086
     swiftc $flags -module-name "$module" -emit-module -emit-module-path "$out/$module.swiftmodule" \
         -emit-library -static -o "$library" $module_sources
