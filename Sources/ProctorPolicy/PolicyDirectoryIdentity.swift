@@ -36,9 +36,10 @@ public struct PolicyDirectoryIdentity: Sendable, Hashable {
         }
 
         /// `status` is the file's, taken on the descriptor its bytes are read from; nil when
-        /// `fstat` failed, which leaves the identity unsettled.
+        /// `fstat` failed, which leaves the identity unsettled, as does anything but a regular
+        /// file (a FIFO's bytes change with every read, its status need not).
         mutating func add(name: String, status: stat?) {
-            guard let status else {
+            guard let status, status.st_mode & S_IFMT == S_IFREG else {
                 isSettled = false
                 return
             }
