@@ -153,10 +153,13 @@ final class Daemon {
             throw StartupError(message: "no valid policy: \(summary)", errno: EINVAL, isConfigurationError: true)
         }
         // The policy's hash from the snapshot of the same files, bundle and build: hashing is
-        // a third of a large start's CPU.
-        let snapshot = Self.readSnapshot(matching: Self.snapshotKey(directory: directory, identity: directoryIdentity,
-                                                                    bundle: bundle?.record),
-                                         in: configuration.stateDirectory)
+        // a third of a large start's CPU. Files that cannot key one skip the snapshot's code
+        // altogether (`mayHaveSnapshot`).
+        let snapshot = Self.mayHaveSnapshot(directory, directoryIdentity)
+            ? Self.readSnapshot(matching: Self.snapshotKey(directory: directory, identity: directoryIdentity,
+                                                           bundle: bundle?.record),
+                                in: configuration.stateDirectory)
+            : (snapshot: nil, unusable: nil)
         savedSnapshot = snapshot.snapshot
         registry = AgentRegistry(active: ActivePolicy(directory: directory, bundle: bundle?.policy,
                                                       bundleVersion: bundle?.record.version, loadedAt: now,
@@ -181,7 +184,7 @@ final class Daemon {
         }
         logMachineKeySource(machineKeySource)
         if let reason = snapshot.unusable { logUnusableSnapshot(reason) }
-        saveSnapshot()
+        if mayHaveSnapshot { saveSnapshot() }
         // A policy.d edited to retire an app while proctord was stopped counts as well.
         shredDataKeysOfRetiredApps()
         pruneIdentityPins()
@@ -389,7 +392,16 @@ final class Daemon {
     func activate(_ policy: ActivePolicy) {
         perform(registry.activate(policy))
         shredDataKeysOfRetiredApps()
-        saveSnapshot()
+        if mayHaveSnapshot { saveSnapshot() }
+    }
+
+    /// Whether the policy in force can have a `PolicySnapshot`: `policy.d` is part of it and its
+    /// files had settled when read. Checked here, in code that runs anyway, so that a start on
+    /// files just written touches no page of the snapshot's code (idle RSS counts them).
+    var mayHaveSnapshot: Bool { Self.mayHaveSnapshot(directory, directoryIdentity) }
+
+    static func mayHaveSnapshot(_ directory: LoadedPolicy?, _ identity: PolicyDirectoryIdentity?) -> Bool {
+        directory != nil && identity?.isSettled == true
     }
 
     /// Carries out what the registry says must follow an event.

@@ -42,7 +42,7 @@ struct PolicySnapshot: Equatable, Sendable {
         /// files that changed too recently to be told apart, or no `policy.d` in the policy (a
         /// bundle alone, whose hash the store keeps).
         static func current(directory: PolicyDirectoryIdentity?, bundle: (id: Int64, sha256: String)?) -> Key? {
-            guard let build = ExecutableBuildID.current, let directory, directory.isSettled else { return nil }
+            guard let directory, directory.isSettled, let build = ExecutableBuildID.current else { return nil }
             return Key(build: build, files: directory.digest, bundle: bundle)
         }
     }

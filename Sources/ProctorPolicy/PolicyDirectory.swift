@@ -162,3 +162,48 @@ public enum PolicyFile {
         }
     }
 }
+
+// Beside the reading that uses it: a start touches the code of this file anyway, and idle
+// memory counts every page of the binary that start-up faults in.
+extension PolicyDirectoryIdentity {
+    /// Collects the files' statuses as `PolicyDirectory` reads them.
+    struct Builder {
+        /// Per file: its name, a NUL, and its status fields as 64-bit little-endian integers.
+        private var encoded: [UInt8] = []
+        private var isSettled = true
+        private let readBegan: timespec
+
+        init() {
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            readBegan = now
+        }
+
+        /// `status` is the file's, taken on the descriptor its bytes are read from; nil when
+        /// `fstat` failed, which leaves the identity unsettled, as does anything but a regular
+        /// file (a FIFO's bytes change with every read, its status need not).
+        mutating func add(name: String, status: stat?) {
+            guard let status, status.st_mode & S_IFMT == S_IFREG else {
+                isSettled = false
+                return
+            }
+            encoded += name.utf8
+            encoded.append(0)  // no file name holds one
+            for field in [Int64(bitPattern: UInt64(status.st_dev)), Int64(bitPattern: UInt64(status.st_ino)), Int64(status.st_size),
+                          Int64(status.st_mtim.tv_sec), Int64(status.st_mtim.tv_nsec),
+                          Int64(status.st_ctim.tv_sec), Int64(status.st_ctim.tv_nsec)] {
+                withUnsafeBytes(of: field.littleEndian) { encoded += $0 }
+            }
+            let settledBefore = readBegan.tv_sec - Int(PolicyDirectoryIdentity.settleSeconds)
+            if status.st_ctim.tv_sec > settledBefore
+                || (status.st_ctim.tv_sec == settledBefore && status.st_ctim.tv_nsec >= readBegan.tv_nsec)
+            {
+                isSettled = false
+            }
+        }
+
+        func finish() -> PolicyDirectoryIdentity {
+            PolicyDirectoryIdentity(digest: SHA256.hexDigest(encoded), isSettled: isSettled)
+        }
+    }
+}
