@@ -154,8 +154,10 @@ struct PolicySnapshot: Equatable, Sendable {
     }
 
     /// Replaces the snapshot in `stateDirectory` atomically (a crash leaves the old one or this
-    /// one), readable by the owner only, as the rest of the state.
+    /// one), readable by the owner only, as the rest of the state. The temporary files of
+    /// writers killed before their rename go first.
     func write(to stateDirectory: String) throws(FileReplacementError) {
+        AtomicFileReplacement.removeAbandonedTemporaryFiles(in: stateDirectory)
         let replacement = try AtomicFileReplacement(replacing: Self.path(in: stateDirectory), mode: 0o600)
         try replacement.write(encoded)
         try replacement.commit()

@@ -172,6 +172,21 @@ def test_an_applied_bundle_keys_the_snapshot(settled):
     write_snapshot(daemon, dict(fields, sha256=PLANTED))
     restart(daemon)
     assert policy_sha256(daemon) == applied
+    wait_for_snapshot(daemon, applied)  # written again off the loop: not over the next plant
     write_snapshot(daemon, dict(with_bundle, sha256=PLANTED))
     restart(daemon)
     assert policy_sha256(daemon) == PLANTED
+
+
+def test_a_temporary_file_left_by_a_killed_writer_is_removed(settled):
+    daemon, true_sha256, fields = settled
+    # What a proctord killed between creating and renaming its replacement leaves behind
+    # (every pid is below 1 << 22, the kernel's PID_MAX_LIMIT, so no process has this one).
+    abandoned = os.path.join(daemon.state_dir, f".tmp.{1 << 22}.1f.policy.snapshot")
+    with open(abandoned, "w") as f:
+        f.write("proctor-policy-snapshot 1\n")
+    raw_call(daemon.admin, "io.proctor.Admin.ApplyPolicy", {"policy": base_policy("snap.3")})
+    deadline = time.monotonic() + 10
+    while os.path.exists(abandoned) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not os.path.exists(abandoned)
