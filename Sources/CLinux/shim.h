@@ -150,3 +150,38 @@ static inline int clinux_thread_set_effective_ids(uid_t uid, gid_t gid) {
 
 /// glibc's malloc_trim(3) (<malloc.h>): gives free heap memory back to the kernel.
 extern int malloc_trim(size_t pad);
+
+#include <elf.h>
+#include <sys/auxv.h>
+
+/// Copies the GNU build id of the running executable (its `NT_GNU_BUILD_ID` note, found through
+/// the program headers the kernel passed in the auxiliary vector, so no file is read) into
+/// `out`; returns its length, or 0 when the executable has none or it is longer than `capacity`.
+static inline size_t clinux_executable_build_id(unsigned char *out, size_t capacity) {
+    const Elf64_Phdr *headers = (const Elf64_Phdr *)getauxval(AT_PHDR);
+    unsigned long count = getauxval(AT_PHNUM);
+    if (!headers || count == 0) return 0;
+    uintptr_t bias = 0;  // where a position-independent executable was loaded
+    for (unsigned long i = 0; i < count; i++) {
+        if (headers[i].p_type == PT_PHDR) bias = (uintptr_t)headers - headers[i].p_vaddr;
+    }
+    for (unsigned long i = 0; i < count; i++) {
+        if (headers[i].p_type != PT_NOTE) continue;
+        size_t align = headers[i].p_align == 8 ? 8 : 4;
+        const unsigned char *note = (const unsigned char *)(bias + headers[i].p_vaddr);
+        const unsigned char *end = note + headers[i].p_memsz;
+        while (note + sizeof(Elf64_Nhdr) <= end) {
+            const Elf64_Nhdr *header = (const Elf64_Nhdr *)note;
+            const unsigned char *name = note + sizeof *header;
+            const unsigned char *description = name + ((header->n_namesz + align - 1) & ~(align - 1));
+            if (description + header->n_descsz > end) break;
+            if (header->n_type == NT_GNU_BUILD_ID && header->n_namesz == 4 && memcmp(name, "GNU", 4) == 0) {
+                if (header->n_descsz > capacity) return 0;
+                memcpy(out, description, header->n_descsz);
+                return header->n_descsz;
+            }
+            note = description + ((header->n_descsz + align - 1) & ~(align - 1));
+        }
+    }
+    return 0;
+}

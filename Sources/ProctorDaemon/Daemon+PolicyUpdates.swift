@@ -41,21 +41,21 @@ extension Daemon {
         let bundlePolicy = bundle?.policy, bundleVersion = bundle?.record.version
         // Updates run one at a time: this is still the directory in force when the result is swapped in.
         let previous = directory
-        offLoop({ () -> Result<(LoadedPolicy, ActivePolicy), PolicyProblems> in
+        offLoop({ () -> Result<(LoadedPolicy, PolicyDirectoryIdentity, ActivePolicy), PolicyProblems> in
             do throws(PolicyProblems) {
-                let loaded = try PolicyDirectory.load(path)
+                let (loaded, identity) = try PolicyDirectory.loadIdentified(path)
                 if let problem = Self.reusedVersionProblem(loaded, previous: previous) { throw PolicyProblems([problem]) }
-                return .success((loaded, ActivePolicy(directory: loaded, bundle: bundlePolicy, bundleVersion: bundleVersion,
-                                                      loadedAt: now)))
+                return .success((loaded, identity, ActivePolicy(directory: loaded, bundle: bundlePolicy, bundleVersion: bundleVersion,
+                                                                loadedAt: now)))
             } catch {
                 return .failure(error)
             }
         }) { [unowned self] result in
             let outcome: ReloadOutcome
             switch result {
-            case .success(let (loaded, policy)):
+            case .success(let (loaded, identity, policy)):
                 let replaced = (directory, active)
-                directory = loaded
+                (directory, directoryIdentity) = (loaded, identity)
                 outcome = ReloadOutcome(at: now, problems: [])
                 activate(policy)
                 releaseOffLoop(replaced)
@@ -78,15 +78,16 @@ extension Daemon {
     /// The worker runs at `workerNice`: with two CPUs, a reload's threads (parsing, then
     /// compiling beside hashing) kept both busy, and the loop, woken by a client, waited for a
     /// scheduler slice (milliseconds) before it could answer; at a lower priority they give
-    /// the CPU up to it at once.
-    func offLoop<Value: Sendable>(_ work: @escaping @Sendable () -> Value, then: @escaping (Value) -> Void) {
+    /// the CPU up to it at once. `queue` is a concurrent pool unless the work must keep its order.
+    func offLoop<Value: Sendable>(on queue: DispatchQueue = .global(), _ work: @escaping @Sendable () -> Value,
+                                  then: @escaping (Value) -> Void) {
         let loop = self.loop
         let then = LoopBound(then)
         if runsPolicyWorkInline {
             let value = work()
             return loop.execute { then.value(value) }
         }
-        DispatchQueue.global().async {
+        queue.async {
             ThreadPriority.lowerCurrentThread(toNice: Self.workerNice)
             let value = work()
             loop.execute { then.value(value) }

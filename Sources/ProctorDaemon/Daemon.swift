@@ -28,6 +28,10 @@ final class Daemon {
     /// The last `policy.d` that loaded; kept so that an applied bundle overlays it even
     /// after a later reload failed.
     var directory: LoadedPolicy?
+    /// The identity of `directory`'s files as they were read (the `PolicySnapshot` key).
+    var directoryIdentity: PolicyDirectoryIdentity?
+    /// The `PolicySnapshot` in the state directory, as far as this daemon knows.
+    var savedSnapshot: PolicySnapshot?
     var bundle: (policy: CanonicalPolicy, record: BundleRecord)?
     var lastReload: ReloadOutcome?
     /// The policy in force and the sessions, which `Daemon` feeds events and whose effects
@@ -130,7 +134,7 @@ final class Daemon {
         let now = Clock.now()
         var reloadProblems: [PolicyProblem] = []
         do {
-            directory = try PolicyDirectory.load(configuration.policyDirectory)
+            (directory, directoryIdentity) = try PolicyDirectory.loadIdentified(configuration.policyDirectory)
         } catch {
             reloadProblems = error.problems
         }
@@ -148,8 +152,18 @@ final class Daemon {
             let summary = reloadProblems.map(\.description).joined(separator: "; ")
             throw StartupError(message: "no valid policy: \(summary)", errno: EINVAL, isConfigurationError: true)
         }
+        // The policy's hash from the snapshot of the same files, bundle and build: hashing is
+        // a third of a large start's CPU. Files that cannot key one skip the snapshot's code
+        // altogether (`mayHaveSnapshot`).
+        let snapshot = Self.mayHaveSnapshot(directory, directoryIdentity)
+            ? Self.readSnapshot(matching: Self.snapshotKey(directory: directory, identity: directoryIdentity,
+                                                           bundle: bundle?.record),
+                                in: configuration.stateDirectory)
+            : (snapshot: nil, unusable: nil)
+        savedSnapshot = snapshot.snapshot
         registry = AgentRegistry(active: ActivePolicy(directory: directory, bundle: bundle?.policy,
-                                                      bundleVersion: bundle?.record.version, loadedAt: now),
+                                                      bundleVersion: bundle?.record.version, loadedAt: now,
+                                                      knownSHA256: snapshot.snapshot?.sha256),
                                  store: store, appsWithPendingWipes: appsWithPendingWipes, viewSigner: viewSigner)
         if !reloadProblems.isEmpty {
             lastReload = ReloadOutcome(at: now, problems: reloadProblems)
@@ -169,6 +183,8 @@ final class Daemon {
                 [("STATE_DIRECTORY", configuration.stateDirectory)])
         }
         logMachineKeySource(machineKeySource)
+        if let reason = snapshot.unusable { logUnusableSnapshot(reason) }
+        if mayHaveSnapshot { saveSnapshot() }
         // A policy.d edited to retire an app while proctord was stopped counts as well.
         shredDataKeysOfRetiredApps()
         pruneIdentityPins()
@@ -377,6 +393,16 @@ final class Daemon {
     func activate(_ policy: ActivePolicy) {
         perform(registry.activate(policy))
         shredDataKeysOfRetiredApps()
+        if mayHaveSnapshot { saveSnapshot() }
+    }
+
+    /// Whether the policy in force can have a `PolicySnapshot`: `policy.d` is part of it and its
+    /// files had settled when read. Checked here, in code that runs anyway, so that a start on
+    /// files just written touches no page of the snapshot's code (idle RSS counts them).
+    var mayHaveSnapshot: Bool { Self.mayHaveSnapshot(directory, directoryIdentity) }
+
+    static func mayHaveSnapshot(_ directory: LoadedPolicy?, _ identity: PolicyDirectoryIdentity?) -> Bool {
+        directory != nil && identity?.isSettled == true
     }
 
     /// Carries out what the registry says must follow an event.

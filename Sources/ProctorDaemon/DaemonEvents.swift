@@ -32,6 +32,7 @@ enum DaemonEvent: CaseIterable {
     case machineKeyLoaded
     case dataKeysDestroyed
     case dataKeyRefused
+    case policySnapshotIgnored
 
     var messageID: MessageID {
         switch self {
@@ -63,6 +64,7 @@ enum DaemonEvent: CaseIterable {
         case .machineKeyLoaded: MessageID("5d0c3f0a8e3b4f2c9a71d6b2e4f08c13")
         case .dataKeysDestroyed: MessageID("c7e2a9146b0d4e58a3f1b2d9e6c40a77")
         case .dataKeyRefused: MessageID("1f9b7d3e2c6a4b08b5e4d7a2c9f13e60")
+        case .policySnapshotIgnored: MessageID("7caa0631e75742e68a0be03e79b2ea19")
         }
     }
 
@@ -75,7 +77,7 @@ enum DaemonEvent: CaseIterable {
         case .wipeIssued: .notice
         case .registrationRefusedIdentity, .registrationRefusedUnknown, .decisionDenied,
              .clientLimitHit, .refusalsSuppressed, .logMessagesDropped, .eventsDropped, .notifyFailed, .bundleFetchFailed,
-             .statusReportFailed, .dataKeyRefused: .warning
+             .statusReportFailed, .dataKeyRefused, .policySnapshotIgnored: .warning
         case .reloadFailed, .storageFailure, .bundleRefused, .fleetConfigurationInvalid: .error
         case .stateDatabaseCorrupt: .critical
         case .decisionAllowed: .debug

@@ -22,8 +22,10 @@ struct ActivePolicy: Sendable {
     var version: String { compiled.policy.version }
 
     /// `bundle` laid over `directory`, compiled and hashed. Without a directory the policy in
-    /// force is the bundle itself, whose hash is known: only the compile runs.
-    init(directory: LoadedPolicy?, bundle: CanonicalPolicy?, bundleVersion: String?, loadedAt: Int64) {
+    /// force is the bundle itself, whose hash is known: only the compile runs; so it does when
+    /// the caller knows the hash (`knownSHA256`, from the `PolicySnapshot` of the same files).
+    init(directory: LoadedPolicy?, bundle: CanonicalPolicy?, bundleVersion: String?, loadedAt: Int64,
+         knownSHA256: String? = nil) {
         let policy: Policy
         switch (directory, bundle) {
         case let (directory?, bundle?): policy = directory.policy.overlaying(bundle.policy)
@@ -34,7 +36,7 @@ struct ActivePolicy: Sendable {
         // Compiling and hashing share nothing and each take tens of milliseconds for a
         // large policy (both are on the start-up path before READY=1): run them side by side.
         // The managed apps' list and digest follow the compile on its thread, not the loop.
-        let knownSHA256 = directory == nil ? bundle?.sha256 : nil
+        let knownSHA256 = knownSHA256 ?? (directory == nil ? bundle?.sha256 : nil)
         let results = Mutex<(compiled: CompiledPolicy?, managed: ([AppID], String)?, sha256: String?)>((nil, nil, knownSHA256))
         DispatchQueue.concurrentPerform(iterations: knownSHA256 == nil ? 2 : 1) { task in
             if task == 0 {

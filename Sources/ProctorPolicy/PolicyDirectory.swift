@@ -26,13 +26,23 @@ public enum PolicyDirectory {
     /// - Throws: every problem of every file (each naming its file), or one problem when
     ///   the directory is missing, unreadable, or holds no policy file.
     public static func load(_ directoryPath: String) throws(PolicyProblems) -> LoadedPolicy {
+        try loadIdentified(directoryPath).policy
+    }
+
+    /// `load(_:)`, and the identity of the files as they were read (each file's status taken
+    /// on the descriptor its bytes were read from).
+    public static func loadIdentified(_ directoryPath: String) throws(PolicyProblems)
+        -> (policy: LoadedPolicy, identity: PolicyDirectoryIdentity)
+    {
         let names = try policyFileNames(in: directoryPath)
+        var identity = PolicyDirectoryIdentity.Builder()
         var read: [Result<[UInt8], PolicyProblems>] = []
         var totalBytes = 0
         for name in names {
             read.append(Result { () throws(PolicyProblems) in
-                let bytes = try PolicyFile.read(directoryPath + "/" + name, source: name,
-                                                limit: PolicyLimits.maxDocumentBytes - totalBytes)
+                let (bytes, status) = try PolicyFile.readWithStatus(directoryPath + "/" + name, source: name,
+                                                                    limit: PolicyLimits.maxDocumentBytes - totalBytes)
+                identity.add(name: name, status: status)
                 totalBytes += bytes.count
                 return bytes
             })
@@ -46,7 +56,7 @@ public enum PolicyDirectory {
             }
         }
         guard problems.isEmpty else { throw PolicyProblems(problems) }
-        return LoadedPolicy(policy: try Policy.merge(fragments), sources: names)
+        return (LoadedPolicy(policy: try Policy.merge(fragments), sources: names), identity.finish())
     }
 
     /// Below this many bytes in all, the files are parsed on the calling thread: they parse in
@@ -105,6 +115,14 @@ public enum PolicyFile {
     /// - Throws: a problem naming `source` when the file cannot be opened or read, or is
     ///   larger than `limit`.
     public static func read(_ path: String, source: String?, limit: Int = PolicyLimits.maxDocumentBytes) throws(PolicyProblems) -> [UInt8] {
+        try readWithStatus(path, source: source, limit: limit).bytes
+    }
+
+    /// `read(_:source:limit:)`, and the file's status taken on its descriptor before reading
+    /// (nil when `fstat` failed).
+    static func readWithStatus(_ path: String, source: String?, limit: Int) throws(PolicyProblems)
+        -> (bytes: [UInt8], status: stat?)
+    {
         let descriptor: FileDescriptor
         do {
             descriptor = try FileDescriptor.open(path, O_RDONLY | O_NOCTTY)
@@ -122,7 +140,8 @@ public enum PolicyFile {
         // A regular file says its size: refuse it before reading any of it, and read it in one
         // chunk of its size and a byte more (to see the end); anything else in chunks of 64 KiB.
         var chunkSize = 64 * 1024
-        if let status = try? descriptor.status(), (status.st_mode & S_IFMT) == S_IFREG {
+        let status = try? descriptor.status()
+        if let status, (status.st_mode & S_IFMT) == S_IFREG {
             guard Int(status.st_size) <= limit else { throw tooLarge("\(status.st_size) bytes") }
             chunkSize = min(chunkSize, Int(status.st_size) + 1)
         }
@@ -137,9 +156,54 @@ public enum PolicyFile {
             } catch {
                 throw PolicyProblems([PolicyProblem(source: source, message: "cannot read \(path): \(error)")])
             }
-            if count == 0 { return bytes }
+            if count == 0 { return (bytes, status) }
             bytes += chunk[0..<count]
             if bytes.count > limit { throw tooLarge("more than \(limit) bytes") }
+        }
+    }
+}
+
+// Beside the reading that uses it: a start touches the code of this file anyway, and idle
+// memory counts every page of the binary that start-up faults in.
+extension PolicyDirectoryIdentity {
+    /// Collects the files' statuses as `PolicyDirectory` reads them.
+    struct Builder {
+        /// Per file: its name, a NUL, and its status fields as 64-bit little-endian integers.
+        private var encoded: [UInt8] = []
+        private var isSettled = true
+        private let readBegan: timespec
+
+        init() {
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            readBegan = now
+        }
+
+        /// `status` is the file's, taken on the descriptor its bytes are read from; nil when
+        /// `fstat` failed, which leaves the identity unsettled, as does anything but a regular
+        /// file (a FIFO's bytes change with every read, its status need not).
+        mutating func add(name: String, status: stat?) {
+            guard let status, status.st_mode & S_IFMT == S_IFREG else {
+                isSettled = false
+                return
+            }
+            encoded += name.utf8
+            encoded.append(0)  // no file name holds one
+            for field in [Int64(bitPattern: UInt64(status.st_dev)), Int64(bitPattern: UInt64(status.st_ino)), Int64(status.st_size),
+                          Int64(status.st_mtim.tv_sec), Int64(status.st_mtim.tv_nsec),
+                          Int64(status.st_ctim.tv_sec), Int64(status.st_ctim.tv_nsec)] {
+                withUnsafeBytes(of: field.littleEndian) { encoded += $0 }
+            }
+            let settledBefore = readBegan.tv_sec - Int(PolicyDirectoryIdentity.settleSeconds)
+            if status.st_ctim.tv_sec > settledBefore
+                || (status.st_ctim.tv_sec == settledBefore && status.st_ctim.tv_nsec >= readBegan.tv_nsec)
+            {
+                isSettled = false
+            }
+        }
+
+        func finish() -> PolicyDirectoryIdentity {
+            PolicyDirectoryIdentity(digest: SHA256.hexDigest(encoded), isSettled: isSettled)
         }
     }
 }

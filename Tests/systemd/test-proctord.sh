@@ -22,6 +22,7 @@ admin=/run/proctor/io.proctor.Admin
 id_ready=f3335cbfd2a549648e5fa4e3d322b0ca
 id_reload_succeeded=0987ce39a1a04b68b12e42a0a603b261
 id_reload_failed=cbf4e86b6aef4ae2a86ff72eb1c7ee15
+id_snapshot_ignored=7caa0631e75742e68a0be03e79b2ea19
 id_registered=af576a13fab8475eab3b3f4cc9b613fa
 id_denied=b1a2f28f21824eeaa03407dabfd373a4
 id_stopping=a57820dc9c044392a287fe9f65144e6f
@@ -100,6 +101,7 @@ record_matches() {  # record_matches MESSAGE_ID PYTHON_CONDITION — some record
     journal "MESSAGE_ID=$1" | "$python" -c "import json, sys
 sys.exit(0 if any(eval(sys.argv[1], {'r': json.loads(line)}) for line in sys.stdin) else 1)" "$2"
 }
+no_record_matches() { ! record_matches "$@"; }
 has_record() {  # has_record MESSAGE_ID PYTHON_CONDITION — waits up to 10 s for such a record
     box_wait_for 10 record_matches "$@" || { journal "MESSAGE_ID=$1"; false; }
 }
@@ -278,6 +280,13 @@ check_output "the restarted proctord answers with the policy in force" systemd-t
 check_output "… and reads the state its predecessor wrote (the app's last registration)" \
     1.0.0 sh -c "nsenter -t $BOX_PID -m -p timeout 30 '$python' '$here/varlink-call.py' $admin 'io.proctor.Admin.GetApp={\"appId\": \"$app\"}' |
                  $python -c 'import json, sys; print(json.load(sys.stdin)[\"app\"][\"lastRegistration\"][\"version\"])'"
+
+# Its policy.d was written seconds before: settled, so the snapshot (docs/state.md) is written
+# under the unit's sandbox (ProtectSystem=strict, SystemCallFilter=, the dynamic user).
+check "… and keeps its policy snapshot in StateDirectory (mode 0600, owned by the dynamic user)" \
+    box_wait_for 10 sh -c "nsenter -t $BOX_PID -m -p find /var/lib/private/proctor/policy.snapshot -perm 0600 ! -user root | grep -q ."
+check "… with no snapshot write refused by the sandbox (no record of MESSAGE_ID $id_snapshot_ignored)" \
+    no_record_matches $id_snapshot_ignored True
 
 # --- Stop -------------------------------------------------------------------------------
 last_pid=$(show MainPID)
