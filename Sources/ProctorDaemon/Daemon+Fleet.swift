@@ -171,24 +171,28 @@ extension Daemon {
     func pulled(_ outcome: BundlePoller.Outcome, _ verdict: Result<OpenedBundle, BundleRefusal>?, generation: Int) {
         guard generation == fleet.generation, let url = fleet.configuration.source.bundleURL else { return }
         let now = Clock.now()  // milliseconds: two polls within a second stay apart in Status
-        fleet.lastFetchAt = now
-        if case .success = outcome.result { fleet.lastSuccessfulFetchAt = now }
         fleet.nextFetchAt = now + UnixMilliseconds(outcome.nextPollAt - outcome.finishedAt) * 1000
+        // A fetch shows in Status together with its result: a fetched bundle's once it is applied.
+        let fetched = { [unowned self] (result: String) in
+            fleet.lastFetchAt = now
+            if case .success = outcome.result { fleet.lastSuccessfulFetchAt = now }
+            fleet.lastFetchResult = result
+        }
         switch (outcome.result, verdict) {
         case (.failure(let failure), _):
-            fleet.lastFetchResult = "failed"
+            fetched("failed")
             fleet.fetchFailures += 1
             fleet.lastError = Admin.FleetError(at: Clock.rfc3339(Clock.now()), reason: failure.name, message: failure.description)
             log(.bundleFetchFailed, "Fetching the policy bundle from \(url) failed (\(outcome.consecutiveFailures) in a row), "
                 + "retrying at \(Clock.rfc3339(fleet.nextFetchAt!)): \(failure)",
                 [(DaemonEventField.bundleSource, url), (DaemonEventField.reason, failure.name)])
         case (.success(.notModified), _):
-            fleet.lastFetchResult = "unchanged"
+            fetched("unchanged")
         case (.success(.fetched), .failure(.rollback(let serial, let lastApplied))) where serial == lastApplied:
             // The bundle in force, fetched again (after a restart, or a server without ETags).
-            fleet.lastFetchResult = "unchanged"
+            fetched("unchanged")
         case (.success(.fetched), .failure(let refusal)):
-            fleet.lastFetchResult = "refused"
+            fetched("refused")
             _ = refuse(refusal, source: url)
         case (.success(.fetched), .success(let opened)):
             // In turn with reloads and other applies (the policy update queue).
@@ -198,9 +202,9 @@ extension Daemon {
                     defer { finished() }
                     do throws(VarlinkError) {
                         _ = try applySigned(opened, compiled: compiled, source: url, uid: getuid())
-                        fleet.lastFetchResult = "applied"
+                        fetched("applied")
                     } catch {
-                        fleet.lastFetchResult = error.name.hasSuffix(".BundleRefused") ? "refused" : "failed"
+                        fetched(error.name.hasSuffix(".BundleRefused") ? "refused" : "failed")
                         // Perhaps passing (a full disk): fetch the same bundle again next time.
                         fleet.poller?.forgetETag()
                     }

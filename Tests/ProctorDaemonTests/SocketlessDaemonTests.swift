@@ -74,8 +74,23 @@ import Varlink
         #expect(daemon.policyInForce.sha256 == reply.sha256)
         admin.close()
         try daemon.stop()
-        daemon = try SocketlessDaemon(directory: directory.path)
+        daemon = try Self.startAgain(directory: directory.path)
         #expect(daemon.policyInForce.sha256 == reply.sha256)
+    }
+
+    /// Starts a daemon on a directory another one just released. Other tests in this process
+    /// spawn programs, and a child holds a copy of every descriptor — the state lock's too —
+    /// from its fork until its exec closes them (`O_CLOEXEC`): under load that window lasts
+    /// long enough for the lock to look taken. Retries while it does, for up to 10 s.
+    private static func startAgain(directory: String) throws -> SocketlessDaemon {
+        for _ in 0..<200 {
+            switch Result(catching: { () throws(SocketlessDaemon.StartFailure) in try SocketlessDaemon(directory: directory) }) {
+            case .success(let daemon): return daemon
+            case .failure(let failure) where failure.description.contains("is locked"): usleep(50_000)
+            case .failure(let failure): throw failure
+            }
+        }
+        return try SocketlessDaemon(directory: directory)
     }
 
     /// Policy changes are compiled on the caller's thread here, and finish on the loop: two
