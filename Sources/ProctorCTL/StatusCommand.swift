@@ -18,7 +18,7 @@ enum StatusCommand {
                 + "Times are shown in the local time zone.",
             "Then signed bundles (docs/fleet.md): the BundleURL= proctord pulls from (source), whether only signed "
                 + "policy is accepted and the ids of the trusted keys (signed), the highest bundle serial applied, the "
-                + "last fetch and its result (fetched, unchanged, applied, refused or failed), the next fetch, the last "
+                + "last fetch and its result (unchanged, applied, refused or failed), the next fetch, the last "
                 + "fetch the server answered with the fetch failures and refused bundles since start, and the last "
                 + "error: a refused bundle's or failed fetch's reason and message. With a StatusURL=, the status "
                 + "documents POSTed there: the URL (reports to), the last POST and its result (sent or failed), the "
