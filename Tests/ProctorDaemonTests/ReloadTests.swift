@@ -20,7 +20,7 @@ import TestSupport
     private func reload(_ daemon: Daemon) throws -> ReloadOutcome {
         var outcome: ReloadOutcome?
         daemon.reload { outcome = $0 }
-        while outcome == nil {
+        for _ in 0..<100 where outcome == nil {
             let stop = daemon.loop.schedule(after: .zero) { daemon.loop.stop() }
             defer { daemon.loop.cancel(stop) }
             try daemon.loop.run()
