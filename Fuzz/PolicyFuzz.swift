@@ -1,6 +1,8 @@
 // libFuzzer target for the policy parser (files an administrator or an MDM writes) and the
 // engine behind it: any bytes either parse, or produce problems that each have a location;
-// a parsed policy compiles, answers every action, and survives its canonical round trip.
+// a parsed policy compiles, answers every action, and survives its canonical round trip;
+// parsing (which tries the start-up path's fast reader first) reads what the validating
+// reader reads from the same document.
 // Not part of a SwiftPM target; `Fuzz/build.sh policy` builds it.
 import JSONCore
 import ProctorPolicy
@@ -8,6 +10,10 @@ import ProctorPolicy
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    if let root = try? JSONParser.parse(bytes, maxDepth: PolicyLimits.maxNestingDepth) {
+        check((try? Policy.parse(bytes, source: "fuzz.json")) == (try? Policy.read(root, source: "fuzz.json")),
+              "the fast reader and the validating reader read different policies")
+    }
     let fragment: PolicyFragment
     do {
         fragment = try PolicyFragment.parse(bytes, source: "fuzz.json")

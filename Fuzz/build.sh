@@ -27,7 +27,7 @@ all_targets="json policy policy-dir varlink info-plist handlers"
 # -I Sources/C… find the module maps of the C libraries the modules import; -package-name
 # is SwiftPM's, so `package` declarations are seen across modules.
 flags="-swift-version 6 -enable-upcoming-feature ExistentialAny -enable-upcoming-feature InternalImportsByDefault
-       -sanitize=$sanitize -parse-as-library -O -g -use-ld=lld -package-name proctor -I $out -L $out
+       -parse-as-library -O -g -use-ld=lld -package-name proctor -I $out -L $out
        -I Sources/CLinux -I Sources/CLandlock -I Sources/CSystemd -I Sources/CSQLite -I Sources/CSodium -I Sources/CCurl"
 
 # The library modules a module needs, in build order, itself last.
@@ -52,9 +52,16 @@ module_closure() {
 }
 
 # Compiles one module into $out/lib<module>.a unless it is newer than its sources and
-# than the libraries it depends on.
+# than the libraries it depends on. `build_module MODULE edges` compiles it again into
+# $out/lib<module>-edges.a with edge coverage and AddressSanitizer but no comparison
+# tracing (FUZZ_KIND=asan only): for a target that links the module without fuzzing it.
 build_module() {
-    module=$1 library="$out/lib$1.a"
+    module=$1 library="$out/lib$1.a" variant=${2:-}
+    module_flags="-sanitize=$sanitize -emit-module -emit-module-path $out/$module.swiftmodule"
+    if [ "$variant" = edges ]; then
+        library="$out/lib$module-edges.a"
+        module_flags="-sanitize=address -sanitize-coverage=edge,inline-8bit-counters,pc-table"
+    fi
     dependencies=$(module_closure "$module")
     module_sources="Sources/$module/*.swift" watched="Sources/$module"
     # ProctorProtocol carries its interface files as Swift strings, made at build time by
@@ -85,13 +92,12 @@ build_module() {
         done
         [ -z "$stale" ] && return 0
     fi
-    echo "compiling $module"
+    echo "compiling $module${variant:+ ($variant)}"
     # A new archive: swiftc adds to an existing one, which would keep the objects of
     # source files since removed or renamed (duplicate symbols at the link).
     rm -f "$library"
     # shellcheck disable=SC2086
-    swiftc $flags -module-name "$module" -emit-module -emit-module-path "$out/$module.swiftmodule" \
-        -emit-library -static -o "$library" $module_sources
+    swiftc $flags $module_flags -module-name "$module" -emit-library -static -o "$library" $module_sources
 }
 
 build_target() {
@@ -110,11 +116,22 @@ build_target() {
             ;;
         *) echo "usage: $0 [$(echo "$all_targets" | tr ' ' '|')]..." >&2; exit 2 ;;
     esac
+    # handlers: JSONCore, which the json target fuzzes on its own, without comparison
+    # tracing. Its byte-by-byte tests (`byte == "\""`) called libFuzzer's hook for every
+    # byte of every message parsed, a tenth of the target's time, and told the mutator nothing
+    # about the handlers (Fuzz/README.md, fifth session).
+    edges=""
+    [ "$1" = handlers ] && [ "$sanitize" = fuzzer,address ] && edges=JSONCore
     libraries=""
     for top in $modules; do
         for module in $(module_closure "$top"); do
             build_module "$module"
-            libraries="-l$module $libraries"
+            if [ "$module" = "$edges" ]; then
+                build_module "$module" edges
+                libraries="-l$module-edges $libraries"
+            else
+                libraries="-l$module $libraries"
+            fi
         done
     done
     # shellcheck disable=SC2086
@@ -122,7 +139,7 @@ build_target() {
     [ "$1" = handlers ] && libraries="$libraries -lsystemd -lsqlite3 -lsodium -lcurl -lswiftSynchronization -lswiftDispatch -ldispatch -lBlocksRuntime"
     # Nor the Swift overlays: ProctorPolicy parses policy.d's drop-ins side by side (Dispatch, Mutex).
     case "$1" in policy|policy-dir) libraries="$libraries -lswiftSynchronization -lswiftDispatch -ldispatch -lBlocksRuntime" ;; esac
-    swiftc $flags -module-name "$(echo "$1" | tr -d -)fuzz" $libraries -lm Fuzz/FuzzCheck.swift $sources \
+    swiftc $flags -sanitize=$sanitize -module-name "$(echo "$1" | tr -d -)fuzz" $libraries -lm Fuzz/FuzzCheck.swift $sources \
         -o "$out/$1-fuzz"
     echo "built $out/$1-fuzz"
 }

@@ -39,11 +39,17 @@ extension Daemon {
         let now = Clock.now()
         let path = configuration.policyDirectory
         let bundlePolicy = bundle?.policy, bundleVersion = bundle?.record.version
-        // Updates run one at a time: this is still the directory in force when the result is swapped in.
-        let previous = directory
+        // Updates run one at a time: this is still the directory in force when the result is
+        // swapped in, and the policy in force is still the one compiled from it and the bundle.
+        let previous = directory, inForce = active
         offLoop({ () -> Result<(LoadedPolicy, PolicyDirectoryIdentity, ActivePolicy), PolicyProblems> in
             do throws(PolicyProblems) {
                 let (loaded, identity) = try PolicyDirectory.loadIdentified(path)
+                // policy.d as it was (a SIGHUP after no edit, or after one that merges to the same
+                // policy): nothing to compile or hash.
+                if let previous, previous.policy == loaded.policy {
+                    return .success((loaded, identity, inForce.reread(from: loaded, bundleVersion: bundleVersion, at: now)))
+                }
                 if let problem = Self.reusedVersionProblem(loaded, previous: previous) { throw PolicyProblems([problem]) }
                 return .success((loaded, identity, ActivePolicy(directory: loaded, bundle: bundlePolicy, bundleVersion: bundleVersion,
                                                                 loadedAt: now)))

@@ -16,8 +16,8 @@ struct ActivePolicy: Sendable {
     /// for 100 000 apps each takes milliseconds that a swap on the loop must not.
     let managedAppIDs: [AppID]
     let managedAppsDigest: String
-    let sources: [String]
-    let loadedAt: Int64
+    private(set) var sources: [String]
+    private(set) var loadedAt: Int64
 
     var version: String { compiled.policy.version }
 
@@ -50,9 +50,23 @@ struct ActivePolicy: Sendable {
             }
         }
         (compiled, (managedAppIDs, managedAppsDigest), sha256) = results.withLock { ($0.compiled!, $0.managed!, $0.sha256!) }
-        sources = (directory?.sources.map { "policy.d/" + $0 } ?? [])
-            + (bundleVersion.map { ["applied bundle \($0)"] } ?? [])
+        sources = Self.sources(directory: directory, bundleVersion: bundleVersion)
         self.loadedAt = loadedAt
+    }
+
+    /// This policy, read again from a policy.d whose files merge to the same policy as the
+    /// ones it was compiled from (a reload of an unchanged policy.d, the common case), under
+    /// the same bundle: the compiled form, hash and digest stand; the file names and the
+    /// time are the new reading's.
+    func reread(from directory: LoadedPolicy, bundleVersion: String?, at loadedAt: Int64) -> ActivePolicy {
+        var policy = self
+        policy.sources = Self.sources(directory: directory, bundleVersion: bundleVersion)
+        policy.loadedAt = loadedAt
+        return policy
+    }
+
+    private static func sources(directory: LoadedPolicy?, bundleVersion: String?) -> [String] {
+        (directory?.sources.map { "policy.d/" + $0 } ?? []) + (bundleVersion.map { ["applied bundle \($0)"] } ?? [])
     }
 
     /// `PolicyInfo` of the Admin interface.

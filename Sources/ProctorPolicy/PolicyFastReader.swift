@@ -208,6 +208,9 @@ struct PolicyFastReader {
                     case "deny":
                         try members.insert(1, json)
                         dlp.fileExportDeny = try readList(PolicySyntax.isPathGlob)
+                    case "enforcement":
+                        try members.insert(2, json)
+                        dlp.fileExportEnforcement = try readEnumeration(ExportEnforcement.self)
                     default: throw json.unexpected()
                     }
                 }
@@ -236,8 +239,17 @@ struct PolicyFastReader {
             case "offlineGraceSeconds":
                 try seen.insert(2, json)
                 compliance.offlineGraceSeconds = try readNonNegativeInteger()
+            case "offlineWipeSeconds":
+                try seen.insert(3, json)
+                let seconds = try readNonNegativeInteger()
+                guard seconds > 0 else { throw json.unexpected() }
+                compliance.offlineWipeSeconds = seconds
             default: throw json.unexpected()
             }
+        }
+        // `PolicyReader` refuses a wipe within the grace (and says why).
+        if let wipe = compliance.offlineWipeSeconds, let grace = compliance.offlineGraceSeconds, wipe <= grace {
+            throw json.unexpected()
         }
         return compliance
     }

@@ -37,8 +37,9 @@ import Testing
               "match": { "executable": "/usr/bin/example-notes", "users": ["*", "alice"] },
               "config": { "serverURL": "https://notes.example.com", "syncDays": 14, "nested": { "a": [1, 2.5, null, true] } },
               "dlp": { "share": { "send": "managed", "receive": "any", "exempt": ["com.example.*"] }, "print": "block",
-                       "screenCapture": "allow", "fileExport": { "allow": ["/home/*/Documents/**"], "deny": ["/tmp/**"] } },
-              "compliance": { "minVersion": "2.3.0-rc.1", "onViolation": "warn", "offlineGraceSeconds": 86400 }
+                       "screenCapture": "allow", "fileExport": { "allow": ["/home/*/Documents/**"], "deny": ["/tmp/**"], "enforcement": "kernel" } },
+              "compliance": { "minVersion": "2.3.0-rc.1", "onViolation": "warn", "offlineGraceSeconds": 86400,
+                              "offlineWipeSeconds": 172800 }
             },
             "com.example.old": { "state": "retired" },
             "com.example.mail": { "dlp": { "clipboard": { "level": "managed-paste-in", "charLimit": 1e3 } } }
@@ -51,6 +52,9 @@ import Testing
         let fast = try #require(PolicyFastReader.read(sample, source: "test.json"))
         #expect(fast == validated(sample))
         #expect(fast.apps.count == 3 && fast.apps["com.example.mail"]?.settings.dlp.clipboardCharLimit == 1000)
+        // Every key the schema has is read here, not handed back to `PolicyReader`.
+        let notes = try #require(fast.apps["com.example.notes"]?.settings)
+        #expect(notes.dlp.fileExportEnforcement == .kernel && notes.compliance.offlineWipeSeconds == 172_800)
         for name in ["00-defaults.json", "10-notes.json", "20-mail.json"] {
             let bytes = try #require(contents(of: PolicyTestSupport.repositoryRoot + "/config/examples/" + name), "\(name)")
             let fromExample = try #require(PolicyFastReader.read(bytes, source: "test.json"), "\(name)")
@@ -84,6 +88,12 @@ import Testing
             "\u{FEFF}{\"schema\": 1}",
             #"{"schema": 1, "defaults": {"dlp": {"share": {"exempt": [1]}}}}"#,
             #"{"schema": 1, "defaults": {"dlp": {"share": {"exempt": ["com.*",]}}}}"#,
+            #"{"schema": 1, "defaults": {"dlp": {"fileExport": {"enforcement": "strict"}}}}"#,
+            #"{"schema": 1, "defaults": {"dlp": {"fileExport": {"enforcement": "kernel", "enforcement": "kernel"}}}}"#,
+            #"{"schema": 1, "defaults": {"compliance": {"offlineWipeSeconds": 0}}}"#,
+            #"{"schema": 1, "defaults": {"compliance": {"offlineWipeSeconds": 2.5}}}"#,
+            #"{"schema": 1, "defaults": {"compliance": {"offlineWipeSeconds": 60, "offlineGraceSeconds": 60}}}"#,
+            #"{"schema": 1, "defaults": {"compliance": {"offlineGraceSeconds": 90, "offlineWipeSeconds": 60}}}"#,
         ]
         for text in refused {
             #expect(PolicyFastReader.read(Array(text.utf8), source: nil) == nil, "\(text)")
