@@ -52,10 +52,15 @@ import TestSupport
         return (status, generator.errorOutput.replacingOccurrences(of: directory.path + "/", with: ""), swift)
     }
 
-    @Test func writesAStructPerTypeAndMessageAndAnEnumPerMethod() throws {
-        let (status, error, swift) = try Self.generate()
+    /// The Swift the generator writes for `interface` and `mapping`, which it must accept.
+    static func generatedSource(interface: String = interface, mapping: String = mapping) throws -> String {
+        let (status, error, swift) = try generate(interface: interface, mapping: mapping)
         #expect(status == 0, "\(error)")
-        let source = try #require(swift)
+        return try #require(swift)
+    }
+
+    @Test func writesAStructPerTypeAndMessageAndAnEnumPerMethod() throws {
+        let source = try Self.generatedSource()
         for expected in [
             "public protocol ShopMethod: ProtocolMethod {}",
             "/// A line of a receipt.\n    public struct Line: ProtocolMessage {",
@@ -124,9 +129,7 @@ import TestSupport
             shared ItemRequest Buy.Request Return.Request
             group Till till in Buy.Reply Hold.Reply : till
             """
-        let (status, error, swift) = try Self.generate(interface: interface, mapping: mapping)
-        #expect(status == 0, "\(error)")
-        let source = try #require(swift)
+        let source = try Self.generatedSource(interface: interface, mapping: mapping)
         for expected in [
             "    /// A line of a receipt.\n    ///\n    /// Refunds are negative.\n    public struct Line: ProtocolMessage {\n",
             "        /// The values of `kind`.\n        public enum Kind: String",
