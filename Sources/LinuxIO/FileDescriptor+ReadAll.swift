@@ -37,7 +37,7 @@ extension FileDescriptor {
     /// does not linger in freed memory; the returned array is the only copy of what it holds
     /// while the buffer need not grow.
     public func readAll(limit: Int, sizeHint: Int? = nil) throws(ReadAllError) -> [UInt8] {
-        precondition(limit >= 0, "readAll needs a limit of at least 0 bytes")
+        precondition(limit >= 0 && limit < Int.max, "readAll needs a limit from 0 to Int.max - 1 bytes")
         var bytes = [UInt8](repeating: 0, count: min(limit, max(sizeHint ?? 64 * 1024, 0)) + 1)
         var count = 0
         while true {
@@ -54,7 +54,7 @@ extension FileDescriptor {
                 Self.zero(&bytes)
                 throw .limitExceeded(limit: limit)
             }
-            bytes += repeatElement(0, count: min(filled, limit + 1 - filled))
+            bytes += repeatElement(0, count: min(filled, limit - filled + 1))  // doubling, up to limit + 1
         }
         bytes.removeSubrange(count...)
         return bytes
