@@ -97,8 +97,10 @@ final class Daemon {
         do {
             lock = try LockFile.acquire(path: configuration.lockPath)
         } catch {
-            throw StartupError(message: "proctord is already running on \(configuration.runtimeDirectory) (\(error))",
-                               errno: EEXIST)
+            var failure = StartupError(message: "proctord is already running on \(configuration.runtimeDirectory) (\(error))",
+                                       errno: EEXIST)
+            if case .alreadyLocked(_, let holder) = error, holder == Syscall.processID() { failure.isLockedByThisProcess = true }
+            throw failure
         }
 
         do {
@@ -524,6 +526,9 @@ struct StartupError: Error, CustomStringConvertible {
     let errno: Int32
     /// Only the administrator can fix it (the policy): restarting would fail the same way.
     var isConfigurationError = false
+    /// The state lock is held through a descriptor of this very process: a daemon run inside
+    /// another process (`Daemon.inProcess`) whose directory was just released.
+    var isLockedByThisProcess = false
     var description: String { message }
 
     /// `EX_CONFIG` (78) for a configuration error, which the unit's
