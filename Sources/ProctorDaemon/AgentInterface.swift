@@ -272,10 +272,9 @@ extension Daemon {
         // subscribers but not kept, or a busy machine would push everything else out of the
         // bounded history within seconds and write it continuously. Denials are kept.
         guard !decision.allowed || events.hasSubscribers else { return }
-        events.emit(kind: EventKind.decision, appID: request.app, recorded: !decision.allowed, data: [
-            "action": .string(request.action.rawValue), "target": request.target.map(JSONValue.string) ?? .null,
-            "allowed": .bool(decision.allowed), "rule": .string(rule), "reason": .string(decision.reason),
-        ])
+        events.emitDecision(appID: request.app, recorded: !decision.allowed, DecisionEventData(
+            action: request.action.rawValue, target: request.target, allowed: decision.allowed, rule: rule,
+            reason: decision.reason))
     }
 
     private func agentError(for error: StoreError, parameter: String) -> VarlinkError {
