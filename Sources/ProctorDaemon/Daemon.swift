@@ -469,8 +469,7 @@ final class Daemon {
     }
 
     func peerFields(_ peer: PeerIdentity) -> [(String, String)] {
-        [(DaemonEventField.peerPID, String(peer.pid)), (DaemonEventField.peerUID, String(peer.uid)),
-         (DaemonEventField.peerExecutable, peer.executable ?? "(unknown)")]
+        peer.logFields
     }
 
     func statusLine() -> String {
