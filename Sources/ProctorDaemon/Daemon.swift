@@ -99,7 +99,7 @@ final class Daemon {
         } catch {
             var failure = StartupError(message: "proctord is already running on \(configuration.runtimeDirectory) (\(error))",
                                        errno: EEXIST)
-            if case .alreadyLocked(_, let holder) = error, holder == Syscall.processID() { failure.isLockedByThisProcess = true }
+            if case .alreadyLocked(_, let holder) = error, holder == getpid() { failure.isLockedByThisProcess = true }
             throw failure
         }
 

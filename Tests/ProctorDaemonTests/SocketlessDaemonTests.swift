@@ -86,12 +86,16 @@ import Varlink
         let directory = try directory()
         defer { directory.remove() }
         try FileManager.default.createDirectory(atPath: directory.path + "/run", withIntermediateDirectories: true)
-        let lingering = try LockFile.acquire(path: directory.path + "/run/proctord.lock")
-        let released = DispatchSemaphore(value: 0)
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(300)) {
+        let lockPath = directory.path + "/run/proctord.lock"
+        let (taken, released) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        DispatchQueue.global().async {
+            let lingering = try? LockFile.acquire(path: lockPath)
+            taken.signal()
+            usleep(300_000)
             withExtendedLifetime(lingering) {}
             released.signal()
         }
+        taken.wait()
         let daemon = try SocketlessDaemon(directory: directory.path)
         #expect(released.wait(timeout: .now()) == .success)
         try daemon.stop()
@@ -102,17 +106,22 @@ import Varlink
         let directory = try directory()
         defer { directory.remove() }
         try FileManager.default.createDirectory(atPath: directory.path + "/run", withIntermediateDirectories: true)
+        // One process, holding the lock on a descriptor of its own: sh takes it, then becomes sleep.
+        let lockPath = directory.path + "/run/proctord.lock"
         let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
-        holder.arguments = [directory.path + "/run/proctord.lock", "sleep", "30"]
+        holder.executableURL = URL(fileURLWithPath: "/bin/sh")
+        holder.arguments = ["-c", "exec 9>>\"$0\" && flock 9 && exec sleep 30", lockPath]
         try holder.run()
         defer { holder.terminate(); holder.waitUntilExit() }
         var held = false
         for _ in 0..<400 where !held {
-            held = (try? LockFile.acquire(path: directory.path + "/run/proctord.lock")) == nil
+            // A probe that writes nothing: LockFile would record this process as the holder.
+            let probe = open(lockPath, O_RDONLY | O_CLOEXEC)
+            held = probe >= 0 && flock(probe, LOCK_EX | LOCK_NB) != 0
+            if probe >= 0 { close(probe) }
             if !held { usleep(25_000) }
         }
-        try #require(held, "flock(1) did not take the lock")
+        try #require(held, "sh did not take the lock")
         let began = Date()
         #expect(throws: SocketlessDaemon.StartFailure.self) { try SocketlessDaemon(directory: directory.path) }
         #expect(Date().timeIntervalSince(began) < 5)
