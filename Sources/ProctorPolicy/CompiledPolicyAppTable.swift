@@ -114,6 +114,24 @@ final class AppTable: @unchecked Sendable {
         }
     }
 
+    /// The id at `position` (one of `positions`), copied out of the slot and the arena: the
+    /// table is where a compiled policy keeps its ids, so that it holds no `String` per app.
+    func id(at position: Int) -> AppID {
+        let slot = slots.baseAddress! + position
+        let length = Int(slot.pointee.keyLength)
+        let inlineCount = min(length, Self.inlineKeyBytes)
+        guard length > 0 else { return "" }
+        return String(unsafeUninitializedCapacity: length) { buffer in
+            let inline = UnsafeRawPointer(slot).advanced(by: MemoryLayout<Slot>.offset(of: \Slot.inlineKey)!)
+            buffer.baseAddress!.initialize(from: inline.assumingMemoryBound(to: UInt8.self), count: inlineCount)
+            if length > inlineCount {
+                (buffer.baseAddress! + inlineCount).initialize(from: keyBytes.baseAddress! + Int(slot.pointee.overflowStart),
+                                                             count: length - inlineCount)
+            }
+            return length
+        }
+    }
+
     private static func state(code: UInt32) -> AppState {
         switch code {
         case 0: .authorized
