@@ -166,7 +166,10 @@ final class Daemon {
                                                       bundleVersion: bundle?.record.version, loadedAt: now,
                                                       knownSHA256: snapshot.snapshot?.sha256),
                                  store: store, appsWithPendingWipes: appsWithPendingWipes, viewSigner: viewSigner)
-        directory = nil  // Its parsed form goes now: the policy in force keeps it compiled (`ActivePolicy.directory`).
+        // The policy in force keeps policy.d compiled (`ActivePolicy.directory`): its parsed form
+        // goes now, before the trim below. (Freed on a worker instead, it was still resident when
+        // a loaded machine measured the idle daemon, or even after.)
+        directory = nil
         if !reloadProblems.isEmpty {
             lastReload = ReloadOutcome(at: now, problems: reloadProblems)
         }
