@@ -262,9 +262,10 @@ extension Daemon {
 
     /// The policy `opened` carries laid over `directory` (policy.d as the change before left
     /// it) and compiled: run off the loop, as a reload's compilation is.
-    private static func compile(_ opened: OpenedBundle, over directory: LoadedPolicy?) -> (CanonicalPolicy, ActivePolicy) {
+    private static func compile(_ opened: OpenedBundle, over directory: KeptDirectory?) -> (CanonicalPolicy, ActivePolicy) {
         let policy = CanonicalPolicy(opened.policy)
-        return (policy, ActivePolicy(directory: directory, bundle: policy, bundleVersion: opened.policy.version, loadedAt: Clock.now()))
+        return (policy, ActivePolicy(directory: directory.map(ActivePolicy.Directory.kept), bundle: policy,
+                                     bundleVersion: opened.policy.version, loadedAt: Clock.now()))
     }
 
     /// Persist (serial checked and recorded in the same transaction), then swap in `candidate`
