@@ -101,6 +101,13 @@ extension Daemon {
     private func register(_ request: Agent.Register.Request, sentBy sender: SenderCredentials?,
                           _ context: ConnectionContext) throws(VarlinkError) -> Agent.Register.Reply {
         let appID = request.appId
+        // No policy can hold an id that is not one (the policy reader applies the same rule): such a
+        // call is refused before its id is logged or recorded, which anyone could otherwise do
+        // with an id of up to a message's size (a MiB) at each refusal the limiter lets through.
+        guard PolicySyntax.isAppID(appID) else {
+            throw AgentError.invalidParameter("appId", "expected a reverse-DNS app id (letters, digits and \"-\" in two or "
+                + "more dot-separated parts) of at most \(PolicyLimits.maxAppIDBytes) bytes")
+        }
         let caller: PeerIdentity
         var unverifiable: UnverifiableSender?
         do {
