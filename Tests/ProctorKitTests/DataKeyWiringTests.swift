@@ -7,7 +7,9 @@ import TestSupport
 /// no plaintext on disk, the key survives app and proctord restarts, and a wipe issued while
 /// the app is stopped leaves its files — and any copy of them — unreadable.
 @Suite(.serialized) struct DataKeyWiringTests {
-    static let appID = PolicyApplicationTests.appID
+    /// Not PolicyApplicationTests' app: that suite runs beside this one and checks that its
+    /// app's data key is gone from this user's keyring after a wipe.
+    static let appID = "io.proctor.test.kit.datakeys"
 
     /// Runs the app once: it logs the protected note it finds and writes `note`; returns the
     /// lines from launch to `protected wrote`, then stops it.
@@ -20,7 +22,7 @@ import TestSupport
     }
 
     @Test func protectedFilesHoldNoPlaintextAndAWipeWhileStoppedShredsThemAcrossADaemonRestart() throws {
-        let daemon = try RunningDaemon(policy: PolicyApplicationTests.policy())
+        let daemon = try RunningDaemon(policy: PolicyApplicationTests.policy(appID: Self.appID))
         let home = daemon.root.appending("home")
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         let file = home.appendingPathComponent("kit-data/protected/note")

@@ -7,7 +7,9 @@ import TestSupport
 /// build machine's kernel (Landlock ABI 7): the app's own code, on the main thread and on a
 /// Dispatch worker that ran before the restriction, gets EACCES outside the allowed places.
 @Suite(.serialized) struct KernelExportEnforcementTests {
-    static let appID = PolicyApplicationTests.appID
+    /// Not PolicyApplicationTests' app: that suite runs beside this one and checks that its
+    /// app's data key is gone from this user's keyring after a wipe.
+    static let appID = "io.proctor.test.kit.landlock"
 
     /// A policy whose app may export beneath `allow` (patterns under the test's root, where the
     /// app's home is `root/home`), enforced by `enforcement`.

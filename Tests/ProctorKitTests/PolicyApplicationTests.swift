@@ -10,7 +10,8 @@ import Varlink
     static let appID = "io.proctor.test.kit"
 
     /// `compliance` adds to the main app's compliance block (`minVersion`, `onViolation`).
-    static func policy(version: String = "kit.1", config: JSONValue = ["serverURL": "https://notes.example.com", "syncDays": 14],
+    static func policy(appID: String = appID, version: String = "kit.1",
+                       config: JSONValue = ["serverURL": "https://notes.example.com", "syncDays": 14],
                        offlineGraceSeconds: Int = 86_400, compliance: [String: JSONValue] = [:]) throws -> JSONValue {
         let match: JSONValue = ["executable": .string(try PolicyTestApp.executablePath()), "users": ["*"]]
         return [
