@@ -66,17 +66,23 @@ public enum PolicyDirectory {
 
     /// Parses the files read, on every CPU when there are several and enough bytes to pay for
     /// it (a fleet's 100 000 apps come as drop-ins, and parsing is the larger part of starting
-    /// proctord), keeping their order.
+    /// proctord), keeping their order. When one file holds most of the bytes (a single large
+    /// policy file), the files are parsed one after the other, a large one on two threads.
     private static func parseConcurrently(_ read: [Result<[UInt8], PolicyProblems>], names: [String], totalBytes: Int)
         -> [Result<PolicyFragment, PolicyProblems>]
     {
-        @Sendable func parse(_ index: Int) -> Result<PolicyFragment, PolicyProblems> {
-            read[index].flatMap { bytes in Result { () throws(PolicyProblems) in try PolicyFragment.parse(bytes, source: names[index]) } }
+        @Sendable func parse(_ index: Int, splitting: Bool) -> Result<PolicyFragment, PolicyProblems> {
+            read[index].flatMap { bytes in
+                Result { () throws(PolicyProblems) in try PolicyFragment.parse(bytes, source: names[index], splitting: splitting) }
+            }
         }
-        guard read.count > 1, totalBytes >= concurrentParseMinimumBytes else { return read.indices.map(parse) }
+        let largest = read.lazy.map { (try? $0.get().count) ?? 0 }.max() ?? 0
+        guard read.count > 1, totalBytes >= concurrentParseMinimumBytes, largest * 2 <= totalBytes else {
+            return read.indices.map { parse($0, splitting: true) }
+        }
         let results = Mutex([Result<PolicyFragment, PolicyProblems>?](repeating: nil, count: read.count))
         DispatchQueue.concurrentPerform(iterations: read.count) { index in
-            let result = parse(index)
+            let result = parse(index, splitting: false)
             results.withLock { $0[index] = result }
         }
         return results.withLock { $0.map { $0! } }
@@ -143,11 +149,12 @@ public enum PolicyFile {
         let status = try? descriptor.status()
         if let status, (status.st_mode & S_IFMT) == S_IFREG {
             guard Int(status.st_size) <= limit else { throw tooLarge("\(status.st_size) bytes") }
-            chunkSize = min(chunkSize, Int(status.st_size) + 1)
+            chunkSize = Int(status.st_size) + 1
         }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: chunkSize)
         while true {
+            if chunk.isEmpty { chunk = [UInt8](repeating: 0, count: min(chunkSize, 64 * 1024)) }
             let count: Int
             do {
                 count = try chunk.withUnsafeMutableBytes { raw in
@@ -157,7 +164,14 @@ public enum PolicyFile {
                 throw PolicyProblems([PolicyProblem(source: source, message: "cannot read \(path): \(error)")])
             }
             if count == 0 { return (bytes, status) }
-            bytes += chunk[0..<count]
+            if bytes.isEmpty {
+                // The first chunk (all of a regular file) becomes the bytes: a large policy is
+                // neither copied nor held twice.
+                swap(&bytes, &chunk)
+                bytes.removeLast(bytes.count - count)
+            } else {
+                bytes += chunk[0..<count]
+            }
             if bytes.count > limit { throw tooLarge("more than \(limit) bytes") }
         }
     }
