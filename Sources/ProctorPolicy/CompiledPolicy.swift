@@ -26,17 +26,9 @@ public struct CompiledPolicy: Sendable {
 
     /// Compiles `policy`; the cost is linear in the size of the policy.
     public init(_ policy: Policy) {
-        var tables = CompiledTables()
-        let builtin = tables.builtinSettings()
-        let defaults = tables.overlay(policy.defaults, layer: .defaults, over: builtin)
-        let ids = policy.apps.keys.sorted()
-        var records: [AppRecord] = []
-        records.reserveCapacity(ids.count)
-        for id in ids {
-            let app = policy.apps[id]!
-            records.append(AppRecord(settings: tables.overlay(app.settings, layer: .app, over: defaults), state: app.state))
-        }
-        storage = CompiledPolicyStorage(policy: policy, appIDs: ids, records: records, tables: tables)
+        let sorted = Self.sortedApps(policy.apps)
+        let (records, tables) = Self.records(policy, sorted)
+        storage = CompiledPolicyStorage(policy: policy, appIDs: sorted.map(\.id), records: records, tables: tables)
     }
 
     /// The decision for `request`, naming the rule that made it.
