@@ -78,9 +78,17 @@ struct PolicyFastReader {
 
     private mutating func readApps() throws(JSONParseError) -> [AppID: AppPolicy] {
         var apps: [AppID: AppPolicy] = [:]
+        var isSized = false
         try json.beginObject()
         while try readApp(into: &apps) {
-            guard let split, json.offset >= split.boundary else { continue }
+            guard let split else { continue }
+            if !isSized, json.offset >= split.boundary / 4 {
+                // Room for both halves at once: growing, then adding the other half, would
+                // rehash these apps twice or three times.
+                isSized = true
+                apps.reserveCapacity(split.expectedApps(read: apps.count, upTo: json.offset))
+            }
+            guard json.offset >= split.boundary else { continue }
             self.split = nil
             // Exactly at the boundary, between two members of `apps`, this reader is in the
             // state the other began in, so the other read what this one would read next.

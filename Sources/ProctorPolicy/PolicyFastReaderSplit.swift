@@ -55,6 +55,13 @@ final class AppsSplit: Sendable {
         self.boundary = boundary
     }
 
+    /// How many apps the whole document likely holds, `count` having been read in its first
+    /// `offset` bytes (the `apps` object is nearly all of a large policy file), with an eighth
+    /// more for apps larger early than late; at most `PolicyLimits.maxApps`.
+    func expectedApps(read count: Int, upTo offset: Int) -> Int {
+        min(PolicyLimits.maxApps, count * bytes.count / max(offset, 1) + count / 8)
+    }
+
     /// The apps of the second half and a reader past the end of `apps`, waiting for the
     /// other thread if it is still reading; nil when it found a problem or has not begun
     /// (on a busy machine: then reading on costs no more than waiting would).
