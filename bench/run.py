@@ -28,7 +28,10 @@ GOALS = [
     ("compile.apps10000", "median", "<=", 200, "≤ 200 ms"),
     ("ratio.cedar.apps10", "median", ">=", 100, "Proctor ≥ 100× faster"),
     ("ratio.cedar.apps1000", "median", ">=", 100, "Proctor ≥ 100× faster"),
-    ("ratio.varlink.decide", "median", "<=", 1.3, "≤ 1.3× the floor"),
+    # Both placements the issue names, pinned so that Decide and its floor cross CPUs alike
+    # (BENCHMARKS.md, "Decide over Varlink"); the unpinned ratio is information only.
+    ("ratio.varlink.decide.oneCPU", "median", "<=", 1.3, "≤ 1.3× the floor"),
+    ("ratio.varlink.decide.crossCPU", "median", "<=", 1.3, "≤ 1.3× the floor"),
     ("throughput.clients8", "median", ">=", 100_000, "≥ 100 000/s"),
     ("push.sessions1000", "median", "<=", 100, "≤ 100 ms"),
     ("startup.apps10000", "median", "<=", 50, "≤ 50 ms"),
@@ -132,7 +135,7 @@ def add_ratios(figures):
             # Throughputs: plain over protected is how many times longer protected storage takes.
             ratio(f"ratio.storage.{direction}.{size}", f"storage.plain.{direction}.{size}",
                   f"storage.protected.{direction}.{size}", f"ProtectedStorage {direction} time / plain file's")
-    for suffix in ("", ".oneCPU"):
+    for suffix in ("", ".oneCPU", ".crossCPU"):
         floor = next((f["name"] for f in figures if f["name"].startswith("socket.floor") and f["name"].endswith("B" + suffix)), None)
         if floor:
             ratio("ratio.varlink.decide" + suffix, "varlink.decide" + suffix, floor, "Decide round trip / socket floor")
@@ -210,11 +213,17 @@ def main():
     print(f"{'figure':<36}{'median':>12}{'p99':>12}  {'unit':<4}{'runs':>6}", flush=True)
     with tempfile.TemporaryDirectory(prefix="proctor-bench.") as workdir:
         run_proctor_bench(binary, arguments.quick, figures, workdir)
-        # The round trip again with the bench, the echo peer and proctord all on CPU 0: no
-        # wake-up has to cross to the other CPU (tens of µs on a VM), so the gap to the figure
-        # above is that cost and what remains is proctord's own work.
+        # The round trip again in the two placements its goal names. Left to itself the
+        # scheduler keeps the floor's two processes on one CPU but often puts proctord on the
+        # other, so the ratio above can compare a call that crosses CPUs with a floor that does
+        # not. All on CPU 0: no wake-up has to reach the other CPU, what remains is proctord's
+        # own work. The bench on CPU 0, the echo peer and proctord on CPU 1: every round trip,
+        # the floor's too, wakes the other CPU twice (tens of µs on a VM whose idle CPUs halt).
         run_proctor_bench(binary, arguments.quick, figures, workdir, arguments=["roundtrip"],
                           prefix=["taskset", "-c", "0"], suffix=".oneCPU")
+        if (os.cpu_count() or 1) > 1:
+            run_proctor_bench(binary, arguments.quick, figures, workdir, arguments=["roundtrip", "--peer-cpu", "1"],
+                              prefix=["taskset", "-c", "0"], suffix=".crossCPU")
         try:
             run_engines(binary, arguments.quick, figures, workdir)
         except engines.Mismatch as mismatch:

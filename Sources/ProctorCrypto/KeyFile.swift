@@ -18,24 +18,14 @@ enum KeyFile {
             guard fstat(descriptor.rawValue, &status) == 0 else { throw .keyFile(path: path, operation: "stat", errno: .current) }
             guard status.st_mode & 0o077 == 0 else { throw .insecureKeyFilePermissions(path: path, mode: status.st_mode) }
         }
-        var contents = [UInt8](repeating: 0, count: maximumSize + 1)
-        var filled = 0
-        while filled < contents.count {
-            let count: Int
-            let result = contents.withUnsafeMutableBytes { buffer in
-                Result { () throws(Errno) in try descriptor.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...])) }
+        // No copy of a key lingers: readAll zeroes what it refuses, and below 64 KiB the array it
+        // returns is the one it read into.
+        do { return try descriptor.readAll(limit: maximumSize) } catch {
+            switch error {
+            case .limitExceeded: throw .malformedKey(source: path, reason: "larger than \(maximumSize) bytes: not a key file")
+            case .read(let errno): throw .keyFile(path: path, operation: "read", errno: errno)
             }
-            do { count = try result.get() } catch { throw .keyFile(path: path, operation: "read", errno: error) }
-            if count == 0 { break }
-            filled += count
         }
-        guard filled <= maximumSize else {
-            wipe(&contents)
-            throw .malformedKey(source: path, reason: "larger than \(maximumSize) bytes: not a key file")
-        }
-        let result = Array(contents[..<filled])
-        wipe(&contents)
-        return result
     }
 
     /// Creates `path` with `contents` and `mode`, flushed to disk; fails if the file exists, so a

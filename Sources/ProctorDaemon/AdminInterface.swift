@@ -21,8 +21,13 @@ extension Daemon {
         table.answer(Admin.GetApp.self) { [unowned self] request, _ throws(VarlinkError) in
             Admin.GetApp.Reply(app: try appDetail(request.appId))
         }
-        table.answer(Admin.GetPolicy.self) { [unowned self] _, _ in
-            Admin.GetPolicy.Reply(policy: active.compiled.policy.canonicalJSON.objectValue ?? [:], info: active.info)
+        table.answerLater(Admin.GetPolicy.self) { [unowned self] _, _, reply in
+            // The policy is rebuilt from its compiled form and rendered on a worker: for
+            // 100 000 apps that is tens of milliseconds no other client should wait for.
+            let (compiled, info) = (active.compiled, active.info)
+            offLoop({ compiled.policy.canonicalJSON.objectValue ?? [:] }) { policy in
+                reply(.success(Admin.GetPolicy.Reply(policy: policy, info: info)))
+            }
         }
         table.answer(Admin.ValidatePolicy.self) { request, _ in
             let problems: [PolicyProblem]

@@ -27,7 +27,7 @@ extension Daemon {
 
     func status() -> Admin.Status.Reply {
         let uptime = Double(Clock.monotonicMicroseconds() - startedMonotonic) / 1_000_000
-        let appsKnown = (try? knownAppIDs().count) ?? active.compiled.policy.apps.count
+        let appsKnown = active.compiled.appCount + ((try? seenAppsOutsidePolicy().count) ?? 0)
         return Admin.Status.Reply(
             version: Self.version, startedAt: Clock.rfc3339(startedAt), uptimeSeconds: uptime, policy: active.info,
             lastReload: lastReload?.result,
@@ -41,15 +41,23 @@ extension Daemon {
 
     /// Apps named in policy or ever seen registering, sorted.
     func knownAppIDs() throws(VarlinkError) -> [AppID] {
+        (active.compiled.appIDs + (try seenAppsOutsidePolicy())).sorted()
+    }
+
+    /// Apps the store has seen (registered, reported, acknowledged, wiped) that the policy in
+    /// force does not name: a lookup each, so `Status` counts the known apps without listing
+    /// the policy's (100 000 strings at 100 000 apps).
+    private func seenAppsOutsidePolicy() throws(VarlinkError) -> [AppID] {
         let seen: [String]
         do { seen = try store.knownApps() } catch { throw adminError(for: error, while: "listing apps") }
-        return Set(active.compiled.policy.apps.keys).union(seen).sorted()
+        let compiled = active.compiled
+        return seen.filter { compiled.state(of: $0) == nil }
     }
 
     func appSummary(_ appID: AppID) -> Admin.AppSummary {
         let registration = (try? store.app(appID: appID))?.registration
-        return Admin.AppSummary(appId: appID, inPolicy: active.compiled.appPolicy(appID) != nil,
-                                state: active.compiled.appPolicy(appID)?.state,
+        let state = active.compiled.state(of: appID)
+        return Admin.AppSummary(appId: appID, inPolicy: state != nil, state: state,
                                 connectedSessions: registry.sessionsByApp[appID]?.count ?? 0,
                                 lastSeen: registration.map { Clock.rfc3339($0.at) }, version: registration?.appVersion)
     }
@@ -109,7 +117,8 @@ extension Daemon {
             let directory = self.directory
             offLoop({ () -> Result<(CanonicalPolicy, ActivePolicy), PolicyProblems> in
                 Self.parsePushedPolicy(document).map { policy in
-                    (policy, ActivePolicy(directory: directory, bundle: policy, bundleVersion: policy.policy.version, loadedAt: Clock.now()))
+                    (policy, ActivePolicy(directory: directory.map(ActivePolicy.Directory.kept), bundle: policy,
+                                          bundleVersion: policy.policy.version, loadedAt: Clock.now()))
                 }
             }) { [unowned self] compiled in
                 reply(Result { () throws(VarlinkError) in try swapIn(compiled, force: request.force == true, pushedBy: context) })
@@ -165,7 +174,8 @@ extension Daemon {
             Result { () throws(PolicyProblems) in
                 let parsed = try Policy.parse(Array(record.canonicalJSON.utf8), source: "applied bundle \(record.version)")
                 let policy = CanonicalPolicy(parsed, readFrom: record)
-                return (policy, ActivePolicy(directory: directory, bundle: policy, bundleVersion: record.version, loadedAt: Clock.now()))
+                return (policy, ActivePolicy(directory: directory.map(ActivePolicy.Directory.kept), bundle: policy,
+                                             bundleVersion: record.version, loadedAt: Clock.now()))
             }
         }) { [unowned self] compiled in
             reply(Result { () throws(VarlinkError) in
@@ -193,8 +203,8 @@ extension Daemon {
                                       appVersion: question.appVersion)
         let decision = active.compiled.decide(request)
         var explanation: [String] = []
-        if let entry = active.compiled.appPolicy(appID) {
-            explanation.append("\(appID) is in policy \(active.version) with state \(entry.state.rawValue)")
+        if let state = active.compiled.state(of: appID) {
+            explanation.append("\(appID) is in policy \(active.version) with state \(state.rawValue)")
         } else {
             explanation.append("\(appID) is not in policy \(active.version): it is unmanaged")
         }
@@ -211,7 +221,7 @@ extension Daemon {
     }
 
     func wipe(_ appID: AppID, _ context: ConnectionContext) throws(VarlinkError) -> Admin.Wipe.Reply {
-        guard active.compiled.appPolicy(appID) != nil || ((try? store.knownApps().contains(appID)) ?? false) else {
+        guard active.compiled.state(of: appID) != nil || ((try? store.knownApps().contains(appID)) ?? false) else {
             throw AdminError.unknownApp(appID)
         }
         let directive: WipeDirective
@@ -235,7 +245,7 @@ extension Daemon {
     /// durably for the app's next registration (until its time to live runs out).
     func notify(_ request: Admin.Notify.Request, _ context: ConnectionContext) throws(VarlinkError) -> Admin.Notify.Reply {
         let appID = request.appId
-        guard active.compiled.appPolicy(appID) != nil else { throw AdminError.unknownApp(appID) }
+        guard active.compiled.state(of: appID) != nil else { throw AdminError.unknownApp(appID) }
         let ttlSeconds = request.ttlSeconds ?? Admin.Notify.defaultTTLSeconds
         guard (0...Admin.Notify.maxTTLSeconds).contains(ttlSeconds) else {
             throw AdminError.invalidParameter("ttlSeconds", "must be 0 to \(Admin.Notify.maxTTLSeconds) seconds, got \(ttlSeconds)")

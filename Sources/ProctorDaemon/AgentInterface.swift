@@ -72,7 +72,7 @@ extension Daemon {
         let decision = active.compiled.decide(decisionRequest)
         // Rendered once for the reply, the log line and the event.
         let rule = decision.rule
-        record(decision, rule: rule, for: decisionRequest, peer: session.peer, session: session.id)
+        record(decision, rule: rule, for: decisionRequest, closingFields: session.decisionLogFields)
         return Agent.Decide.Reply(allowed: decision.allowed, rule: rule, reason: decision.reason)
     }
 
@@ -101,6 +101,13 @@ extension Daemon {
     private func register(_ request: Agent.Register.Request, sentBy sender: SenderCredentials?,
                           _ context: ConnectionContext) throws(VarlinkError) -> Agent.Register.Reply {
         let appID = request.appId
+        // No policy can hold an id that is not one (the policy reader applies the same rule): such a
+        // call is refused before its id is logged or recorded, which anyone could otherwise do
+        // with an id of up to a message's size (a MiB) at each refusal the limiter lets through.
+        guard PolicySyntax.isAppID(appID) else {
+            throw AgentError.invalidParameter("appId", "expected a reverse-DNS app id (letters, digits and \"-\" in two or "
+                + "more dot-separated parts) of at most \(PolicyLimits.maxAppIDBytes) bytes")
+        }
         let caller: PeerIdentity
         var unverifiable: UnverifiableSender?
         do {
@@ -165,7 +172,8 @@ extension Daemon {
         // The launch verdict the SDK acts on is a decision like any other: logged and counted.
         let launch = reply.snapshot.launch
         record(Decision(allowed: launch.allowed, rule: launch.rule, reason: launch.reason, violation: launch.violation),
-               rule: launch.rule, for: session.launchRequest, peer: context.peer, session: session.id)
+               rule: launch.rule, for: session.launchRequest,
+               closingFields: [(DaemonEventField.session, session.id)] + peerFields(context.peer))
         shredDataKeysOnViolation(of: session, verdict: launch)
         return reply
     }
@@ -253,29 +261,31 @@ extension Daemon {
 
     /// Counts a decision, logs it (denials always, allowed ones at debug level), keeps denials
     /// in the event history and tells `Events` subscribers. `rule` is `decision.rule`, which
-    /// the caller has rendered already.
-    func record(_ decision: Decision, rule: String, for request: DecisionRequest, peer: PeerIdentity?, session: String?) {
+    /// the caller has rendered already; `closingFields` end the log line (the session's and
+    /// the peer's, `AgentSession.decisionLogFields`).
+    func record(_ decision: Decision, rule: String, for request: DecisionRequest, closingFields: [(String, String)]) {
         counters.countDecision(request.action, allowed: decision.allowed)
         let kind: DaemonEvent = decision.allowed ? .decisionAllowed : .decisionDenied
         if logger.isEnabled(kind.priority) {
-            var fields: [(String, String)] = [
-                (DaemonEventField.appID, request.app), (DaemonEventField.action, request.action.rawValue),
-                (DaemonEventField.decision, decision.allowed ? "allowed" : "denied"), (DaemonEventField.rule, rule),
-                (DaemonEventField.policyVersion, active.version),
-            ]
+            // One allocation, element by element: appending array literals copied each twice.
+            var fields: [(String, String)] = []
+            fields.reserveCapacity(6 + closingFields.count)
+            fields.append((DaemonEventField.appID, request.app))
+            fields.append((DaemonEventField.action, request.action.rawValue))
+            fields.append((DaemonEventField.decision, decision.allowed ? "allowed" : "denied"))
+            fields.append((DaemonEventField.rule, rule))
+            fields.append((DaemonEventField.policyVersion, active.version))
             if let target = request.target { fields.append((DaemonEventField.target, target)) }
-            if let session { fields.append((DaemonEventField.session, session)) }
-            if let peer { fields += peerFields(peer) }
+            for field in closingFields { fields.append(field) }
             log(kind, "\(decision.allowed ? "Allowed" : "Denied") \(request.action.rawValue) for \(request.app): \(decision.reason)", fields)
         }
         // Allowed decisions are routine (debug level in the journal too): streamed to `Events`
         // subscribers but not kept, or a busy machine would push everything else out of the
         // bounded history within seconds and write it continuously. Denials are kept.
         guard !decision.allowed || events.hasSubscribers else { return }
-        events.emit(kind: EventKind.decision, appID: request.app, recorded: !decision.allowed, data: [
-            "action": .string(request.action.rawValue), "target": request.target.map(JSONValue.string) ?? .null,
-            "allowed": .bool(decision.allowed), "rule": .string(rule), "reason": .string(decision.reason),
-        ])
+        events.emitDecision(appID: request.app, recorded: !decision.allowed, DecisionEventData(
+            action: request.action.rawValue, target: request.target, allowed: decision.allowed, rule: rule,
+            reason: decision.reason))
     }
 
     private func agentError(for error: StoreError, parameter: String) -> VarlinkError {

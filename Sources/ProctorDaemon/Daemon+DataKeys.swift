@@ -16,7 +16,7 @@ extension Daemon {
         let uid = session.peer.uid
         let fields = [(DaemonEventField.appID, appID), (DaemonEventField.session, session.id)] + peerFields(session.peer)
         let launch = active.compiled.decide(DecisionRequest(app: appID, action: .launch, appVersion: session.semanticVersion))
-        let state = active.compiled.appPolicy(appID)?.state ?? .retired
+        let state = active.compiled.state(of: appID) ?? .retired
         guard state == .authorized, launch.allowed else {
             let reason = state == .authorized ? launch.reason : "the app is \(state.rawValue)"
             log(.dataKeyRefused, "Data key refused to \(appID) for uid \(uid): \(reason)", fields)
@@ -71,7 +71,7 @@ extension Daemon {
     /// must not be irreversible); it cannot obtain them while it is not authorized.
     func shredDataKeysOfRetiredApps() {
         do throws(StoreError) {
-            for appID in try store.appsWithLiveDataKeys() where active.compiled.appPolicy(appID)?.state == .retired {
+            for appID in try store.appsWithLiveDataKeys() where active.compiled.state(of: appID) == .retired {
                 try shredDataKeys(of: appID, reason: "retired by policy \(active.version)")
             }
         } catch {

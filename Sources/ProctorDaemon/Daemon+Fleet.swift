@@ -129,8 +129,9 @@ extension Daemon {
         let shared = fleetShared
         let loop = self.loop
         let generation = fleet.generation
+        let shown = FleetConfiguration.redacted(url)
         let reporter = StatusReporter(request: request, retryIntervalSeconds: source.statusIntervalSeconds) { outcome in
-            loop.execute { shared.daemon?.statusReported(outcome.result, url: url, generation: generation) }
+            loop.execute { shared.daemon?.statusReported(outcome.result, url: shown, generation: generation) }
         }
         fleet.reporter = reporter
         reporter.start()
@@ -150,7 +151,8 @@ extension Daemon {
         reporter.submit(document.serialized())
     }
 
-    /// A status POST's result, back on the loop: for Status, and the journal when it failed.
+    /// A status POST's result, back on the loop: for Status, and the journal when it failed
+    /// (`url` as shown, `FleetConfiguration.redacted`).
     private func statusReported(_ result: Result<Void, FetchFailure>, url: String, generation: Int) {
         guard generation == fleet.generation else { return }
         let now = Clock.now()
@@ -169,7 +171,8 @@ extension Daemon {
 
     /// A poll's outcome, back on the loop.
     func pulled(_ outcome: BundlePoller.Outcome, _ verdict: Result<OpenedBundle, BundleRefusal>?, generation: Int) {
-        guard generation == fleet.generation, let url = fleet.configuration.source.bundleURL else { return }
+        guard generation == fleet.generation, let url = fleet.configuration.source.bundleURL.map(FleetConfiguration.redacted)
+        else { return }
         let now = Clock.now()  // milliseconds: two polls within a second stay apart in Status
         fleet.nextFetchAt = now + UnixMilliseconds(outcome.nextPollAt - outcome.finishedAt) * 1000
         // A fetch shows in Status together with its result: a fetched bundle's once it is applied.
@@ -262,9 +265,10 @@ extension Daemon {
 
     /// The policy `opened` carries laid over `directory` (policy.d as the change before left
     /// it) and compiled: run off the loop, as a reload's compilation is.
-    private static func compile(_ opened: OpenedBundle, over directory: LoadedPolicy?) -> (CanonicalPolicy, ActivePolicy) {
+    private static func compile(_ opened: OpenedBundle, over directory: KeptDirectory?) -> (CanonicalPolicy, ActivePolicy) {
         let policy = CanonicalPolicy(opened.policy)
-        return (policy, ActivePolicy(directory: directory, bundle: policy, bundleVersion: opened.policy.version, loadedAt: Clock.now()))
+        return (policy, ActivePolicy(directory: directory.map(ActivePolicy.Directory.kept), bundle: policy,
+                                     bundleVersion: opened.policy.version, loadedAt: Clock.now()))
     }
 
     /// Persist (serial checked and recorded in the same transaction), then swap in `candidate`
@@ -312,7 +316,7 @@ extension Daemon {
 
     /// `FleetStatus` of the Admin interface.
     var fleetStatus: Admin.FleetStatus {
-        Admin.FleetStatus(bundleUrl: fleet.configuration.source.bundleURL,
+        Admin.FleetStatus(bundleUrl: fleet.configuration.source.bundleURL.map(FleetConfiguration.redacted),
                           requireSignedBundles: fleet.configuration.requireSignedBundles,
                           trustedKeys: fleet.trustedKeys.keys.keys.sorted(), lastAppliedSerial: fleet.lastAppliedSerial,
                           lastAppliedAt: fleet.lastAppliedAt.map(Clock.rfc3339), lastFetchAt: fleet.lastFetchAt.map(Clock.rfc3339),
@@ -320,7 +324,7 @@ extension Daemon {
                           nextFetchAt: fleet.nextFetchAt.map(Clock.rfc3339), lastError: fleet.lastError,
                           fetchFailures: fleet.fetchFailures, bundlesRefused: fleet.bundlesRefused,
                           statusReports: fleet.configuration.source.statusURL.map { url in
-                              Admin.StatusDelivery(statusUrl: url, lastReportAt: fleet.lastReportAt.map(Clock.rfc3339),
+                              Admin.StatusDelivery(statusUrl: FleetConfiguration.redacted(url), lastReportAt: fleet.lastReportAt.map(Clock.rfc3339),
                                                    lastReportResult: fleet.lastReportSucceeded.map { $0 ? "sent" : "failed" },
                                                    lastReportError: fleet.lastReportError, reportsSent: fleet.reportsSent,
                                                    reportFailures: fleet.reportFailures)

@@ -6,12 +6,12 @@ import ProctorStore
 /// The policy snapshot (`PolicySnapshot`): read at start-up, written after every change of
 /// the policy in force.
 extension Daemon {
-    /// The key of a policy made of `directory`, whose files' identity is `identity`, and the
-    /// applied `bundle` (`PolicySnapshot.Key.current`).
-    static func snapshotKey(directory: LoadedPolicy?, identity: PolicyDirectoryIdentity?, bundle: BundleRecord?)
+    /// The key of a policy made of `policy.d` (when `hasDirectory`), whose files' identity is
+    /// `identity`, and the applied `bundle` (`PolicySnapshot.Key.current`).
+    static func snapshotKey(hasDirectory: Bool, identity: PolicyDirectoryIdentity?, bundle: BundleRecord?)
         -> PolicySnapshot.Key?
     {
-        PolicySnapshot.Key.current(directory: directory == nil ? nil : identity, bundle: bundle.map { ($0.id, $0.sha256) })
+        PolicySnapshot.Key.current(directory: hasDirectory ? identity : nil, bundle: bundle.map { ($0.id, $0.sha256) })
     }
 
     /// The snapshot in `stateDirectory` when its key is `key`; nil when there is none, it
@@ -37,7 +37,7 @@ extension Daemon {
     /// file is written (and fsynced) on a serial worker, so the loop never waits for the disk
     /// and the last change's snapshot is the last written.
     func saveSnapshot() {
-        guard let key = Self.snapshotKey(directory: directory, identity: directoryIdentity, bundle: bundle?.record) else { return }
+        guard let key = Self.snapshotKey(hasDirectory: directory != nil, identity: directoryIdentity, bundle: bundle?.record) else { return }
         let snapshot = PolicySnapshot(key: key, sha256: active.sha256)
         guard snapshot != savedSnapshot else { return }
         savedSnapshot = snapshot

@@ -42,26 +42,26 @@ extension Daemon {
         // Updates run one at a time: this is still the directory in force when the result is
         // swapped in, and the policy in force is still the one compiled from it and the bundle.
         let previous = directory, inForce = active
-        offLoop({ () -> Result<(LoadedPolicy, PolicyDirectoryIdentity, ActivePolicy), PolicyProblems> in
+        offLoop({ () -> Result<(PolicyDirectoryIdentity, ActivePolicy), PolicyProblems> in
             do throws(PolicyProblems) {
                 let (loaded, identity) = try PolicyDirectory.loadIdentified(path)
                 // policy.d as it was (a SIGHUP after no edit, or after one that merges to the same
                 // policy): nothing to compile or hash.
-                if let previous, previous.policy == loaded.policy {
-                    return .success((loaded, identity, inForce.reread(from: loaded, bundleVersion: bundleVersion, at: now)))
+                if let previous, previous.compiled.isCompiled(from: loaded.policy) {
+                    return .success((identity, inForce.reread(from: loaded, bundleVersion: bundleVersion, at: now)))
                 }
                 if let problem = Self.reusedVersionProblem(loaded, previous: previous) { throw PolicyProblems([problem]) }
-                return .success((loaded, identity, ActivePolicy(directory: loaded, bundle: bundlePolicy, bundleVersion: bundleVersion,
-                                                                loadedAt: now)))
+                return .success((identity, ActivePolicy(directory: .loaded(loaded), bundle: bundlePolicy, bundleVersion: bundleVersion,
+                                                        loadedAt: now)))
             } catch {
                 return .failure(error)
             }
         }) { [unowned self] result in
             let outcome: ReloadOutcome
             switch result {
-            case .success(let (loaded, identity, policy)):
-                let replaced = (directory, active)
-                (directory, directoryIdentity) = (loaded, identity)
+            case .success(let (identity, policy)):
+                let replaced = active
+                directoryIdentity = identity
                 outcome = ReloadOutcome(at: now, problems: [])
                 activate(policy)
                 releaseOffLoop(replaced)

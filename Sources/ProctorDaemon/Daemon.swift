@@ -25,9 +25,8 @@ final class Daemon {
     let startedAt = Clock.now()
     let startedMonotonic = Clock.monotonicMicroseconds()
 
-    /// The last `policy.d` that loaded; kept so that an applied bundle overlays it even
-    /// after a later reload failed.
-    var directory: LoadedPolicy?
+    /// The last `policy.d` that loaded (`ActivePolicy.directory`).
+    var directory: KeptDirectory? { active.directory }
     /// The identity of `directory`'s files as they were read (the `PolicySnapshot` key).
     var directoryIdentity: PolicyDirectoryIdentity?
     /// The `PolicySnapshot` in the state directory, as far as this daemon knows.
@@ -97,8 +96,10 @@ final class Daemon {
         do {
             lock = try LockFile.acquire(path: configuration.lockPath)
         } catch {
-            throw StartupError(message: "proctord is already running on \(configuration.runtimeDirectory) (\(error))",
-                               errno: EEXIST)
+            var failure = StartupError(message: "proctord is already running on \(configuration.runtimeDirectory) (\(error))",
+                                       errno: EEXIST)
+            if case .alreadyLocked(_, let holder) = error, holder == getpid() { failure.isLockedByThisProcess = true }
+            throw failure
         }
 
         do {
@@ -133,6 +134,7 @@ final class Daemon {
 
         let now = Clock.now()
         var reloadProblems: [PolicyProblem] = []
+        var directory: LoadedPolicy?
         do {
             (directory, directoryIdentity) = try PolicyDirectory.loadIdentified(configuration.policyDirectory)
         } catch {
@@ -155,16 +157,21 @@ final class Daemon {
         // The policy's hash from the snapshot of the same files, bundle and build: hashing is
         // a third of a large start's CPU. Files that cannot key one skip the snapshot's code
         // altogether (`mayHaveSnapshot`).
-        let snapshot = Self.mayHaveSnapshot(directory, directoryIdentity)
-            ? Self.readSnapshot(matching: Self.snapshotKey(directory: directory, identity: directoryIdentity,
+        let snapshot = Self.mayHaveSnapshot(hasDirectory: directory != nil, directoryIdentity)
+            ? Self.readSnapshot(matching: Self.snapshotKey(hasDirectory: directory != nil, identity: directoryIdentity,
                                                            bundle: bundle?.record),
                                 in: configuration.stateDirectory)
             : (snapshot: nil, unusable: nil)
         savedSnapshot = snapshot.snapshot
-        registry = AgentRegistry(active: ActivePolicy(directory: directory, bundle: bundle?.policy,
+        registry = AgentRegistry(active: ActivePolicy(directory: directory.map(ActivePolicy.Directory.loaded),
+                                                      bundle: bundle?.policy,
                                                       bundleVersion: bundle?.record.version, loadedAt: now,
                                                       knownSHA256: snapshot.snapshot?.sha256),
                                  store: store, appsWithPendingWipes: appsWithPendingWipes, viewSigner: viewSigner)
+        // The policy in force keeps policy.d compiled (`ActivePolicy.directory`): its parsed form
+        // goes now, before the trim below. (Freed on a worker instead, it was still resident when
+        // a loaded machine measured the idle daemon, or even after.)
+        directory = nil
         if !reloadProblems.isEmpty {
             lastReload = ReloadOutcome(at: now, problems: reloadProblems)
         }
@@ -372,10 +379,10 @@ final class Daemon {
     /// content is refused. Compares both policies when their versions agree, and hashes them
     /// (canonical form and SHA-256, for the message) only when they differ: run it off the
     /// loop. A reload of an unchanged policy.d, the common case, hashes nothing.
-    static func reusedVersionProblem(_ loaded: LoadedPolicy, previous: LoadedPolicy?) -> PolicyProblem? {
-        guard let previous = previous?.policy, previous.version == loaded.policy.version,
-              previous != loaded.policy else { return nil }
-        let sha256 = loaded.policy.sha256, previousSha256 = previous.sha256
+    static func reusedVersionProblem(_ loaded: LoadedPolicy, previous: KeptDirectory?) -> PolicyProblem? {
+        guard let previous = previous?.compiled, previous.version == loaded.policy.version,
+              !previous.isCompiled(from: loaded.policy) else { return nil }
+        let sha256 = loaded.policy.sha256, previousSha256 = previous.policy.sha256
         guard sha256 != previousSha256 else { return nil }
         return PolicyProblem(path: JSONPath.root.appending("version"),
                              message: "version \(loaded.policy.version) was loaded before with other content (sha256 "
@@ -399,10 +406,10 @@ final class Daemon {
     /// Whether the policy in force can have a `PolicySnapshot`: `policy.d` is part of it and its
     /// files had settled when read. Checked here, in code that runs anyway, so that a start on
     /// files just written touches no page of the snapshot's code (idle RSS counts them).
-    var mayHaveSnapshot: Bool { Self.mayHaveSnapshot(directory, directoryIdentity) }
+    var mayHaveSnapshot: Bool { Self.mayHaveSnapshot(hasDirectory: directory != nil, directoryIdentity) }
 
-    static func mayHaveSnapshot(_ directory: LoadedPolicy?, _ identity: PolicyDirectoryIdentity?) -> Bool {
-        directory != nil && identity?.isSettled == true
+    static func mayHaveSnapshot(hasDirectory: Bool, _ identity: PolicyDirectoryIdentity?) -> Bool {
+        hasDirectory && identity?.isSettled == true
     }
 
     /// Carries out what the registry says must follow an event.
@@ -467,8 +474,7 @@ final class Daemon {
     }
 
     func peerFields(_ peer: PeerIdentity) -> [(String, String)] {
-        [(DaemonEventField.peerPID, String(peer.pid)), (DaemonEventField.peerUID, String(peer.uid)),
-         (DaemonEventField.peerExecutable, peer.executable ?? "(unknown)")]
+        peer.logFields
     }
 
     func statusLine() -> String {
@@ -524,6 +530,9 @@ struct StartupError: Error, CustomStringConvertible {
     let errno: Int32
     /// Only the administrator can fix it (the policy): restarting would fail the same way.
     var isConfigurationError = false
+    /// The state lock is held through a descriptor of this very process: a daemon run inside
+    /// another process (`Daemon.inProcess`) whose directory was just released.
+    var isLockedByThisProcess = false
     var description: String { message }
 
     /// `EX_CONFIG` (78) for a configuration error, which the unit's

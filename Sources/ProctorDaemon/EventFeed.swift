@@ -16,11 +16,28 @@ final class EventFeed {
         let receivedAt: UnixMilliseconds
         let kind: String
         let appID: AppID?
-        let data: [String: JSONValue]
+        let payload: Payload
+
+        /// An event's `data`: a decision's as its typed values (`DecisionEventData`), any
+        /// other as its members.
+        enum Payload: Equatable {
+            case members([String: JSONValue])
+            case decision(DecisionEventData)
+        }
+
+        var data: [String: JSONValue] {
+            switch payload {
+            case .members(let members): members
+            case .decision(let decision): decision.members
+            }
+        }
 
         var record: EventRecord {
-            EventRecord(id: id, occurredAt: occurredAt, receivedAt: receivedAt, kind: kind, appID: appID,
-                        data: JSONValue.object(data).serializedString())
+            let data = switch payload {
+            case .members(let members): JSONValue.object(members).serializedString()
+            case .decision(let decision): String(decoding: decision.serialized(), as: UTF8.self)
+            }
+            return EventRecord(id: id, occurredAt: occurredAt, receivedAt: receivedAt, kind: kind, appID: appID, data: data)
         }
 
         var message: Admin.Event {
@@ -73,9 +90,18 @@ final class EventFeed {
     /// no place in the history and carries the id of the last recorded event.
     func emit(kind: String, appID: String?, occurredAt: UnixMilliseconds? = nil, recorded: Bool = true,
               data: [String: JSONValue]) {
+        emit(kind: kind, appID: appID, occurredAt: occurredAt, recorded: recorded, payload: .members(data))
+    }
+
+    /// `emit` of a `decision` event, its data kept typed.
+    func emitDecision(appID: String, recorded: Bool, _ decision: DecisionEventData) {
+        emit(kind: EventKind.decision, appID: appID, recorded: recorded, payload: .decision(decision))
+    }
+
+    private func emit(kind: String, appID: String?, occurredAt: UnixMilliseconds? = nil, recorded: Bool, payload: Pending.Payload) {
         let now = Clock.now()
         if recorded { lastID += 1 }
-        let event = Pending(id: lastID, occurredAt: occurredAt ?? now, receivedAt: now, kind: kind, appID: appID, data: data)
+        let event = Pending(id: lastID, occurredAt: occurredAt ?? now, receivedAt: now, kind: kind, appID: appID, payload: payload)
         if recorded { enqueue([event]) }
         guard !subscribers.isEmpty else { return }
         var reply: [String: JSONValue]?

@@ -20,6 +20,12 @@ struct PeerIdentity: Sendable, Equatable {
 }
 
 extension PeerIdentity {
+    /// The journal fields that name the peer in a log line (`PEER_PID=`, `PEER_UID=`, `PEER_EXE=`).
+    var logFields: [(String, String)] {
+        [(DaemonEventField.peerPID, String(pid)), (DaemonEventField.peerUID, String(uid)),
+         (DaemonEventField.peerExecutable, executable ?? "(unknown)")]
+    }
+
     /// Reads everything about the process behind `credentials`; what cannot be read stays nil.
     init(reading credentials: PeerCredentials) {
         self.init(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid,

@@ -184,11 +184,28 @@ extension Daemon {
     /// A daemon run inside another process (`InProcessDaemon`, `SocketlessDaemon`): every
     /// caller is that process, so identities are not checked, and the log goes nowhere (a
     /// test's output is the test's).
+    ///
+    /// A directory that a stopped daemon of this process just released can still look locked:
+    /// a program another thread spawns holds a copy of every descriptor, the lock's too, from
+    /// its fork until its exec closes them (`O_CLOEXEC`), and under load that takes a while.
+    /// So while the lock's recorded holder is this process, this retries for up to 10 s.
     static func inProcess(_ configuration: DaemonConfiguration, loop: EventLoop) throws(StartupError) -> Daemon {
-        let daemon = try Daemon(configuration: configuration, loop: loop,
-                                logger: Logger(sink: DiscardingSink(), droppedMessagesID: DaemonEvent.logMessagesDropped.messageID))
-        daemon.verifiesCallers = false
-        return daemon
+        var retries = 200
+        while true {
+            let started = Result { () throws(StartupError) in
+                try Daemon(configuration: configuration, loop: loop,
+                           logger: Logger(sink: DiscardingSink(), droppedMessagesID: DaemonEvent.logMessagesDropped.messageID))
+            }
+            switch started {
+            case .success(let daemon):
+                daemon.verifiesCallers = false
+                return daemon
+            case .failure(let failure):
+                guard failure.isLockedByThisProcess, retries > 0 else { throw failure }
+                retries -= 1
+                usleep(50_000)
+            }
+        }
     }
 }
 

@@ -135,22 +135,16 @@ struct PolicySnapshot: Equatable, Sendable {
             throw Unusable(description: "it cannot be opened: \(error)")
         }
         defer { try? descriptor.close() }
-        var bytes = [UInt8](repeating: 0, count: maxBytes + 1)
-        var count = 0
-        while count < bytes.count {
-            let read: Int
-            do {
-                read = try bytes.withUnsafeMutableBytes { raw in
-                    Result { () throws(Errno) in try descriptor.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[count...])) }
-                }.get()
-            } catch {
-                throw Unusable(description: "it cannot be read: \(error)")
+        let bytes: [UInt8]
+        do {
+            bytes = try descriptor.readAll(limit: maxBytes)
+        } catch {
+            switch error {
+            case .limitExceeded: throw Unusable(description: "it is larger than \(maxBytes) bytes")
+            case .read(let errno): throw Unusable(description: "it cannot be read: \(errno)")
             }
-            if read == 0 { break }
-            count += read
         }
-        guard count <= maxBytes else { throw Unusable(description: "it is larger than \(maxBytes) bytes") }
-        return try PolicySnapshot(decoding: Array(bytes[..<count]))
+        return try PolicySnapshot(decoding: bytes)
     }
 
     /// Replaces the snapshot in `stateDirectory` atomically (a crash leaves the old one or this

@@ -5,6 +5,15 @@ import ProctorProtocol
 import ProctorStore
 import Synchronization
 
+/// `policy.d` as it last loaded, kept compiled rather than parsed (`CompiledPolicy.policy`
+/// rebuilds the parsed form off the loop when a bundle is laid over it or a reload compares):
+/// the parsed model of 100 000 apps is tens of megabytes an idle daemon would hold for nothing.
+struct KeptDirectory: Sendable {
+    let compiled: CompiledPolicy
+    /// The file names, in merge order.
+    let sources: [String]
+}
+
 /// The policy in force: `policy.d` (the last version of it that loaded) overlaid by the
 /// last bundle applied through the Admin interface — the bundle wins where both say
 /// something, since it is the newer, deliberate word of the MDM.
@@ -16,43 +25,73 @@ struct ActivePolicy: Sendable {
     /// for 100 000 apps each takes milliseconds that a swap on the loop must not.
     let managedAppIDs: [AppID]
     let managedAppsDigest: String
+    /// `policy.d` as it last loaded (nil when it never did): compiled alone when a bundle lies
+    /// over it, else the very policy in force. Kept so that a bundle applied later overlays it
+    /// even after a later reload failed.
+    private(set) var directory: KeptDirectory?
     private(set) var sources: [String]
     private(set) var loadedAt: Int64
 
-    var version: String { compiled.policy.version }
+    var version: String { compiled.version }
+
+    /// `policy.d` just read, or as kept from an earlier reading.
+    enum Directory {
+        case loaded(LoadedPolicy)
+        case kept(KeptDirectory)
+    }
 
     /// `bundle` laid over `directory`, compiled and hashed. Without a directory the policy in
     /// force is the bundle itself, whose hash is known: only the compile runs; so it does when
     /// the caller knows the hash (`knownSHA256`, from the `PolicySnapshot` of the same files).
-    init(directory: LoadedPolicy?, bundle: CanonicalPolicy?, bundleVersion: String?, loadedAt: Int64,
+    /// A directory just read under a bundle is compiled on its own as well, to be kept.
+    init(directory: Directory?, bundle: CanonicalPolicy?, bundleVersion: String?, loadedAt: Int64,
          knownSHA256: String? = nil) {
         let policy: Policy
+        let directoryAlone: Policy?
         switch (directory, bundle) {
-        case let (directory?, bundle?): policy = directory.policy.overlaying(bundle.policy)
-        case let (directory?, nil): policy = directory.policy
-        case let (nil, bundle?): policy = bundle.policy
+        case let (.loaded(loaded)?, bundle?): (policy, directoryAlone) = (loaded.policy.overlaying(bundle.policy), loaded.policy)
+        case let (.loaded(loaded)?, nil): (policy, directoryAlone) = (loaded.policy, nil)
+        case let (.kept(kept)?, bundle?): (policy, directoryAlone) = (kept.compiled.policy.overlaying(bundle.policy), nil)
+        case let (.kept(kept)?, nil): (policy, directoryAlone) = (kept.compiled.policy, nil)
+        case let (nil, bundle?): (policy, directoryAlone) = (bundle.policy, nil)
         case (nil, nil): preconditionFailure("an active policy needs a directory or a bundle")
         }
         // Compiling and hashing share nothing and each take tens of milliseconds for a
         // large policy (both are on the start-up path before READY=1): run them side by side.
         // The managed apps' list and digest follow the compile on its thread, not the loop.
         let knownSHA256 = knownSHA256 ?? (directory == nil ? bundle?.sha256 : nil)
-        let results = Mutex<(compiled: CompiledPolicy?, managed: ([AppID], String)?, sha256: String?)>((nil, nil, knownSHA256))
-        DispatchQueue.concurrentPerform(iterations: knownSHA256 == nil ? 2 : 1) { task in
-            if task == 0 {
+        let results = Mutex<(compiled: CompiledPolicy?, managed: ([AppID], String)?, sha256: String?, directory: CompiledPolicy?)>(
+            (nil, nil, knownSHA256, nil))
+        let tasks: [Task] = [.compile] + (knownSHA256 == nil ? [.hash] : []) + (directoryAlone == nil ? [] : [.compileDirectory])
+        DispatchQueue.concurrentPerform(iterations: tasks.count) { index in
+            switch tasks[index] {
+            case .compile:
                 let compiled = CompiledPolicy(policy)
                 let ids = compiled.managedAppIDs
                 let digest = Agent.AppViewPayload.digest(managedApps: ids)
                 results.withLock { $0.compiled = compiled; $0.managed = (ids, digest) }
-            } else {
+            case .hash:
                 let sha256 = policy.sha256
                 results.withLock { $0.sha256 = sha256 }
+            case .compileDirectory:
+                let compiled = CompiledPolicy(directoryAlone!)
+                results.withLock { $0.directory = compiled }
             }
         }
-        (compiled, (managedAppIDs, managedAppsDigest), sha256) = results.withLock { ($0.compiled!, $0.managed!, $0.sha256!) }
-        sources = Self.sources(directory: directory, bundleVersion: bundleVersion)
+        let directoryCompiled: CompiledPolicy?
+        (compiled, (managedAppIDs, managedAppsDigest), sha256, directoryCompiled) = results.withLock {
+            ($0.compiled!, $0.managed!, $0.sha256!, $0.directory)
+        }
+        switch directory {
+        case .loaded(let loaded)?: self.directory = KeptDirectory(compiled: directoryCompiled ?? compiled, sources: loaded.sources)
+        case .kept(let kept)?: self.directory = kept
+        case nil: self.directory = nil
+        }
+        sources = Self.sources(directory: self.directory, bundleVersion: bundleVersion)
         self.loadedAt = loadedAt
     }
+
+    private enum Task { case compile, hash, compileDirectory }
 
     /// This policy, read again from a policy.d whose files merge to the same policy as the
     /// ones it was compiled from (a reload of an unchanged policy.d, the common case), under
@@ -60,12 +99,15 @@ struct ActivePolicy: Sendable {
     /// time are the new reading's.
     func reread(from directory: LoadedPolicy, bundleVersion: String?, at loadedAt: Int64) -> ActivePolicy {
         var policy = self
-        policy.sources = Self.sources(directory: directory, bundleVersion: bundleVersion)
+        if let kept = self.directory {
+            policy.directory = KeptDirectory(compiled: kept.compiled, sources: directory.sources)
+        }
+        policy.sources = Self.sources(directory: policy.directory, bundleVersion: bundleVersion)
         policy.loadedAt = loadedAt
         return policy
     }
 
-    private static func sources(directory: LoadedPolicy?, bundleVersion: String?) -> [String] {
+    private static func sources(directory: KeptDirectory?, bundleVersion: String?) -> [String] {
         (directory?.sources.map { "policy.d/" + $0 } ?? []) + (bundleVersion.map { ["applied bundle \($0)"] } ?? [])
     }
 

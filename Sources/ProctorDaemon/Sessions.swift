@@ -81,6 +81,9 @@ final class AgentSession {
     var viewRefreshTimer: TimerHandle?
     /// Who enforces the export rule in the process, as the SDK last reported it.
     var fileExportEnforcement: Admin.FileExportEnforcement?
+    /// The journal fields that end each of the session's decision lines (`SESSION=` and the
+    /// peer's), rendered once: a denied `Decide` logs them with every call.
+    let decisionLogFields: [(String, String)]
 
     init(id: String, appID: AppID, peer: PeerIdentity, process: ProcessHandle? = nil, appVersion: String?,
          registeredAt: Int64) {
@@ -91,6 +94,7 @@ final class AgentSession {
         self.appVersion = appVersion
         self.semanticVersion = appVersion.flatMap(SemanticVersion.init)
         self.registeredAt = registeredAt
+        decisionLogFields = [(DaemonEventField.session, id)] + peer.logFields
     }
 
     /// The `launch` question for this app at the version it registered with.

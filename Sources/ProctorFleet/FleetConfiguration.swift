@@ -175,7 +175,7 @@ private struct ConfigurationReader {
     private func url(_ value: String, _ key: String, _ line: Int) throws(ConfigurationFileError) -> String {
         let lowered = value.lowercased()
         guard lowered.hasPrefix("https://") && value.count > 8 || lowered.hasPrefix("file:///") else {
-            throw error(line, key, "expected an https:// URL (or file:///PATH), found \"\(value)\"")
+            throw error(line, key, "expected an https:// URL (or file:///PATH), found \"\(FleetConfiguration.redacted(value))\"")
         }
         guard value.utf8.count <= 2048, !value.contains(where: { $0.isWhitespace || $0.asciiValue.map { $0 < 0x20 } == true }) else {
             throw error(line, key, "expected a URL of at most 2048 bytes without spaces or control characters")

@@ -8,6 +8,9 @@
 /// other app, whatever the number of apps; it reads plain values from a dense record, builds
 /// no strings and allocates nothing (a `file.export` resolves its path on the stack).
 ///
+/// The parsed `Policy` is not kept: one app's entry is rebuilt from the compiled form on
+/// demand (`appPolicy`, microseconds), the whole policy only by `policy` (linear in its size).
+///
 /// Semantics (docs/engine.md): an app is *managed* when the policy names it with state
 /// `authorized`; an unknown, blocked or retired app, or a missing target, is unmanaged. An
 /// app the policy does not name is denied everything (`builtin.unknownApp`); a blocked or
@@ -21,30 +24,66 @@ public struct CompiledPolicy: Sendable {
 
     let storage: CompiledPolicyStorage
 
-    /// The policy this was compiled from.
-    public var policy: Policy { storage.policy }
-
     /// Compiles `policy`; the cost is linear in the size of the policy.
     public init(_ policy: Policy) {
         let sorted = Self.sortedApps(policy.apps)
-        let (records, tables) = Self.records(policy, sorted)
-        storage = CompiledPolicyStorage(policy: policy, appIDs: sorted.map(\.id), records: records, tables: tables)
+        let (records, entries, tables) = Self.records(policy, sorted)
+        storage = CompiledPolicyStorage(version: policy.version, defaults: policy.defaults, appIDs: sorted.map(\.id),
+                                        records: records, entries: entries, tables: tables)
     }
 
     /// The decision for `request`, naming the rule that made it.
     public func decide(_ request: DecisionRequest) -> Decision { storage.decide(request) }
 
-    /// The entry of `app` in the policy, whatever its state.
-    public func appPolicy(_ app: AppID) -> AppPolicy? { policy.apps[app] }
+    /// The policy's `version`.
+    public var version: String { storage.version }
+
+    /// The number of apps the policy names, whatever their state.
+    public var appCount: Int { storage.table.positions.count }
+
+    /// The entry of `app` in the policy, whatever its state, rebuilt from the compiled form.
+    public func appPolicy(_ app: AppID) -> AppPolicy? {
+        guard let entry = storage.table.find(app) else { return nil }
+        return storage.appPolicy(at: entry.position)
+    }
+
+    /// The state of `app` in the policy, nil when the policy does not name it: what
+    /// `appPolicy(app)?.state` says, from the table alone.
+    public func state(of app: AppID) -> AppState? { storage.table.find(app)?.state }
 
     /// Whether `app` is named in the policy with state `authorized`.
     public func isManaged(_ app: AppID) -> Bool { storage.table.find(app)?.isManaged ?? false }
+
+    /// The ids of every app the policy names, sorted.
+    public var appIDs: [AppID] {
+        let table = storage.table
+        return table.positions.map { table.id(at: $0) }
+    }
 
     /// The ids of every managed app, sorted; what an SDK needs besides its own effective rules
     /// to decide copies and shares towards other apps locally.
     public var managedAppIDs: [AppID] {
         let storage = storage
-        return storage.table.positions.indices.filter { storage.records[storage.table.positions[$0]].state == .authorized }
-            .map { storage.appIDs[$0] }
+        return storage.table.positions.filter { storage.records[$0].state == .authorized }.map { storage.table.id(at: $0) }
+    }
+
+    /// The policy this was compiled from, rebuilt: equal to it, and with the same canonical
+    /// form. Linear in the size of the policy (run it off the event loop for a large one).
+    public var policy: Policy {
+        var apps: [AppID: AppPolicy] = Dictionary(minimumCapacity: appCount)
+        for position in storage.table.positions {
+            apps[storage.table.id(at: position)] = storage.appPolicy(at: position)
+        }
+        return Policy(version: version, defaults: storage.defaults, apps: apps)
+    }
+
+    /// Whether this was compiled from a policy equal to `other` (`Policy`'s `==`), without
+    /// rebuilding this one: stops at the first app that differs.
+    public func isCompiled(from other: Policy) -> Bool {
+        guard other.version == version, other.defaults == storage.defaults, other.apps.count == appCount else { return false }
+        for (id, app) in other.apps {
+            guard let entry = storage.table.find(id), storage.appPolicy(at: entry.position) == app else { return false }
+        }
+        return true
     }
 }

@@ -51,7 +51,19 @@ struct CompiledTables: Sendable {
     var versions: [SemanticVersion] = []
     private var appIDGlobListPositions: [[String]: Int32] = [:]
     private var pathGlobListPositions: [[String]: Int32] = [:]
-    private var versionPositions: [SemanticVersion: Int32] = [:]
+    /// Keyed by every field, not by precedence (which ignores build metadata), so that the
+    /// version an app said is the one `CompiledPolicy.appPolicy` gives back.
+    private var versionPositions: [ExactVersion: Int32] = [:]
+
+    private struct ExactVersion: Hashable {
+        let major: Int, minor: Int, patch: Int
+        let preRelease: [String], build: [String]
+
+        init(_ version: SemanticVersion) {
+            (major, minor, patch) = (version.major, version.minor, version.patch)
+            (preRelease, build) = (version.preRelease, version.build)
+        }
+    }
 
     private mutating func appIDGlobList(_ patterns: [String]) -> Int32 {
         if let position = appIDGlobListPositions[patterns] { return position }
@@ -86,10 +98,11 @@ struct CompiledTables: Sendable {
 
     /// Identical minimums are stored once, so the few versions a policy names stay in cache.
     private mutating func version(_ version: SemanticVersion) -> Int32 {
-        if let position = versionPositions[version] { return position }
+        let key = ExactVersion(version)
+        if let position = versionPositions[key] { return position }
         versions.append(version)
         let position = Int32(versions.count - 1)
-        versionPositions[version] = position
+        versionPositions[key] = position
         return position
     }
 

@@ -12,19 +12,24 @@ extension CompiledPolicy {
     typealias SortedApps = [(id: AppID, index: Dictionary<AppID, AppPolicy>.Index)]
 
     /// The records of `sorted` (each app's settings over `policy.defaults` and the built-in
-    /// ones, read by the entry's index rather than by hashing its id again) and the tables
-    /// they index.
-    static func records(_ policy: Policy, _ sorted: SortedApps) -> (records: [AppRecord], tables: CompiledTables) {
+    /// ones), their entries (`AppEntries`) and the tables they index, each app read by its
+    /// dictionary index rather than by hashing its id again.
+    static func records(_ policy: Policy, _ sorted: SortedApps)
+        -> (records: [AppRecord], entries: AppEntries, tables: CompiledTables)
+    {
         var tables = CompiledTables()
         let builtin = tables.builtinSettings()
         let defaults = tables.overlay(policy.defaults, layer: .defaults, over: builtin)
         var records: [AppRecord] = []
         records.reserveCapacity(sorted.count)
+        var entries = AppEntries(capacity: sorted.count)
         for entry in sorted {
             let app = policy.apps[entry.index].value
             records.append(AppRecord(settings: tables.overlay(app.settings, layer: .app, over: defaults), state: app.state))
+            entries.append(app)
         }
-        return (records, tables)
+        entries.finish()
+        return (records, entries, tables)
     }
 
     /// The ids of `apps` sorted by `String`'s order, each with where its entry is in `apps`,

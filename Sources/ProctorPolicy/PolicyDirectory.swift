@@ -143,36 +143,22 @@ public enum PolicyFile {
             return PolicyProblems([PolicyProblem(source: source, location: SourceLocation(line: 1, column: 1),
                                                  message: "\(path) is \(size), more than \(allowed) (PolicyLimits.maxDocumentBytes)")])
         }
-        // A regular file says its size: refuse it before reading any of it, and read it in one
-        // chunk of its size and a byte more (to see the end); anything else in chunks of 64 KiB.
-        var chunkSize = 64 * 1024
+        // A regular file says its size: refuse it before reading any of it, and read it into a
+        // buffer of its size (and a byte more, to see the end).
+        var sizeHint: Int?
         let status = try? descriptor.status()
         if let status, (status.st_mode & S_IFMT) == S_IFREG {
             guard Int(status.st_size) <= limit else { throw tooLarge("\(status.st_size) bytes") }
-            chunkSize = Int(status.st_size) + 1
+            sizeHint = Int(status.st_size)
         }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: chunkSize)
-        while true {
-            if chunk.isEmpty { chunk = [UInt8](repeating: 0, count: min(chunkSize, 64 * 1024)) }
-            let count: Int
-            do {
-                count = try chunk.withUnsafeMutableBytes { raw in
-                    Result { () throws(Errno) in try descriptor.read(into: raw) }
-                }.get()
-            } catch {
-                throw PolicyProblems([PolicyProblem(source: source, message: "cannot read \(path): \(error)")])
+        do {
+            return (try descriptor.readAll(limit: limit, sizeHint: sizeHint), status)
+        } catch {
+            switch error {
+            case .limitExceeded: throw tooLarge("more than \(limit) bytes")
+            case .read(let errno):
+                throw PolicyProblems([PolicyProblem(source: source, message: "cannot read \(path): \(errno)")])
             }
-            if count == 0 { return (bytes, status) }
-            if bytes.isEmpty {
-                // The first chunk (all of a regular file) becomes the bytes: a large policy is
-                // neither copied nor held twice.
-                swap(&bytes, &chunk)
-                bytes.removeLast(bytes.count - count)
-            } else {
-                bytes += chunk[0..<count]
-            }
-            if bytes.count > limit { throw tooLarge("more than \(limit) bytes") }
         }
     }
 }

@@ -22,24 +22,31 @@ public struct MessageID: Hashable, Sendable, CustomStringConvertible {
 
     /// Parses 32 hex digits (either case, no dashes).
     public init(parsing text: String) throws(ParseError) {
-        let digits = Array(text.utf8)
-        guard digits.count == 32 else { throw .wrongLength(digits.count) }
-        var halves: [UInt64] = [0, 0]
-        for (position, digit) in digits.enumerated() {
-            guard let value = Self.hexValue(digit) else { throw .notHexadecimal(position: position) }
-            halves[position / 16] = halves[position / 16] << 4 | UInt64(value)
-        }
-        high = halves[0]
-        low = halves[1]
+        var text = text
+        self = try text.withUTF8 { digits in Result { () throws(ParseError) in try Self(digits: digits) } }.get()
     }
 
     /// An identifier written in the source; a malformed literal is a programmer error.
+    /// Read from the literal's bytes in place: an event's id is made each time it is logged
+    /// (a denial's with every denied `Decide`), so no `String` or array is made for it.
     public init(_ literal: StaticString) {
+        precondition(literal.hasPointerRepresentation, "a MESSAGE_ID literal is text")
         do {
-            try self.init(parsing: literal.description)
+            try self.init(digits: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
         } catch {
             preconditionFailure("invalid MESSAGE_ID literal \(literal): \(error)")
         }
+    }
+
+    private init(digits: UnsafeBufferPointer<UInt8>) throws(ParseError) {
+        guard digits.count == 32 else { throw .wrongLength(digits.count) }
+        var high: UInt64 = 0, low: UInt64 = 0
+        for position in 0..<32 {
+            guard let value = Self.hexValue(digits[position]) else { throw .notHexadecimal(position: position) }
+            if position < 16 { high = high << 4 | UInt64(value) } else { low = low << 4 | UInt64(value) }
+        }
+        self.high = high
+        self.low = low
     }
 
     /// 32 lowercase hex digits.

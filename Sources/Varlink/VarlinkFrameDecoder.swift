@@ -1,4 +1,5 @@
 public import JSONCore
+import Glibc
 
 /// Splits a Varlink byte stream into NUL-terminated JSON messages.
 ///
@@ -57,8 +58,7 @@ public struct VarlinkFrameDecoder: Sendable {
     public mutating func nextFrame() throws(VarlinkFrameError) -> ArraySlice<UInt8>? {
         if let failure { throw failure }
         let end = buffer.count
-        var index = scanned
-        while index < end, buffer[index] != 0 { index += 1 }
+        let index = Self.firstNUL(in: buffer, from: scanned) ?? end
         guard index < end else {
             if start == end {
                 // Everything consumed: an idle connection should not keep a large read's buffer.
@@ -112,6 +112,16 @@ public struct VarlinkFrameDecoder: Sendable {
     public mutating func nextReply() throws(VarlinkFrameError) -> VarlinkReply? {
         guard let message = try nextMessage() else { return nil }
         return try VarlinkReply(message: message)
+    }
+
+    /// The index of the first NUL at or after `start`: `memchr`, as an element-wise loop with
+    /// a bounds check per byte was a tenth of the work of answering a `Decide` call.
+    private static func firstNUL(in buffer: [UInt8], from start: Int) -> Int? {
+        buffer.withUnsafeBytes { bytes in
+            guard start < bytes.count, let base = bytes.baseAddress,
+                  let found = memchr(base + start, 0, bytes.count - start) else { return nil }
+            return base.distance(to: UnsafeRawPointer(found))
+        }
     }
 
     private mutating func fail(_ error: VarlinkFrameError) throws(VarlinkFrameError) -> Never {

@@ -136,6 +136,7 @@ struct MessageGenerator {
                 for field in fields where !base.fields.contains(where: { $0.name == field.name && $0.type == field.type }) {
                     throw interfaceError(field.line, "field `\(field.name)` of \(method.name)'s \(role) differs from \(shared.name)'s (shared in \(mappingPath):\(shared.line)); expected the same name and type")
                 }
+                messages[shared.name]!.fields.adoptDocumentation(from: fields)
                 for field in base.fields where !fields.contains(where: { $0.name == field.name }) {
                     guard case .optional = field.type else {
                         throw interfaceError(method.line, "\(method.name)'s \(role) lack `\(field.name)`, which \(shared.name) requires (shared in \(mappingPath):\(shared.line)); expected it declared, or optional in \(shared.name)")
@@ -182,6 +183,7 @@ struct MessageGenerator {
                         guard known.type == field.type else {
                             throw interfaceError(field.line, "`\(name)` of \(member) differs from the group \(group.name)'s (\(mappingPath):\(group.line)); expected the same type")
                         }
+                        groupFields.adoptDocumentation(from: [field])
                     } else {
                         groupFields.append(field)
                     }
@@ -280,12 +282,15 @@ struct MessageGenerator {
         for field in message.fields {
             if let group = message.group, group.fields.contains(field.name) {
                 if !properties.contains(where: \.group) {
-                    properties.append(Property(name: group.property, type: group.name, optional: false, mirrors: nil, group: true))
+                    properties.append(Property(name: group.property, type: group.name, optional: false, mirrors: nil, group: true,
+                                               documentation: ["The fields of `\(group.name)`, sent as this message's own."]))
                 }
                 continue
             }
             let (type, optional, cases) = try swiftType(of: field, in: message)
-            if let cases { nested += enumeration(type, cases, documentation: [], indent: indent + "    ") + "\n" }
+            if let cases {
+                nested += enumeration(type, cases, documentation: ["The values of `\(field.name)`."], indent: indent + "    ") + "\n"
+            }
             properties.append(Property(name: field.name, type: type, optional: optional, mirrors: message.mirrors[field.name],
                                        group: false, documentation: field.documentation))
         }
@@ -354,4 +359,16 @@ struct MessageGenerator {
     ]
 
     private func identifier(_ name: String) -> String { Self.keywords.contains(name) ? "`\(name)`" : name }
+}
+
+extension [InterfaceFile.Field] {
+    /// Gives a field documented only where another message declares it (a shared or grouped
+    /// message's later member) that member's comment: whichever member documents a field,
+    /// the one Swift property shows it.
+    mutating func adoptDocumentation(from others: [InterfaceFile.Field]) {
+        for other in others where !other.documentation.isEmpty {
+            guard let index = firstIndex(where: { $0.name == other.name }), self[index].documentation.isEmpty else { continue }
+            self[index].documentation = other.documentation
+        }
+    }
 }

@@ -18,6 +18,10 @@ struct BenchOptions {
     var quick = false
     /// The proctord the daemon figures start: beside this executable unless `--proctord` says.
     var proctordPath = ""
+    /// The CPU proctord and the echo peer are started on (`--peer-cpu`); nil leaves them to
+    /// the scheduler. Paired with `taskset -c` on the bench itself, the round trip crosses CPUs
+    /// on every call, the floor's as well as `Decide`'s.
+    var peerCPU: Int?
 }
 
 struct BenchUsageError: Error, CustomStringConvertible {
@@ -31,7 +35,7 @@ enum BenchCommandLine {
     ]
 
     static let usage = """
-        usage: proctor-bench [COMMAND ...] [--json] [--quick] [--proctord PATH]
+        usage: proctor-bench [COMMAND ...] [--json] [--quick] [--proctord PATH] [--peer-cpu N]
                proctor-bench workload --apps N --count M --out FILE
 
         Measures Proctor and prints a table of figures (median, p99, runs), or with --json one
@@ -47,6 +51,7 @@ enum BenchCommandLine {
           --json            one JSON object per line instead of the table
           --quick           fewer runs (a smoke test, not a measurement)
           --proctord PATH   the daemon to measure (default: proctord beside this executable)
+          --peer-cpu N      start proctord and the echo peer confined to CPU N
           --help            this text
         """
 
@@ -83,6 +88,12 @@ enum BenchCommandLine {
                     return 2
                 }
                 options.proctordPath = path
+            case "--peer-cpu":
+                guard let cpu = remaining.popFirst().flatMap({ Int($0) }), (0..<1024).contains(cpu) else {
+                    printError("proctor-bench: --peer-cpu needs a CPU number (0–1023)")
+                    return 2
+                }
+                options.peerCPU = cpu
             case "--help", "-h":
                 print(usage)
                 return 0

@@ -35,7 +35,7 @@ final class DaemonUnderTest {
         process = try Subprocess.spawn(options.proctordPath, [
             "--config-dir", directory.path + "/config", "--state-dir", directory.path + "/state",
             "--runtime-dir", directory.path + "/run", "--log-target", "stderr",
-        ] + extraArguments, environment: ["NOTIFY_SOCKET=\(notify.path)", "PATH=/usr/bin:/bin"])
+        ] + extraArguments, environment: ["NOTIFY_SOCKET=\(notify.path)", "PATH=/usr/bin:/bin"], cpu: options.peerCPU)
         // Generous: a 100 000-app policy on a busy machine takes seconds.
         guard notify.waitForReady(timeoutSeconds: 120) else {
             let exited = process.hasExited()

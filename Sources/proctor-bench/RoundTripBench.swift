@@ -85,7 +85,7 @@ struct EchoPeer {
         fd = pair[0]
         process = try Subprocess.spawn(try BenchDaemonWorkload.executablePath(),
                                        [Self.argument, String(requestSize), String(replySize)],
-                                       environment: [], redirect: [(ours: pair[1], theirs: 0)])
+                                       environment: [], redirect: [(ours: pair[1], theirs: 0)], cpu: options.peerCPU)
         request = [UInt8](repeating: 0x61, count: requestSize)
         self.replySize = replySize
     }

@@ -5,12 +5,15 @@ import Glibc
 /// A child process started with `posix_spawn` (no fork of a multi-threaded Swift process).
 struct Subprocess {
     let pid: pid_t
+    /// Starts a child confined to a CPU (util-linux, on every Debian system).
+    static let taskset = "/usr/bin/taskset"
 
     /// Starts `path` with `arguments` and `environment` (`NAME=value` strings); `redirect`
     /// maps a descriptor of ours onto one of the child's (for example a socket onto its
-    /// standard input). Output the child writes goes to /dev/null unless redirected.
+    /// standard input). Output the child writes goes to /dev/null unless redirected. With
+    /// `cpu`, the child and every thread it starts are confined to that CPU.
     static func spawn(_ path: String, _ arguments: [String], environment: [String],
-                      redirect: [(ours: CInt, theirs: CInt)] = []) throws(BenchError) -> Subprocess {
+                      redirect: [(ours: CInt, theirs: CInt)] = [], cpu: Int? = nil) throws(BenchError) -> Subprocess {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -20,14 +23,17 @@ struct Subprocess {
         }
         for (ours, theirs) in redirect { posix_spawn_file_actions_adddup2(&actions, ours, theirs) }
 
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        // taskset (util-linux) sets the CPU list and execs the child in the same process:
+        // Glibc's Swift module has no sched_setaffinity (it needs _GNU_SOURCE).
+        let command = cpu.map { [Self.taskset, "--cpu-list", String($0), path] } ?? [path]
+        let argv = (command + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup($0) } + [nil]
         defer {
             argv.forEach { free($0) }
             envp.forEach { free($0) }
         }
         var pid: pid_t = 0
-        let status = posix_spawn(&pid, path, &actions, nil, argv, envp)
+        let status = posix_spawn(&pid, command[0], &actions, nil, argv, envp)
         guard status == 0 else { throw BenchError("cannot start \(path): \(String(cString: strerror(status)))") }
         return Subprocess(pid: pid)
     }

@@ -52,10 +52,15 @@ import TestSupport
         return (status, generator.errorOutput.replacingOccurrences(of: directory.path + "/", with: ""), swift)
     }
 
-    @Test func writesAStructPerTypeAndMessageAndAnEnumPerMethod() throws {
-        let (status, error, swift) = try Self.generate()
+    /// The Swift the generator writes for `interface` and `mapping`, which it must accept.
+    static func generatedSource(interface: String = interface, mapping: String = mapping) throws -> String {
+        let (status, error, swift) = try generate(interface: interface, mapping: mapping)
         #expect(status == 0, "\(error)")
-        let source = try #require(swift)
+        return try #require(swift)
+    }
+
+    @Test func writesAStructPerTypeAndMessageAndAnEnumPerMethod() throws {
+        let source = try Self.generatedSource()
         for expected in [
             "public protocol ShopMethod: ProtocolMethod {}",
             "/// A line of a receipt.\n    public struct Line: ProtocolMessage {",
@@ -72,6 +77,73 @@ import TestSupport
             #expect(source.contains(expected), "\(expected)")
         }
         #expect(!source.contains("struct Money"), "a type the mapping takes from elsewhere is not generated")
+    }
+
+    /// Every `#` comment the interface puts above a type, method or field — inside a method's
+    /// parameters or reply too — becomes the doc comment of what the generator writes for it,
+    /// line for line; a comment a blank line separates from the next declaration documents
+    /// nothing. A field of a shared or grouped message shows whichever member documents it.
+    @Test func carriesTheInterfaceCommentsIntoDocComments() throws {
+        let interface = """
+            interface org.example.Shop
+
+            # Not about anything: a blank line follows.
+
+            # A line of a receipt.
+            #
+            # Refunds are negative.
+            type Line (
+              # What was sold,
+              # by its code.
+              item: string,
+              price: int,
+              # How the line came about.
+              kind: (sale, refund)
+            )
+
+            # Buys one item.
+            method Buy(
+              # The item's code.
+              item: string,
+              reason: ?string
+            ) -> (
+              # The till's number.
+              till: int,
+              lines: []Line
+            )
+
+            method Hold(item: string) -> (
+              till: int,
+              # Until when it is held.
+              until: string
+            )
+
+            method Return(
+              item: string,
+              # Why it came back.
+              reason: ?string
+            ) -> ()
+            """
+        let mapping = """
+            interface org.example.Shop Shop ShopMethod
+            shared ItemRequest Buy.Request Return.Request
+            group Till till in Buy.Reply Hold.Reply : till
+            """
+        let source = try Self.generatedSource(interface: interface, mapping: mapping)
+        for expected in [
+            "    /// A line of a receipt.\n    ///\n    /// Refunds are negative.\n    public struct Line: ProtocolMessage {\n",
+            "        /// The values of `kind`.\n        public enum Kind: String",
+            "        /// What was sold,\n        /// by its code.\n        public var item: String\n        public var price: Int\n",
+            "        /// How the line came about.\n        public var kind: Kind\n",
+            "    /// Buys one item.\n    public enum Buy: ShopMethod {",
+            "        /// The item's code.\n        public var item: String\n        /// Why it came back.\n        public var reason: String?\n",
+            "    public struct Till: ProtocolMessage {\n        /// The till's number.\n        public var till: Int\n",
+            "            /// The fields of `Till`, sent as this message's own.\n            public var till: Till\n",
+            "            /// Until when it is held.\n            public var until: String\n",
+        ] {
+            #expect(source.contains(expected), "\(expected)")
+        }
+        #expect(!source.contains("Not about anything"))
     }
 
     /// Each case changes one thing in the interface: what it replaces, by what, then the line

@@ -84,7 +84,7 @@ import Testing
 
     @Test func theBundleWinsPerAppEntryAndPerDefaultSetting() throws {
         let directory = LoadedPolicy(policy: try policy(directoryText), sources: ["00-base.json", "10-more.json"])
-        let active = ActivePolicy(directory: directory, bundle: CanonicalPolicy(try policy(bundleText)), bundleVersion: "bundle.1", loadedAt: 0)
+        let active = ActivePolicy(directory: .loaded(directory), bundle: CanonicalPolicy(try policy(bundleText)), bundleVersion: "bundle.1", loadedAt: 0)
         #expect(active.version == "bundle.1")
         // The bundle's own hash is not the merged policy's.
         #expect(active.sha256 == directory.policy.overlaying(try policy(bundleText)).sha256)
@@ -100,9 +100,29 @@ import Testing
         #expect(rules["dlp"]?["screenCapture"] == "block")
     }
 
+    /// policy.d is kept compiled on its own under a bundle (the same compiled policy as the
+    /// one in force without one), and a later bundle laid over the kept form gives what it
+    /// gives over the directory as read.
+    @Test func theDirectoryIsKeptCompiledAndOverlaidAgain() throws {
+        let directory = LoadedPolicy(policy: try policy(directoryText), sources: ["00-base.json"])
+        let bundle = CanonicalPolicy(try policy(bundleText))
+        let active = ActivePolicy(directory: .loaded(directory), bundle: bundle, bundleVersion: "bundle.1", loadedAt: 1)
+        let kept = try #require(active.directory)
+        #expect(kept.compiled.policy == directory.policy && kept.compiled.policy.canonicalBytes == directory.policy.canonicalBytes)
+        #expect(kept.sources == ["00-base.json"])
+        let again = ActivePolicy(directory: .kept(kept), bundle: bundle, bundleVersion: "bundle.1", loadedAt: 2)
+        #expect(again.sha256 == active.sha256 && again.sources == active.sources)
+        #expect(again.compiled.policy.canonicalBytes == active.compiled.policy.canonicalBytes)
+        let alone = ActivePolicy(directory: .loaded(directory), bundle: nil, bundleVersion: nil, loadedAt: 1)
+        #expect(alone.directory?.compiled.policy == alone.compiled.policy)
+        let reread = alone.reread(from: LoadedPolicy(policy: directory.policy, sources: ["00-base.json", "99-empty.json"]),
+                                  bundleVersion: nil, at: 3)
+        #expect(reread.directory?.sources == ["00-base.json", "99-empty.json"] && reread.sources.count == 2)
+    }
+
     @Test func eitherSourceAloneIsThePolicy() throws {
         let directory = LoadedPolicy(policy: try policy(directoryText), sources: ["00-base.json"])
-        let directoryOnly = ActivePolicy(directory: directory, bundle: nil, bundleVersion: nil, loadedAt: 5)
+        let directoryOnly = ActivePolicy(directory: .loaded(directory), bundle: nil, bundleVersion: nil, loadedAt: 5)
         #expect(directoryOnly.version == "dir.1")
         #expect(directoryOnly.sources == ["policy.d/00-base.json"])
         #expect(directoryOnly.sha256 == directory.policy.sha256)
@@ -119,20 +139,20 @@ import Testing
     /// loop): the authorized apps of the merged policy, sorted.
     @Test func theManagedAppsAreTheMergedPolicysAuthorizedApps() throws {
         let directory = LoadedPolicy(policy: try policy(directoryText), sources: ["00-base.json"])
-        let merged = ActivePolicy(directory: directory, bundle: CanonicalPolicy(try policy(bundleText)), bundleVersion: "bundle.1", loadedAt: 1)
+        let merged = ActivePolicy(directory: .loaded(directory), bundle: CanonicalPolicy(try policy(bundleText)), bundleVersion: "bundle.1", loadedAt: 1)
         #expect(merged.managedAppIDs == ["com.example.only-bundle", "com.example.only-dir"])
         #expect(merged.managedAppsDigest == Agent.AppViewPayload.digest(managedApps: ["com.example.only-bundle", "com.example.only-dir"]))
-        let directoryOnly = ActivePolicy(directory: directory, bundle: nil, bundleVersion: nil, loadedAt: 1)
+        let directoryOnly = ActivePolicy(directory: .loaded(directory), bundle: nil, bundleVersion: nil, loadedAt: 1)
         #expect(directoryOnly.managedAppIDs == ["com.example.both", "com.example.only-dir"])
         #expect(directoryOnly.managedAppsDigest != merged.managedAppsDigest)
     }
 
     @Test func theSameSourcesGiveTheSameDigest() throws {
         let directory = LoadedPolicy(policy: try policy(directoryText), sources: ["00-base.json"])
-        let first = ActivePolicy(directory: directory, bundle: CanonicalPolicy(try policy(bundleText)), bundleVersion: "bundle.1", loadedAt: 1)
-        let second = ActivePolicy(directory: directory, bundle: CanonicalPolicy(try policy(bundleText)), bundleVersion: "bundle.1", loadedAt: 2)
+        let first = ActivePolicy(directory: .loaded(directory), bundle: CanonicalPolicy(try policy(bundleText)), bundleVersion: "bundle.1", loadedAt: 1)
+        let second = ActivePolicy(directory: .loaded(directory), bundle: CanonicalPolicy(try policy(bundleText)), bundleVersion: "bundle.1", loadedAt: 2)
         #expect(first.sha256 == second.sha256)
-        let withoutBundle = ActivePolicy(directory: directory, bundle: nil, bundleVersion: nil, loadedAt: 1)
+        let withoutBundle = ActivePolicy(directory: .loaded(directory), bundle: nil, bundleVersion: nil, loadedAt: 1)
         #expect(first.sha256 != withoutBundle.sha256)
     }
 }

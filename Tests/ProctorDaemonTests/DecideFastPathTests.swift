@@ -32,6 +32,13 @@ import Varlink
         // Not this connection's session: the handler's own error.
         #"{"method":"\#(decide)","parameters":{"session":"0123456789abcdef0123456789abcdef","action":"print"}}"#,
         #"{"method":"\#(decide)","parameters":{"session":"","action":"print"}}"#,
+        // An escaped NUL and a surrogate pair in strings; zero written as -0, -0.0 and 0e5.
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"file.export","target":"/tmp/a\u0000b"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"file.export","target":"/home/a/Documents/\ud834\udd1e"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s\u0000","action":"print"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":-0}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":-0.0}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":0e5}}"#,
     ]
 
     /// Calls the general way answers, each with its error or its reply.
@@ -79,6 +86,12 @@ import Varlink
         #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","target":"\x"}}"#,
         #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":01}}"#,
         #"[{"method":"\#(decide)"}]"#,
+        // A lone surrogate, a number beyond a double, a key escaped to another's name.
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"file.export","target":"\ud800"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"file.export","target":"\udd1e\ud834"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":1e400}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","\u0073ize":1,"size":2}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print\u0000"}}"#,
     ]
 
     private func directory() throws -> TemporaryDirectory {

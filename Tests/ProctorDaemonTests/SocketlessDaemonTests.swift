@@ -1,5 +1,7 @@
+import Dispatch
 import Foundation
 import JSONCore
+import LinuxIO
 import ProctorDaemon
 import ProctorProtocol
 import Testing
@@ -74,23 +76,55 @@ import Varlink
         #expect(daemon.policyInForce.sha256 == reply.sha256)
         admin.close()
         try daemon.stop()
-        daemon = try Self.startAgain(directory: directory.path)
+        daemon = try SocketlessDaemon(directory: directory.path)
         #expect(daemon.policyInForce.sha256 == reply.sha256)
     }
 
-    /// Starts a daemon on a directory another one just released. Other tests in this process
-    /// spawn programs, and a child holds a copy of every descriptor — the state lock's too —
-    /// from its fork until its exec closes them (`O_CLOEXEC`): under load that window lasts
-    /// long enough for the lock to look taken. Retries while it does, for up to 10 s.
-    private static func startAgain(directory: String) throws -> SocketlessDaemon {
-        for _ in 0..<200 {
-            switch Result(catching: { () throws(SocketlessDaemon.StartFailure) in try SocketlessDaemon(directory: directory) }) {
-            case .success(let daemon): return daemon
-            case .failure(let failure) where failure.description.contains("is locked"): usleep(50_000)
-            case .failure(let failure): throw failure
-            }
+    /// A stopped daemon's lock can linger in a child this process forked (until its exec
+    /// closes the copy): a daemon started in-process on that directory waits for it.
+    @Test func aLockThisProcessStillHoldsIsWaitedFor() throws {
+        let directory = try directory()
+        defer { directory.remove() }
+        try FileManager.default.createDirectory(atPath: directory.path + "/run", withIntermediateDirectories: true)
+        let lockPath = directory.path + "/run/proctord.lock"
+        let (taken, released) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        DispatchQueue.global().async {
+            let lingering = try? LockFile.acquire(path: lockPath)
+            taken.signal()
+            usleep(300_000)
+            withExtendedLifetime(lingering) {}
+            released.signal()
         }
-        return try SocketlessDaemon(directory: directory)
+        taken.wait()
+        let daemon = try SocketlessDaemon(directory: directory.path)
+        #expect(released.wait(timeout: .now()) == .success)
+        try daemon.stop()
+    }
+
+    /// Another process's lock is refused at once: that is another proctord.
+    @Test func anotherProcessesLockIsRefusedAtOnce() throws {
+        let directory = try directory()
+        defer { directory.remove() }
+        try FileManager.default.createDirectory(atPath: directory.path + "/run", withIntermediateDirectories: true)
+        // One process, holding the lock on a descriptor of its own: sh takes it, then becomes sleep.
+        let lockPath = directory.path + "/run/proctord.lock"
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/bin/sh")
+        holder.arguments = ["-c", "exec 9>>\"$0\" && flock 9 && exec sleep 30", lockPath]
+        try holder.run()
+        defer { holder.terminate(); holder.waitUntilExit() }
+        var held = false
+        for _ in 0..<400 where !held {
+            // A probe that writes nothing: LockFile would record this process as the holder.
+            let probe = open(lockPath, O_RDONLY | O_CLOEXEC)
+            held = probe >= 0 && flock(probe, LOCK_EX | LOCK_NB) != 0
+            if probe >= 0 { close(probe) }
+            if !held { usleep(25_000) }
+        }
+        try #require(held, "sh did not take the lock")
+        let began = Date()
+        #expect(throws: SocketlessDaemon.StartFailure.self) { try SocketlessDaemon(directory: directory.path) }
+        #expect(Date().timeIntervalSince(began) < 5)
     }
 
     /// Policy changes are compiled on the caller's thread here, and finish on the loop: two

@@ -58,6 +58,8 @@ import Testing
     @Test(arguments: [
         ("[Source]\nBundleURL=http://mdm/b", 2, "BundleURL", "expected an https:// URL (or file:///PATH), found \"http://mdm/b\""),
         ("[Source]\nBundleURL=", 2, "BundleURL", "expected an https:// URL (or file:///PATH), found \"\""),
+        ("[Source]\nStatusURL=http://mdm:s3cret@mdm/s?t=1", 2, "StatusURL",
+         "expected an https:// URL (or file:///PATH), found \"http://<redacted>@mdm/s?<redacted>\""),
         ("[Source]\nStatusURL=https://mdm/a b", 2, "StatusURL",
          "expected a URL of at most 2048 bytes without spaces or control characters"),
         ("[Source]\nPollIntervalSec=5min", 2, "PollIntervalSec",
@@ -87,6 +89,19 @@ import Testing
     ] as [(String, Int, String)])
     func aWrongLineNamesFileAndLine(text: String, line: Int, message: String) {
         #expect(error(text) == ConfigurationFileError(file: "/etc/proctor/proctord.conf", line: line, message: message))
+    }
+
+    @Test(arguments: [
+        ("https://mdm.example.com/proctor/bundle.json", "https://mdm.example.com/proctor/bundle.json"),
+        ("https://user:pass@mdm.example.com:8443/b", "https://<redacted>@mdm.example.com:8443/b"),
+        ("https://a@b@mdm.example.com?x=1", "https://<redacted>@mdm.example.com?<redacted>"),
+        ("https://mdm.example.com/s?X-Amz-Signature=abc#f", "https://mdm.example.com/s?<redacted>"),
+        ("https://mdm.example.com/p@q", "https://mdm.example.com/p@q"),
+        ("file:///srv/bundle.json", "file:///srv/bundle.json"),
+        ("not a url", "not a url"),
+    ])
+    func aURLIsShownWithoutItsUserInformationAndQuery(_ url: String, _ shown: String) {
+        #expect(FleetConfiguration.redacted(url) == shown)
     }
 
     @Test func theMessageReadsLikeACompilerDiagnostic() {

@@ -5,10 +5,11 @@ import TestSupport
 @testable import ProctorStore
 
 @Suite struct BundleTests {
+    let directory: StoreDirectory
+    init() throws { directory = try StoreDirectory() }
+
     @Test func applyMakesTheNewestBundleCurrentWithItsDigest() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try StateStore.open(directory: directory.path)
+        let store = try directory.openStore()
         #expect(try store.currentBundle() == nil)
         #expect(try store.history().isEmpty)
 
@@ -24,9 +25,7 @@ import TestSupport
     }
 
     @Test func expectedVersionMismatchIsAConflictAndWritesNothing() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try StateStore.open(directory: directory.path)
+        let store = try directory.openStore()
 
         #expect(throws: StoreError.versionConflict(expected: "0", current: nil)) { try store.applyForTest("1", expected: "0") }
         try store.applyForTest("1")
@@ -37,20 +36,16 @@ import TestSupport
     }
 
     @Test func historyKeepsOnlyTheConfiguredNumberOfEntries() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
         var configuration = StateStore.Configuration()
         configuration.historyLimit = 3
-        let store = try StateStore.open(directory: directory.path, configuration: configuration)
+        let store = try directory.openStore(configuration: configuration)
         for version in 1...7 { try store.applyForTest("\(version)") }
         #expect(try store.history().map(\.version) == ["7", "6", "5"])
         #expect(throws: StoreError.unknownVersion("4")) { try store.rollback(to: "4", at: 1, byUID: 0) }
     }
 
     @Test func defaultHistoryLimitIsTwenty() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try StateStore.open(directory: directory.path)
+        let store = try directory.openStore()
         for version in 1...25 { try store.applyForTest("\(version)") }
         let history = try store.history()
         #expect(history.count == 20)
@@ -58,9 +53,7 @@ import TestSupport
     }
 
     @Test func rollbackAddsAnEntryThatRestoresTheEarlierText() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try StateStore.open(directory: directory.path)
+        let store = try directory.openStore()
         let original = try store.applyForTest("1")
         try store.applyForTest("2")
 
@@ -76,9 +69,7 @@ import TestSupport
     }
 
     @Test func everythingSurvivesCloseAndReopen() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try StateStore.open(directory: directory.path)
+        let store = try directory.openStore()
         try store.applyForTest("1")
         try store.applyForTest("2")
         try store.rollback(to: "1", at: 5, byUID: 7)
@@ -87,7 +78,7 @@ import TestSupport
         let history = try store.history()
         store.close()
 
-        let reopened = try StateStore.open(directory: directory.path)
+        let reopened = try directory.openStore()
         #expect(reopened.recoveredCorruption == nil)
         #expect(try reopened.history() == history)
         #expect(try reopened.currentBundle()?.kind == .rollback)
@@ -98,9 +89,7 @@ import TestSupport
     }
 
     @Test func invalidBundleFieldsAreRejectedByName() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try StateStore.open(directory: directory.path)
+        let store = try directory.openStore()
         #expect(throws: StoreError.invalidField(field: "version", reason: "must not be empty")) {
             try store.apply(version: "", canonicalJSON: "{}", expectedVersion: nil, at: 1, byUID: 0)
         }
@@ -121,9 +110,7 @@ import TestSupport
     }
 
     @Test func textWithEmbeddedNulAndNonASCIIRoundTrips() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try StateStore.open(directory: directory.path)
+        let store = try directory.openStore()
         let text = "{\"note\":\"naïve \u{0}\u{1F600}\"}"
         try store.apply(version: "ü", canonicalJSON: text, expectedVersion: nil, at: 1, byUID: 0)
         #expect(try store.currentBundle()?.canonicalJSON == text)
@@ -132,10 +119,11 @@ import TestSupport
 }
 
 @Suite struct SignedSerialTests {
+    let directory: StoreDirectory
+    init() throws { directory = try StoreDirectory() }
+
     @Test func aSignedApplyRecordsItsSerialAndRefusesAReplayWithoutWriting() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try StateStore.open(directory: directory.path)
+        let store = try directory.openStore()
         #expect(try store.lastAppliedSerial() == nil)
         try store.apply(version: "1", canonicalJSON: policyText("1"), expectedVersion: nil, at: 10, byUID: 0,
                         signed: (serial: 7, keyID: "k1"))
@@ -154,7 +142,7 @@ import TestSupport
         try store.apply(version: "3", canonicalJSON: policyText("3"), expectedVersion: nil, at: 40, byUID: 0,
                         signed: (serial: 8, keyID: "k2"))
         store.close()
-        let reopened = try StateStore.open(directory: directory.path)
+        let reopened = try directory.openStore()
         #expect(try reopened.lastAppliedSerial().map { "\($0.serial) \($0.keyID)" } == "8 k2")
     }
 }

@@ -4,12 +4,13 @@ import TestSupport
 @testable import ProctorStore
 
 @Suite struct DataKeyTests {
+    let directory: StoreDirectory
+    init() throws { directory = try StoreDirectory() }
+
     let wrapped: [UInt8] = (0..<73).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
 
     @Test func oneLiveKeyPerAppAndUserAcrossARestartThenDestroyedAndRotated() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try StateStore.open(directory: directory.path)
+        let store = try directory.openStore()
         #expect(try store.liveDataKey(appID: "com.example.notes", uid: 1000) == nil)
         #expect(try store.nextDataKeyGeneration(appID: "com.example.notes", uid: 1000) == 1)
         let stored = try store.insertDataKey(appID: "com.example.notes", uid: 1000, generation: 1, keyID: "00112233aabbccdd",
@@ -20,7 +21,7 @@ import TestSupport
         try store.insertDataKey(appID: "com.example.notes", uid: 1001, generation: 1, keyID: "ffee", wrapped: wrapped, at: 102)
         store.close()
 
-        let restarted = try StateStore.open(directory: directory.path)
+        let restarted = try directory.openStore()
         #expect(try restarted.liveDataKey(appID: "com.example.notes", uid: 1000) == stored)
         try restarted.markDataKeyReleased(appID: "com.example.notes", uid: 1000, at: 200)
         #expect(try restarted.liveDataKey(appID: "com.example.notes", uid: 1000)?.lastReleasedAt == 200)
@@ -37,9 +38,7 @@ import TestSupport
     }
 
     @Test func aDestroyedKeyLeavesNoTraceInTheDatabaseOrItsLog() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try StateStore.open(directory: directory.path)
+        let store = try directory.openStore()
         try store.insertDataKey(appID: "com.example.notes", uid: 0, generation: 1, keyID: "k", wrapped: wrapped, at: 1)
         let hex = wrapped.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
         #expect(try filesContain(directory.path, hex))

@@ -4,21 +4,22 @@ import TestSupport
 
 /// The event history table: batches, queries, retention by count and by age.
 @Suite struct EventHistoryTests {
+    let directory: StoreDirectory
+    init() throws { directory = try StoreDirectory() }
+
     static func event(_ id: Int64, at time: Int64, kind: String = "decision", app: String? = "a") -> EventRecord {
         EventRecord(id: id, occurredAt: time, receivedAt: time, kind: kind, appID: app, data: #"{"n":\#(id)}"#)
     }
 
     @Test func batchesAreQueriedByAppKindTimeAndIdAndSurviveAReopen() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
         let retention = EventRetention(maxCount: 100, maxAge: 1_000_000)
-        var store = try StateStore.open(directory: directory.path)
+        var store = try directory.openStore()
         #expect(try store.lastEventID() == 0)
         try store.appendEvents([Self.event(1, at: 10), Self.event(2, at: 20, kind: "lifecycle"), Self.event(3, at: 30, app: "b")],
                                lifecycle: [], retention: retention, now: 30)
         try store.appendEvents([Self.event(4, at: 40, app: nil), Self.event(5, at: 50)], lifecycle: [], retention: retention, now: 50)
         store.close()
-        store = try StateStore.open(directory: directory.path)
+        store = try directory.openStore()
         #expect(try store.lastEventID() == 5)
         #expect(try store.events(matching: EventQuery(), limit: 10).map(\.id) == [1, 2, 3, 4, 5])
         #expect(try store.events(matching: EventQuery(), limit: 2).map(\.id) == [4, 5])
@@ -32,9 +33,7 @@ import TestSupport
     }
 
     @Test func retentionPrunesBeyondTheCountAndTheAgeAndIdsAreNeverReused() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try StateStore.open(directory: directory.path)
+        let store = try directory.openStore()
         let byCount = EventRetention(maxCount: 3, maxAge: 1_000_000)
         try store.appendEvents((1...5).map { Self.event($0, at: $0 * 10) }, lifecycle: [], retention: byCount, now: 50)
         #expect(try store.events(matching: EventQuery(), limit: 10).map(\.id) == [3, 4, 5])
@@ -48,9 +47,7 @@ import TestSupport
     }
 
     @Test func aBatchIsOneTransaction() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try StateStore.open(directory: directory.path)
+        let store = try directory.openStore()
         let retention = EventRetention(maxCount: 100, maxAge: 1_000_000)
         try store.appendEvents([Self.event(1, at: 1)], lifecycle: [], retention: retention, now: 1)
         // The second row repeats id 1: the whole batch, lifecycle update included, is refused.

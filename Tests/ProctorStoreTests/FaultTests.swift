@@ -8,9 +8,10 @@ import TestSupport
 /// (mount); skipped otherwise.
 @Suite(.enabled(if: geteuid() == 0, "mounting file systems needs root"))
 struct FaultTests {
+    let directory: StoreDirectory
+    init() throws { directory = try StoreDirectory() }
+
     @Test func aFullDiskFailsWritesCleanlyAndKeepsTheLastGoodState() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
         let mountPoint = directory.appending("small").path
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: false)
         #expect(try runCommand("/bin/mount", ["-t", "tmpfs", "-o", "size=512k", "tmpfs", mountPoint]) == 0)
@@ -58,8 +59,6 @@ struct FaultTests {
     }
 
     @Test func aReadOnlyStateDirectoryServesReadsAndRefusesWrites() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
         let writable = directory.appending("state").path
         let readOnly = directory.appending("readonly").path
         let store = try StateStore.open(directory: writable)

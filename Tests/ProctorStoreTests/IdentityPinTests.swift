@@ -3,10 +3,11 @@ import TestSupport
 @testable import ProctorStore
 
 @Suite struct IdentityPinTests {
+    let directory: StoreDirectory
+    init() throws { directory = try StoreDirectory() }
+
     @Test func pinsSurviveARestartAndGoWhenRemoved() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try StateStore.open(directory: directory.path)
+        let store = try directory.openStore()
         // Start times and inode numbers use all 64 bits.
         let notes = IdentityPin(bootID: "boot-1", pid: 4242, startTime: UInt64.max - 1, executable: "/usr/bin/notes",
                                 device: 2049, inode: UInt64.max)
@@ -20,7 +21,7 @@ import TestSupport
         try store.recordIdentityPin(later, at: 4)
         store.close()
 
-        let restarted = try StateStore.open(directory: directory.path)
+        let restarted = try directory.openStore()
         #expect(Set(try restarted.identityPins(bootID: "boot-1", pid: 4242, startTime: UInt64.max - 1)) == [notes, mail])
         #expect(try restarted.identityPins(bootID: "boot-2", pid: 4242, startTime: UInt64.max - 1).isEmpty)
         #expect(try restarted.identityPins().count == 3)

@@ -8,11 +8,12 @@ import TestSupport
 /// What happens when another connection or process holds, abandons or dies in the middle of
 /// a transaction on the same database.
 @Suite struct InterruptionTests {
+    let directory: StoreDirectory
+    init() throws { directory = try StoreDirectory() }
+
     @Test func twoStoresOnOneDatabaseSeeEachOthersCommitsAndCompareAndSwapHolds() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let first = try StateStore.open(directory: directory.path)
-        let second = try StateStore.open(directory: directory.path)
+        let first = try directory.openStore()
+        let second = try directory.openStore()
 
         try first.applyForTest("1")
         #expect(try second.currentBundle()?.version == "1")
@@ -24,16 +25,14 @@ import TestSupport
     }
 
     @Test func aWriterHoldingTheLockMakesWritesBusyButReadsSeeTheLastCommit() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
         var configuration = StateStore.Configuration()
         configuration.busyTimeoutMilliseconds = 50
-        let store = try StateStore.open(directory: directory.path, configuration: configuration)
+        let store = try directory.openStore(configuration: configuration)
         let committed = try store.applyForTest("1")
 
-        let other = try RawDatabase(path: directory.appending("state.db").path)
+        let other = try RawDatabase(path: directory.databasePath)
         try other.execute("BEGIN IMMEDIATE; INSERT INTO bundles (version, sha256, json, applied_at, applied_by) VALUES ('2', 'x', '{}', 2, 0);")
-        #expect(throws: StoreError.busy(path: directory.appending("state.db").path)) { try store.applyForTest("3") }
+        #expect(throws: StoreError.busy(path: directory.databasePath)) { try store.applyForTest("3") }
         #expect(try store.currentBundle() == committed)
 
         // The other writer goes away without committing: its row never existed.
@@ -49,15 +48,13 @@ import TestSupport
     /// able to write (no stale lock).
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"), "needs the sqlite3 shell"))
     func aWriterKilledMidTransactionLeavesAConsistentDatabase() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        try StateStore.open(directory: directory.path).close()
+        try directory.openStore().close()
         var acknowledged: [String] = []
         var generator = SystemRandomNumberGenerator()
 
         for round in 1...20 {
             let version = "r\(round)"
-            let writer = try ShellProcess(arguments: ["/usr/bin/sqlite3", directory.appending("state.db").path])
+            let writer = try ShellProcess(arguments: ["/usr/bin/sqlite3", directory.databasePath])
             try writer.send("""
                 PRAGMA synchronous = FULL;
                 BEGIN IMMEDIATE;
@@ -80,7 +77,7 @@ import TestSupport
             }
             writer.kill()
 
-            let store = try StateStore.open(directory: directory.path)
+            let store = try directory.openStore()
             let history = try store.history()
             let versions = Set(history.map(\.version))
             #expect(versions.isSuperset(of: acknowledged), "round \(round): lost an acknowledged commit")

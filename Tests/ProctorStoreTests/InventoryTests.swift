@@ -3,10 +3,11 @@ import TestSupport
 @testable import ProctorStore
 
 @Suite struct InventoryTests {
+    let directory: StoreDirectory
+    init() throws { directory = try StoreDirectory() }
+
     @Test func theInventoryHoldsTheLatestOfEverythingPerApp() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try StateStore.open(directory: directory.path)
+        let store = try directory.openStore()
         #expect(try store.app(appID: "com.example.notes") == nil)
 
         try store.recordRegistration(appID: "com.example.notes", at: 1, appVersion: "2.0", pid: 10, uid: 1000)
@@ -22,7 +23,7 @@ import TestSupport
         try store.recordFeedback(appID: "com.example.mail", key: "k", severity: .info, message: "", data: nil, at: 9)
         store.close()
 
-        let reopened = try StateStore.open(directory: directory.path)
+        let reopened = try directory.openStore()
         let app = try #require(try reopened.app(appID: "com.example.notes"))
         #expect(app.registration == RegistrationRecord(at: 2, appVersion: nil, pid: 11, uid: 1001))
         #expect(app.lastEvent == LifecycleRecord(event: "didEnterBackground", at: 4))
@@ -36,9 +37,7 @@ import TestSupport
     }
 
     @Test func feedbackKeepsTheLatestValuePerKey() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try StateStore.open(directory: directory.path)
+        let store = try directory.openStore()
         try store.recordFeedback(appID: "a", key: "sync", severity: .error, message: "failed", data: #"{"code":7}"#, at: 1)
         try store.recordFeedback(appID: "a", key: "login", severity: .info, message: "ok", data: nil, at: 2)
         try store.recordFeedback(appID: "a", key: "sync", severity: .info, message: "recovered", data: nil, at: 3)
@@ -51,9 +50,7 @@ import TestSupport
     }
 
     @Test func feedbackFieldsAreValidatedByName() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try StateStore.open(directory: directory.path)
+        let store = try directory.openStore()
         func record(key: String = "k", message: String = "m", data: String? = nil) throws(StoreError) {
             try store.recordFeedback(appID: "a", key: key, severity: .info, message: message, data: data, at: 1)
         }
@@ -79,11 +76,9 @@ import TestSupport
     }
 
     @Test func anAppCannotGrowItsFeedbackKeysWithoutBound() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
         var configuration = StateStore.Configuration()
         configuration.feedbackKeysPerApp = 3
-        let store = try StateStore.open(directory: directory.path, configuration: configuration)
+        let store = try directory.openStore(configuration: configuration)
         for key in ["a", "b", "c"] {
             try store.recordFeedback(appID: "x", key: key, severity: .info, message: "", data: nil, at: 1)
         }
@@ -97,11 +92,9 @@ import TestSupport
     }
 
     @Test func acknowledgementsAreTrimmedToTheNewestPerApp() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
         var configuration = StateStore.Configuration()
         configuration.acknowledgementsPerApp = 2
-        let store = try StateStore.open(directory: directory.path, configuration: configuration)
+        let store = try directory.openStore(configuration: configuration)
         for version in 1...4 {
             try store.recordPolicyAcknowledgement(appID: "a", policyVersion: "\(version)", status: .applied, at: Int64(version))
         }
@@ -109,9 +102,7 @@ import TestSupport
     }
 
     @Test func registrationAndEventFieldsAreValidated() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try StateStore.open(directory: directory.path)
+        let store = try directory.openStore()
         #expect(throws: StoreError.invalidField(field: "version", reason: "must not be empty")) {
             try store.recordRegistration(appID: "a", at: 1, appVersion: "", pid: 1, uid: 0)
         }

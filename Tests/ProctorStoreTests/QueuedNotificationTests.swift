@@ -3,17 +3,18 @@ import TestSupport
 @testable import ProctorStore
 
 @Suite struct QueuedNotificationTests {
+    let directory: StoreDirectory
+    init() throws { directory = try StoreDirectory() }
+
     @Test func queuedNotificationsSurviveARestartAndAreTakenOnceUnexpiredInOrder() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try StateStore.open(directory: directory.path)
+        let store = try directory.openStore()
         try store.queueNotification(appID: "com.example.notes", payload: #"{"n":1}"#, at: 100, expiresAt: 1_000, byUID: 0)
         try store.queueNotification(appID: "com.example.notes", payload: #"{"n":2}"#, at: 110, expiresAt: 150, byUID: 0)
         try store.queueNotification(appID: "com.example.notes", payload: #"{"n":3}"#, at: 120, expiresAt: 2_000, byUID: 7)
         try store.queueNotification(appID: "com.example.mail", payload: #"{"m":1}"#, at: 130, expiresAt: 2_000, byUID: 0)
         store.close()
 
-        let restarted = try StateStore.open(directory: directory.path)
+        let restarted = try directory.openStore()
         let taken = try restarted.queuedNotifications(appID: "com.example.notes", now: 200)
         #expect(taken.map(\.payload) == [#"{"n":1}"#, #"{"n":3}"#])  // n=2 expired at 150
         #expect(taken.last?.queuedByUID == 7 && taken.last?.expiresAt == 2_000)
@@ -24,11 +25,9 @@ import TestSupport
     }
 
     @Test func anAppHoldsAtMostTheConfiguredNumberAndPayloadsAreBounded() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
         var configuration = StateStore.Configuration()
         configuration.queuedNotificationsPerApp = 2
-        let store = try StateStore.open(directory: directory.path, configuration: configuration)
+        let store = try directory.openStore(configuration: configuration)
         for at in [Int64(1), 2] {
             try store.queueNotification(appID: "com.example.notes", payload: "{}", at: at, expiresAt: 10, byUID: 0)
         }

@@ -4,6 +4,9 @@ import TestSupport
 @testable import ProctorStore
 
 @Suite struct SchemaTests {
+    let directory: StoreDirectory
+    init() throws { directory = try StoreDirectory() }
+
     /// Schema version 1 exactly as the first release wrote it (copied, not derived from `Schema`,
     /// so a later edit of step 1 breaks this test instead of silently passing).
     private static let versionOneSchema = """
@@ -18,9 +21,7 @@ import TestSupport
         """
 
     @Test func aVersionOneDatabaseIsMigratedKeepingItsData() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let raw = try RawDatabase(path: directory.appending("state.db").path)
+        let raw = try RawDatabase(path: directory.databasePath)
         try raw.execute(Self.versionOneSchema)
         try raw.execute("""
             INSERT INTO bundles (version, sha256, json, applied_at, applied_by) VALUES ('old', 'abc', '{"v":"old"}', 5, 0);
@@ -28,7 +29,7 @@ import TestSupport
             """)
         raw.close()
 
-        let store = try StateStore.open(directory: directory.path)
+        let store = try directory.openStore()
         let current = try #require(try store.currentBundle())
         #expect(current.version == "old" && current.kind == .apply && current.canonicalJSON == #"{"v":"old"}"#)
         #expect(try store.pendingWipes(appID: "com.example.notes").map(\.id) == ["w1"])
@@ -38,28 +39,24 @@ import TestSupport
         #expect(try store.history().map(\.kind) == [.rollback, .apply])
         store.close()
 
-        let check = try RawDatabase(path: directory.appending("state.db").path)
+        let check = try RawDatabase(path: directory.databasePath)
         #expect(try check.integer("PRAGMA user_version") == Int64(Schema.latestVersion))
     }
 
     @Test func aDatabaseFromANewerBuildIsRefusedAndLeftAlone() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let raw = try RawDatabase(path: directory.appending("state.db").path)
+        let raw = try RawDatabase(path: directory.databasePath)
         try raw.execute("CREATE TABLE future (x); PRAGMA user_version = \(Schema.latestVersion + 1);")
         raw.close()
 
         #expect(throws: StoreError.schemaTooNew(found: Schema.latestVersion + 1, supported: Schema.latestVersion)) {
-            try StateStore.open(directory: directory.path)
+            try directory.openStore()
         }
-        let check = try RawDatabase(path: directory.appending("state.db").path)
+        let check = try RawDatabase(path: directory.databasePath)
         #expect(try check.integer("PRAGMA user_version") == Int64(Schema.latestVersion + 1))
         #expect(try check.integer("SELECT count(*) FROM sqlite_master WHERE name = 'bundles'") == 0)
     }
 
     @Test func aFreshDatabaseUsesWALFullSyncAndTheLatestSchema() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
         let store = try StateStore.open(directory: directory.appending("nested").path)
         #expect(try store.connection.query("PRAGMA journal_mode") { $0.text(0) } == ["wal"])
         #expect(try store.connection.query("PRAGMA synchronous") { $0.integer(0) } == [2])  // FULL
@@ -69,9 +66,7 @@ import TestSupport
     }
 
     @Test func databaseDescriptorsAreCloseOnExec() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try StateStore.open(directory: directory.path)
+        let store = try directory.openStore()
         try store.applyForTest("1")
         var checked = 0
         for entry in try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") {
@@ -89,15 +84,16 @@ import TestSupport
 }
 
 @Suite struct CorruptionTests {
+    let directory: StoreDirectory
+    init() throws { directory = try StoreDirectory() }
+
     @Test func aFileThatIsNotADatabaseIsMovedAsideAndAFreshOneCreated() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
         let garbage = Data(repeating: 0xA5, count: 8192)
-        try garbage.write(to: URL(fileURLWithPath: directory.appending("state.db").path))
+        try garbage.write(to: URL(fileURLWithPath: directory.databasePath))
         try Data("stale wal".utf8).write(to: URL(fileURLWithPath: directory.appending("state.db-wal").path))
 
         // 2026-11-29 12:00:00 UTC
-        let store = try StateStore.open(directory: directory.path, now: 1_795_953_600_000)
+        let store = try directory.openStore(now: 1_795_953_600_000)
         let recovery = try #require(store.recoveredCorruption)
         #expect(recovery.movedTo == directory.appending("state.db.corrupt-20261129T120000Z").path)
         #expect(FileManager.default.contents(atPath: recovery.movedTo) == garbage)
@@ -107,16 +103,14 @@ import TestSupport
         try store.applyForTest("1")
         #expect(try store.currentBundle()?.version == "1")
         store.close()
-        let reopened = try StateStore.open(directory: directory.path, now: 1_795_953_600_000)
+        let reopened = try directory.openStore(now: 1_795_953_600_000)
         #expect(reopened.recoveredCorruption == nil)
         #expect(try reopened.currentBundle()?.version == "1")
     }
 
     @Test func aDamagedPageIsDetectedAndASecondCorruptionGetsItsOwnName() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let path = directory.appending("state.db").path
-        let store = try StateStore.open(directory: directory.path)
+        let path = directory.databasePath
+        let store = try directory.openStore()
         for version in 1...5 { try store.applyForTest("\(version)", padding: 3000) }
         try store.connection.run("PRAGMA wal_checkpoint(TRUNCATE)")
         store.close()
@@ -128,7 +122,7 @@ import TestSupport
         try bytes.write(to: URL(fileURLWithPath: path))
         try Data("taken".utf8).write(to: URL(fileURLWithPath: path + ".corrupt-19700101T000001Z"))
 
-        let recovered = try StateStore.open(directory: directory.path, now: 1_000)
+        let recovered = try directory.openStore(now: 1_000)
         #expect(recovered.recoveredCorruption?.movedTo == path + ".corrupt-19700101T000001Z-1")
         #expect(try recovered.currentBundle() == nil)
         #expect(FileManager.default.contents(atPath: path + ".corrupt-19700101T000001Z") == Data("taken".utf8))

@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import Glibc
+import TestSupport
 @testable import ProctorStore
 
 /// Runs a command (mount, umount, sqlite3) and returns its exit status.
@@ -60,5 +61,27 @@ extension StateStore {
     @discardableResult
     func applyForTest(_ version: String, expected: String? = nil, padding: Int = 0, at time: UnixMilliseconds = 1_000) throws(StoreError) -> BundleRecord {
         try apply(version: version, canonicalJSON: policyText(version, padding: padding), expectedVersion: expected, at: time, byUID: 0)
+    }
+}
+
+/// A fresh state directory for one test, removed with everything in it when the fixture goes.
+/// Suites keep one as a stored property: Swift Testing makes a suite value per test, so each
+/// test has a directory of its own for as long as it runs.
+struct StoreDirectory {
+    private let temporary: TemporaryDirectory
+
+    init() throws { temporary = try TemporaryDirectory(prefix: "proctor-store-test") }
+
+    var path: String { temporary.path }
+    /// The path of the store's database file.
+    var databasePath: String { temporary.appending(StateStore.databaseFileName).path }
+
+    /// The URL of `name` inside the directory.
+    func appending(_ name: String) -> URL { temporary.appending(name) }
+
+    /// Opens (or reopens) the store kept in the directory.
+    func openStore(configuration: StateStore.Configuration = StateStore.Configuration(),
+                   now: UnixMilliseconds = StateStore.currentTime()) throws(StoreError) -> StateStore {
+        try StateStore.open(directory: path, configuration: configuration, now: now)
     }
 }

@@ -3,10 +3,11 @@ import TestSupport
 @testable import ProctorStore
 
 @Suite struct WipeTests {
+    let directory: StoreDirectory
+    init() throws { directory = try StoreDirectory() }
+
     @Test func aWipeGoesFromIssuedToDeliveredToCompletedAcrossARestart() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try StateStore.open(directory: directory.path)
+        let store = try directory.openStore()
         let directive = try store.issueWipe(appID: "com.example.notes", issuedAt: 100, byUID: 0)
         #expect(directive.state == .issued && directive.issuedAt == 100 && directive.issuedByUID == 0)
         #expect(directive.id.count == 36 && directive.id.split(separator: "-").map(\.count) == [8, 4, 4, 4, 12])
@@ -15,7 +16,7 @@ import TestSupport
         store.close()
 
         // The daemon restarted while the app was away; the app registers now.
-        let restarted = try StateStore.open(directory: directory.path)
+        let restarted = try directory.openStore()
         #expect(try restarted.pendingWipes(appID: "com.example.notes").map(\.id) == [directive.id])
         #expect(try restarted.markDelivered(id: directive.id, at: 200))
         #expect(try restarted.markDelivered(id: directive.id, at: 300))  // a second session: first time kept
@@ -31,9 +32,7 @@ import TestSupport
     }
 
     @Test func appsWithPendingWipesListsExactlyTheAppsWithAnUnacknowledgedDirective() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try StateStore.open(directory: directory.path)
+        let store = try directory.openStore()
         #expect(try store.appsWithPendingWipes().isEmpty)
         let notes = try store.issueWipe(appID: "com.example.notes", issuedAt: 1, byUID: 0)
         let mail = try store.issueWipe(appID: "com.example.mail", issuedAt: 2, byUID: 0)
@@ -45,9 +44,7 @@ import TestSupport
     }
 
     @Test func anAppCannotAcknowledgeAnUnknownOrAnotherAppsWipe() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try StateStore.open(directory: directory.path)
+        let store = try directory.openStore()
         let directive = try store.issueWipe(appID: "com.example.notes", issuedAt: 1, byUID: 0)
         #expect(throws: StoreError.unknownWipe(id: directive.id, appID: "com.example.mail")) {
             try store.acknowledgeWipe(id: directive.id, appID: "com.example.mail", at: 2)
@@ -60,20 +57,16 @@ import TestSupport
     }
 
     @Test func acknowledgingAWipeThatWasNeverMarkedDeliveredRecordsDeliveryToo() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try StateStore.open(directory: directory.path)
+        let store = try directory.openStore()
         let directive = try store.issueWipe(appID: "a", issuedAt: 1, byUID: 0)
         try store.acknowledgeWipe(id: directive.id, appID: "a", at: 5)
         #expect(try store.wipes(appID: "a").first?.deliveredAt == 5)
     }
 
     @Test func pendingWipesComeOldestFirstAndHistoryNewestFirstWithCompletedOnesTrimmed() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
         var configuration = StateStore.Configuration()
         configuration.completedWipesPerApp = 2
-        let store = try StateStore.open(directory: directory.path, configuration: configuration)
+        let store = try directory.openStore(configuration: configuration)
         let directives = try (1...5).map { try store.issueWipe(appID: "a", issuedAt: Int64($0), byUID: 0) }
         #expect(Set(directives.map(\.id)).count == 5)
         #expect(try store.pendingWipes(appID: "a").map(\.issuedAt) == [1, 2, 3, 4, 5])
@@ -86,9 +79,7 @@ import TestSupport
     }
 
     @Test func anInvalidAppIDIsRejectedByName() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try StateStore.open(directory: directory.path)
+        let store = try directory.openStore()
         #expect(throws: StoreError.invalidField(field: "appId", reason: "must not be empty")) {
             try store.issueWipe(appID: "", issuedAt: 1, byUID: 0)
         }

@@ -11,6 +11,16 @@ import Testing
         }
     }
 
+    @Test func theLoggersOwnFieldsAreReserved() {
+        for reserved in LogEvent.reservedFieldNames {
+            #expect(LogEvent.isReservedFieldName(reserved), "\(reserved)")
+        }
+        // Names of the same lengths as reserved ones, and prefixes of them.
+        for other in ["SESSION", "DECISION", "PEER_PID", "MESSAGE_IX", "SYSLOG_IDENTIFIEX", "MESSAGES", "MESSAGE_", "PRIORIT"] {
+            #expect(!LogEvent.isReservedFieldName(other), "\(other)")
+        }
+    }
+
     @Test func prioritiesCarrySyslogNumbersAndOrderBySeverity() {
         #expect(LogPriority.emergency.rawValue == 0)
         #expect(LogPriority.warning.rawValue == 4)

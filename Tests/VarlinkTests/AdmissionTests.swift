@@ -5,12 +5,7 @@ import Testing
 @Suite struct AdmissionTests {
     /// The ping interface, open only to "admin".
     private func guardedConnection(for name: String) throws -> VarlinkConnection<Peer> {
-        let service = VarlinkService<Peer>(vendor: "Example", product: "ping", version: "1.0", url: "https://example.org")
-        try service.addInterface(pingInterface, methods: [
-            "Ping": VarlinkMethod { call, peer, reply in
-                reply.reply(["text": call.parameters["text"]!, "peer": .string(peer.name)])
-            },
-        ], admission: { peer throws(VarlinkError) in
+        let service = try makeService(admission: { peer throws(VarlinkError) in
             guard peer.name == "admin" else { throw .permissionDenied }
         })
         return VarlinkConnection(service: service, context: Peer(name: name))

@@ -33,7 +33,11 @@ let pingInterface = """
     error Refused (why: string)
     """
 
-func makeService(subscribers: Subscribers = Subscribers()) throws -> VarlinkService<Peer> {
+/// The ping service: `Ping` echoes with the peer's name, `Count` streams, `Watch` hands its
+/// reply to `subscribers`, `Forget` logs its note in the peer, `Fail` throws `Refused`;
+/// `admission` guards them all.
+func makeService(subscribers: Subscribers = Subscribers(),
+                 admission: VarlinkService<Peer>.Admission? = nil) throws -> VarlinkService<Peer> {
     let service = VarlinkService<Peer>(vendor: "Example", product: "ping", version: "1.0", url: "https://example.org")
     try service.addInterface(pingInterface, methods: [
         "Ping": VarlinkMethod { call, peer, reply in
@@ -55,7 +59,7 @@ func makeService(subscribers: Subscribers = Subscribers()) throws -> VarlinkServ
         "Fail": VarlinkMethod { _, _, _ throws(VarlinkError) in
             throw VarlinkError(name: "org.example.ping.Refused", parameters: ["why": "because"])
         },
-    ])
+    ], admission: admission)
     return service
 }
 

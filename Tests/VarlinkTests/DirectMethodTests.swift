@@ -32,12 +32,7 @@ import Testing
     /// The ping service, its `Ping` also answered directly (noted in the peer's log), and an
     /// admission that refuses a peer named "stranger".
     private static func service() throws -> VarlinkService<Peer> {
-        let service = VarlinkService<Peer>(vendor: "Example", product: "ping", version: "1.0", url: "https://example.org")
-        try service.addInterface(pingInterface, methods: [
-            "Ping": VarlinkMethod { call, peer, reply in
-                reply.reply(["text": call.parameters["text"]!, "peer": .string(peer.name)])
-            },
-        ], admission: { peer throws(VarlinkError) in
+        let service = try makeService(admission: { peer throws(VarlinkError) in
             if peer.name == "stranger" { throw .permissionDenied }
         })
         service.addDirectMethod("org.example.ping.Ping", VarlinkDirectMethod(read: readPing) { text, _, peer in

@@ -176,6 +176,28 @@ def workdir():
     shutil.rmtree(root, ignore_errors=True)
 
 
+def unmount(path):
+    """Unmounts `path`, waiting briefly for a daemon that is still exiting to let go."""
+    for _ in range(50):
+        if subprocess.run(["umount", path], capture_output=True).returncode == 0:
+            return
+        time.sleep(0.1)
+    subprocess.run(["umount", "-l", path], check=True)
+
+
+@contextlib.contextmanager
+def read_only_bind_mount(directory):
+    """`directory` bind-mounted read-only over itself for the length of the block (needs root):
+    what proctord meets on a read-only state directory."""
+    subprocess.run(["mount", "--bind", directory, directory], check=True)
+    try:
+        # A bind mount takes `ro` only when remounted.
+        subprocess.run(["mount", "-o", "remount,bind,ro", directory], check=True)
+        yield
+    finally:
+        unmount(directory)
+
+
 @contextlib.contextmanager
 def running_daemon(workdir, *extra_args):
     """A started proctord with the base policy and `extra_args`, stopped when the block ends."""

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import Daemon, base_policy, raw_call, write_policy
+from conftest import Daemon, base_policy, raw_call, read_only_bind_mount, unmount, write_policy
 
 # The schema version this build writes: the number of steps in Schema.swift (each begins
 # with a comment "// N: …"), so a new step does not need this file edited.
@@ -357,15 +357,6 @@ def small_state_mount(workdir):
         unmount(state)
 
 
-def unmount(path):
-    """Unmounts `path`, waiting briefly for a daemon that is still exiting to let go."""
-    for _ in range(50):
-        if subprocess.run(["umount", path], capture_output=True).returncode == 0:
-            return
-        time.sleep(0.1)
-    subprocess.run(["umount", "-l", path], check=True)
-
-
 def fill(directory):
     """Fills the file system of `directory`; returns the filler's path."""
     filler = os.path.join(directory, "filler")
@@ -448,21 +439,16 @@ def test_read_only_state_directory_fails_writes_clearly(daemon):
         pytest.skip("bind mounts need root")
     applied = admin(daemon, "ApplyPolicy", {"policy": base_policy("before-ro")})
     daemon.stop(signal.SIGKILL)  # the last apply is then only in the WAL
-    state = daemon.state_dir
-    subprocess.run(["mount", "--bind", state, state], check=True)
-    try:
-        subprocess.run(["mount", "-o", "remount,bind,ro", state], check=True)
+    with read_only_bind_mount(daemon.state_dir):
         daemon.start()
         status = admin(daemon, "Status")["policy"]
         assert (status["version"], status["sha256"]) == ("before-ro", applied["sha256"])
-        database = os.path.join(state, "state.db")
+        database = os.path.join(daemon.state_dir, "state.db")
         expect_storage_failure(daemon, "ApplyPolicy", {"policy": base_policy("while-ro")}, "while-ro", "read-only", database)
         expect_storage_failure(daemon, "Wipe", {"appId": "io.proctor.test.notes"}, "read-only", database)
         assert agent_still_serves(daemon)["policyVersion"] == "before-ro"
         assert [e["version"] for e in admin(daemon, "PolicyHistory")["entries"]] == ["before-ro"]
         daemon.stop()
-    finally:
-        unmount(state)
     daemon.start()
     assert admin(daemon, "ApplyPolicy", {"policy": base_policy("after-ro")})["version"] == "after-ro"
     assert [e["version"] for e in admin(daemon, "PolicyHistory")["entries"]] == ["after-ro", "before-ro"]
@@ -516,17 +502,15 @@ def test_read_only_state_directory_without_a_database_is_a_clear_start_up_error(
     daemon = Daemon(workdir)
     write_policy(daemon.config_dir, base_policy())
     os.makedirs(daemon.state_dir)
-    subprocess.run(["mount", "--bind", "-o", "ro", daemon.state_dir, daemon.state_dir], check=True)
-    try:
-        subprocess.run(["mount", "-o", "remount,bind,ro", daemon.state_dir], check=True)
-        daemon.start(wait_ready=False)
-        assert daemon.process.wait(timeout=20) == 1
-        database = os.path.join(daemon.state_dir, "state.db")
-        assert f"cannot open the state database in {daemon.state_dir}: the state database {database} is read-only" \
-            in daemon.log()
-    finally:
-        daemon.stop()
-        unmount(daemon.state_dir)
+    with read_only_bind_mount(daemon.state_dir):
+        try:
+            daemon.start(wait_ready=False)
+            assert daemon.process.wait(timeout=20) == 1
+            database = os.path.join(daemon.state_dir, "state.db")
+            assert f"cannot open the state database in {daemon.state_dir}: the state database {database} is read-only" \
+                in daemon.log()
+        finally:
+            daemon.stop()
 
 
 def test_read_only_state_directory_with_an_unreadable_wal_refuses_to_start(daemon):
@@ -538,16 +522,12 @@ def test_read_only_state_directory_with_an_unreadable_wal_refuses_to_start(daemo
     daemon.stop(signal.SIGKILL)
     database = os.path.join(daemon.state_dir, "state.db")
     os.unlink(database + "-shm")
-    subprocess.run(["mount", "--bind", daemon.state_dir, daemon.state_dir], check=True)
-    try:
-        subprocess.run(["mount", "-o", "remount,bind,ro", daemon.state_dir], check=True)
+    with read_only_bind_mount(daemon.state_dir):
         daemon.start(wait_ready=False)
         assert daemon.process.wait(timeout=20) == 1
         assert f"the directory is read-only and the write-ahead log {database}-wal cannot be read without its -shm file" \
             in daemon.log()
         daemon.stop()
-    finally:
-        unmount(daemon.state_dir)
     daemon.start()
     assert admin(daemon, "Status")["policy"]["version"] == "only-in-wal"
 

@@ -406,3 +406,33 @@ def test_a_pulled_bundle_of_several_chunks_applies_and_one_altered_chunk_is_refu
                             timeout=60)
     assert reply["fleet"]["lastFetchResult"] == "refused", reply
     assert reply["policy"]["version"] == "chunks.1"
+
+
+def test_credentials_in_the_urls_stay_out_of_logs_status_and_reports(fleet, workdir):
+    """A URL's user information and query (where tokens and pre-signed signatures go) are sent
+    to the server but never shown: not in the journal, Status, `proctorctl status`, nor the
+    status document itself."""
+    mdm, key, daemon = fleet
+    secrets = ["bundle-user", "bundle-password", "bundle-token", "status-user", "status-password", "status-token"]
+    bundle_url = f"https://bundle-user:bundle-password@localhost:{mdm.port}/bundle?token=bundle-token"
+    status_url = f"https://status-user:status-password@localhost:{mdm.port}/report?token=status-token"
+    configure(daemon, mdm, url=bundle_url, interval=3600, status=f"StatusURL={status_url}\nStatusIntervalSec=2\n")
+    daemon.start()
+    # The server knows neither path with a query: both requests fail, and failures are logged with their URL.
+    reply = wait_for_result(daemon, lambda r: r["fleet"].get("lastFetchResult") == "failed"
+                            and (r["fleet"].get("statusReports") or {}).get("reportFailures", 0) >= 1)
+    requests = [request["path"] for request in json.loads(subprocess.run(
+        ["curl", "-sf", "--cacert", f"{mdm.dir}/ca.pem", mdm.url("log")], capture_output=True, timeout=10).stdout)["requests"]]
+    assert "/bundle?token=bundle-token" in requests and "/report?token=status-token" in requests
+    assert reply["fleet"]["bundleUrl"] == f"https://<redacted>@localhost:{mdm.port}/bundle?<redacted>"
+    assert reply["fleet"]["statusReports"]["statusUrl"] == f"https://<redacted>@localhost:{mdm.port}/report?<redacted>"
+    daemon.wait_for_log("Sending the status document to")
+    shown = [daemon.log(), json.dumps(reply), proctorctl(daemon, "status", check=0).stdout]
+    # A report the server takes: its document says where reports go without the credentials either.
+    configure(daemon, mdm, url=bundle_url, interval=3600,
+              status=f"StatusURL=https://status-user:status-password@localhost:{mdm.port}/report\nStatusIntervalSec=2\n")
+    proctorctl(daemon, "reload", check=0)
+    shown.append(json.dumps(wait_for_post(mdm, lambda d: "statusReports" in d["status"]["fleet"])))
+    for text in shown:
+        for secret in secrets:
+            assert secret not in text, (secret, text)

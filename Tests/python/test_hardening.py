@@ -308,3 +308,41 @@ def test_a_large_reload_does_not_stop_the_agent_socket(workdir):
         for admin in admins:
             admin.close()
         d.stop()
+
+
+# Sends one Register with an app id that cannot be in any policy: argv SOCKET; prints the reply.
+REGISTER_MALFORMED = """
+import json, socket, sys
+sys.path.insert(0, sys.argv[2])
+from varlink_raw import exchange
+app_ids = ["io.proctor." + "a" * 900_000, "io.proctor.test.notes\\u0000", "notes"]
+with socket.socket(socket.AF_UNIX) as s:
+    s.settimeout(30)
+    s.connect(sys.argv[1])
+    print(json.dumps([exchange(s, "io.proctor.Agent.Register", {"appId": app_id}) for app_id in app_ids]), flush=True)
+"""
+
+
+def test_an_app_id_no_policy_can_hold_is_refused_unlogged_and_unrecorded(workdir):
+    """Any user may call Register: an unknown app id was logged (twice a line) and kept in the
+    event history whatever its size, so a user could write a MiB a second per uid to the
+    journal and the state database. An id that is not an app id at all is an InvalidParameter."""
+    d = Daemon(workdir)
+    write_policy(d.config_dir, base_policy())
+    d.start()
+    try:
+        here = os.path.dirname(os.path.abspath(__file__))
+        replies = json.loads(as_user(65534, REGISTER_MALFORMED, d.agent, here).communicate(timeout=60)[0])
+        for reply in replies:
+            assert reply["error"] == "io.proctor.Agent.InvalidParameter", reply["error"]
+            assert reply["parameters"]["parameter"] == "appId"
+            assert "253 bytes" in reply["parameters"]["reason"]
+        # A well-formed unknown id is still refused as unknown, logged and recorded.
+        assert raw_call(d.agent, "io.proctor.Agent.Register", {"appId": "io.proctor.test.rootprobe"})["error"] \
+            == "io.proctor.Agent.UnknownApp"
+        log = d.wait_for_log("io.proctor.test.rootprobe is not in policy")
+        assert "aaaaaaaa" not in log and "PEER_UID=65534" not in log
+        events = raw_call(d.admin, "io.proctor.Admin.EventHistory", {})["parameters"]["events"]
+        assert [event["appId"] for event in events if event["kind"] == "registration"] == ["io.proctor.test.rootprobe"]
+    finally:
+        d.stop()

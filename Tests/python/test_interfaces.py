@@ -28,6 +28,11 @@ def test_interface_parses_with_python_varlink(name, methods):
     # The package keeps types, methods and errors together in `members`; its method class is private.
     parsed_methods = {key for key, member in interface.members.items() if type(member).__name__ == "_Method"}
     assert parsed_methods == methods
+    # The package reads a method's signature text up to the first `)`: a field comment holding
+    # one inside the method's parentheses would cut it short.
+    for method in methods:
+        signature = interface.members[method].signature
+        assert signature is not None and signature.count("(") == signature.count(")") == 2, f"{method}: {signature!r}"
 
 
 def test_python_varlink_rejects_a_broken_interface():

@@ -1,11 +1,10 @@
 """What proctord says at start-up about its state directory and its policy directory."""
 import os
 import signal
-import subprocess
 
 import pytest
 
-from conftest import Daemon, base_policy, write_policy
+from conftest import Daemon, base_policy, read_only_bind_mount, write_policy
 
 
 def test_a_read_only_state_directory_is_reported_at_start(workdir):
@@ -18,17 +17,13 @@ def test_a_read_only_state_directory_is_reported_at_start(workdir):
     daemon.stop()
     assert "read-only" not in daemon.log()
     state = daemon.state_dir
-    subprocess.run(["mount", "--bind", state, state], check=True)
-    try:
-        subprocess.run(["mount", "-o", "remount,bind,ro", state], check=True)
+    with read_only_bind_mount(state):
         daemon.start()
         line = next(line for line in daemon.wait_for_log("State storage is read-only").splitlines()
                     if "State storage is read-only" in line)
         assert line.startswith("err State storage is read-only: " + state + " cannot be written"), line
         assert "STATE_DIRECTORY=" + state in line
         daemon.stop()
-    finally:
-        subprocess.run(["umount", state], check=False)
 
 
 def test_a_policy_d_link_to_another_file_is_not_a_policy_file_and_is_not_quoted(workdir):

@@ -2,7 +2,8 @@
 # Fleet parts in a systemd box (docs/fleet.md): proctord, which has no network, pulls a signed
 # bundle from a real HTTPS server through proctord-mdm.socket (systemd-socket-proxyd) with the
 # proctord-fleet.conf drop-in, and cannot without it; the exposure of both units with and
-# without the drop-in; proctor-metrics.timer runs proctor-metrics.service, which writes
+# without the drop-in; the status reports proctord POSTs back to the server (StatusURL=) with
+# the fields docs/fleet.md lists; proctor-metrics.timer runs proctor-metrics.service, which writes
 # `proctorctl metrics` into the textfile directory, and Debian's real prometheus-node-exporter
 # serves it; proctord's journal shipped by systemd-journal-upload to systemd-journal-remote with
 # its fields and MESSAGE_IDs.
@@ -39,11 +40,12 @@ read -r -t 60 ready mdm_port _ <&$mdm_out
 mkdir -p "$(box_etc proctor/keys.d)"
 cp "$BOX_ROOT/mdm-key.pub" "$(box_etc proctor/keys.d/mdm.pub)"
 cp "$mdm_dir/ca.pem" "$(box_etc proctor/mdm-ca.pem)"
-fleet_conf() {  # fleet_conf [EXTRA_SOURCE_LINE] — proctord.conf pulling from the MDM
+fleet_conf() {  # fleet_conf [EXTRA_SOURCE_LINES] — proctord.conf pulling from the MDM
     printf '[Source]\nBundleURL=https://localhost:%s/bundle\nPollIntervalSec=3600\nCACertificate=/etc/proctor/mdm-ca.pem\n' "$mdm_port"
     [ -z "${1:-}" ] || echo "$1"
 }
-fleet_conf UnixSocket=/run/proctor/mdm > "$(box_etc proctor/proctord.conf)"
+fleet_conf "UnixSocket=/run/proctor/mdm
+StatusURL=https://localhost:$mdm_port/report" > "$(box_etc proctor/proctord.conf)"
 
 box_proctor_units "$BIN_DIR/proctord"
 box_unit "$repo/systemd/proctord-mdm.socket"
@@ -110,6 +112,41 @@ check_output "… the socket admits only proctor-mdm (0660), proctord's through 
     box_run stat -c '%a %U %G' /run/proctor/mdm
 check_output "… and the forwarder was proctord-mdm.service, started by its socket" "active" \
     box_run systemctl is-active proctord-mdm.service
+
+# --- Status reports back to the MDM (StatusURL=, through the same forwarder) -------------
+mdm_log() {  # mdm_log — what bundle_server.py received: its requests and the documents POSTed
+    curl -sf --max-time 10 --cacert "$mdm_dir/ca.pem" "https://localhost:$mdm_port/log"
+}
+reported_serial_7() {
+    mdm_log | "$python" -c 'import json, sys
+sys.exit(not any(post["status"]["fleet"].get("lastAppliedSerial") == 7 for post in json.load(sys.stdin)["posts"]))'
+}
+check "proctord POSTs a status report to StatusURL= once serial 7 is applied" box_wait_for 30 reported_serial_7
+check "… as JSON, with the machine id, when it was sent, Status (policy, fleet, counts) and every known app" \
+    "$python" - "$(mdm_log)" "$(box_run cat /etc/machine-id)" "$app" <<'PY'
+import json, re, sys
+log, machine_id, app = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]
+reports = [request for request in log["requests"] if request.get("method") == "POST"]
+assert reports and all(r["path"] == "/report" and r["contentType"] == "application/json" for r in reports), reports
+post = next(post for post in log["posts"] if post["status"]["fleet"].get("lastAppliedSerial") == 7)
+assert set(post) == {"machineId", "sentAt", "status", "apps"}, sorted(post)
+assert post["machineId"] == machine_id and re.fullmatch("[0-9a-f]{32}", machine_id), (post["machineId"], machine_id)
+assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z", post["sentAt"]), post["sentAt"]
+status = post["status"]
+assert status["policy"]["version"] == "fleet-test.2" and len(status["policy"]["sha256"]) == 64, status["policy"]
+assert status["fleet"]["lastFetchResult"] == "applied", status["fleet"]
+assert status["fleet"]["statusReports"]["statusUrl"].endswith("/report"), status["fleet"]
+assert {"appsKnown", "sessions", "decisionsAllowed"} <= set(status["counts"]), status["counts"]
+apps = {detail["appId"]: detail for detail in post["apps"]}
+assert apps[app]["state"] == "authorized" and apps[app]["inPolicy"] is True, apps
+PY
+report_fields() {  # report_fields — "SENT RESULT" of fleet.statusReports in proctorctl status --json
+    box_run timeout 30 "$BIN_DIR/proctorctl" status --json | "$python" -c 'import json, sys
+r = json.load(sys.stdin)["fleet"]["statusReports"]
+print("sent" if r["reportsSent"] >= 1 else "none", r.get("lastReportResult"), r.get("lastReportError"))'
+}
+check_output "… and Status counts it delivered: statusReports says sent, with no failure" "sent sent None" report_fields
+
 # One registration refused (not in policy), one app registered, one print denied, one allowed launch.
 call "$agent" 'io.proctor.Agent.Register={"appId": "com.example.unknown"}' > /dev/null 2>&1
 call "$agent" "io.proctor.Agent.Register={\"appId\": \"$app\"}" 'io.proctor.Agent.Decide={"session": "@session", "action": "print"}' \

@@ -91,16 +91,9 @@ public final class ProtectedFileReader {
 
     /// Reads until `buffer` is full or the file ends; returns the bytes read.
     private static func readFully(_ descriptor: FileDescriptor, into buffer: inout [UInt8], path: String) throws(ProtectedStorageError) -> Int {
-        var filled = 0
-        while filled < buffer.count {
-            let result = buffer.withUnsafeMutableBytes { raw in
-                Result { () throws(Errno) in try descriptor.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[filled...])) }
-            }
-            let count: Int
-            do { count = try result.get() } catch { throw .system(operation: "read", path: path, errno: error.rawValue) }
-            if count == 0 { break }
-            filled += count
+        let result = buffer.withUnsafeMutableBytes { raw in
+            Result { () throws(Errno) in try descriptor.read(filling: raw) }
         }
-        return filled
+        do { return try result.get() } catch { throw .system(operation: "read", path: path, errno: error.rawValue) }
     }
 }
