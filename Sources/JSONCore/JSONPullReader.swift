@@ -20,6 +20,22 @@ public struct JSONPullReader {
         reader = JSONParser.Reader(bytes: bytes, maxDepth: maxDepth, tracksPath: false, recordOffsets: false)
     }
 
+    /// A reader that continues `bytes` at `offset` as the reader that got there would: inside
+    /// `openObjects` nested objects, each of which has yielded a member already (so a `,` or
+    /// the `}` comes next). It reads on exactly as that reader would only when that reader's
+    /// state is this one: a caller that guesses `offset` must check that the guess was right
+    /// (`offset` of the reader that read up to it).
+    public init(_ bytes: [UInt8], maxDepth: Int = JSONParser.defaultMaxDepth, resumingAt offset: Int, openObjects: Int) {
+        precondition(offset > 0 && offset <= bytes.count && openObjects > 0, "not inside a document")
+        self.init(bytes, maxDepth: maxDepth)
+        reader.index = offset
+        reader.depth = openObjects
+        started = Array(repeating: true, count: openObjects)
+    }
+
+    /// How many bytes of the document have been consumed.
+    public var offset: Int { reader.index }
+
     /// The kind of the next value, which is not consumed.
     public mutating func peek() throws(JSONParseError) -> Kind {
         if reader.index == 0, reader.bytes.starts(with: [0xEF, 0xBB, 0xBF]) { throw reader.error("byte-order mark") }

@@ -26,21 +26,10 @@ public struct CompiledPolicy: Sendable {
 
     /// Compiles `policy`; the cost is linear in the size of the policy.
     public init(_ policy: Policy) {
-        var tables = CompiledTables()
-        let builtin = tables.builtinSettings()
-        let defaults = tables.overlay(policy.defaults, layer: .defaults, over: builtin)
-        let ids = policy.apps.keys.sorted()
-        var records: [AppRecord] = []
-        records.reserveCapacity(ids.count)
-        var entries = AppEntries(capacity: ids.count)
-        for id in ids {
-            let app = policy.apps[id]!
-            records.append(AppRecord(settings: tables.overlay(app.settings, layer: .app, over: defaults), state: app.state))
-            entries.append(app)
-        }
-        entries.finish()
-        storage = CompiledPolicyStorage(version: policy.version, defaults: policy.defaults, appIDs: ids, records: records,
-                                        entries: entries, tables: tables)
+        let sorted = Self.sortedApps(policy.apps)
+        let (records, entries, tables) = Self.records(policy, sorted)
+        storage = CompiledPolicyStorage(version: policy.version, defaults: policy.defaults, appIDs: sorted.map(\.id),
+                                        records: records, entries: entries, tables: tables)
     }
 
     /// The decision for `request`, naming the rule that made it.

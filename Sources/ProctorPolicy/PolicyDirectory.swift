@@ -66,17 +66,23 @@ public enum PolicyDirectory {
 
     /// Parses the files read, on every CPU when there are several and enough bytes to pay for
     /// it (a fleet's 100 000 apps come as drop-ins, and parsing is the larger part of starting
-    /// proctord), keeping their order.
+    /// proctord), keeping their order. When one file holds most of the bytes (a single large
+    /// policy file), the files are parsed one after the other, a large one on two threads.
     private static func parseConcurrently(_ read: [Result<[UInt8], PolicyProblems>], names: [String], totalBytes: Int)
         -> [Result<PolicyFragment, PolicyProblems>]
     {
-        @Sendable func parse(_ index: Int) -> Result<PolicyFragment, PolicyProblems> {
-            read[index].flatMap { bytes in Result { () throws(PolicyProblems) in try PolicyFragment.parse(bytes, source: names[index]) } }
+        @Sendable func parse(_ index: Int, splitting: Bool) -> Result<PolicyFragment, PolicyProblems> {
+            read[index].flatMap { bytes in
+                Result { () throws(PolicyProblems) in try PolicyFragment.parse(bytes, source: names[index], splitting: splitting) }
+            }
         }
-        guard read.count > 1, totalBytes >= concurrentParseMinimumBytes else { return read.indices.map(parse) }
+        let largest = read.lazy.map { (try? $0.get().count) ?? 0 }.max() ?? 0
+        guard read.count > 1, totalBytes >= concurrentParseMinimumBytes, largest * 2 <= totalBytes else {
+            return read.indices.map { parse($0, splitting: true) }
+        }
         let results = Mutex([Result<PolicyFragment, PolicyProblems>?](repeating: nil, count: read.count))
         DispatchQueue.concurrentPerform(iterations: read.count) { index in
-            let result = parse(index)
+            let result = parse(index, splitting: false)
             results.withLock { $0[index] = result }
         }
         return results.withLock { $0.map { $0! } }

@@ -11,10 +11,17 @@ import JSONCore
 /// shortcut here never changes what is accepted or what an error says.
 struct PolicyFastReader {
     private var json: JSONPullReader
+    /// The second half of the `apps` members, read on another thread (`AppsSplit`), until
+    /// this reader reaches where that half began.
+    private var split: AppsSplit?
 
     /// The fragment in `bytes`, or nil when the validating reader must look at them.
-    static func read(_ bytes: [UInt8], source: String?) -> PolicyFragment? {
+    /// `splitting`: a large document's apps are read on two threads (`AppsSplit`).
+    static func read(_ bytes: [UInt8], source: String?, splitting: Bool = false) -> PolicyFragment? {
         var reader = PolicyFastReader(json: JSONPullReader(bytes, maxDepth: PolicyLimits.maxNestingDepth))
+        if splitting { reader.split = AppsSplit.start(bytes) }
+        // Also when this reader gives up before reaching the second half: stop that half.
+        defer { reader.split?.abandon() }
         do {
             let fragment = try reader.readFragment(source: source)
             try reader.json.end()
@@ -33,7 +40,7 @@ struct PolicyFastReader {
         return Policy(version: version, defaults: fragment.defaults, apps: fragment.apps)
     }
 
-    private init(json: JSONPullReader) { self.json = json }
+    init(json: JSONPullReader) { self.json = json }
 
     private mutating func readFragment(source: String?) throws(JSONParseError) -> PolicyFragment {
         var fragment = PolicyFragment(source: source)
@@ -71,13 +78,53 @@ struct PolicyFastReader {
 
     private mutating func readApps() throws(JSONParseError) -> [AppID: AppPolicy] {
         var apps: [AppID: AppPolicy] = [:]
+        var isSized = false
         try json.beginObject()
-        while let id = try json.nextKey() {
-            guard apps.count < PolicyLimits.maxApps, PolicySyntax.isAppID(id) else { throw json.unexpected() }
-            let app = try readApp()
-            guard apps.updateValue(app, forKey: id) == nil else { throw json.unexpected() }
+        while try readApp(into: &apps) {
+            guard let split else { continue }
+            if !isSized, json.offset >= split.boundary / 4 {
+                // Room for both halves at once: growing, then adding the other half, would
+                // rehash these apps twice or three times.
+                isSized = true
+                apps.reserveCapacity(split.expectedApps(read: apps.count, upTo: json.offset))
+            }
+            guard json.offset >= split.boundary else { continue }
+            self.split = nil
+            // Exactly at the boundary, between two members of `apps`, this reader is in the
+            // state the other began in, so the other read what this one would read next.
+            guard json.offset == split.boundary, let rest = split.join() else {
+                split.abandon()
+                continue
+            }
+            // What reading on would refuse: too many apps, or one named in both halves.
+            guard apps.count + rest.apps.count <= PolicyLimits.maxApps else { throw json.unexpected() }
+            apps.reserveCapacity(apps.count + rest.apps.count)
+            for (id, app) in rest.apps {
+                guard apps.updateValue(app, forKey: id) == nil else { throw json.unexpected() }
+            }
+            json = rest.json
+            return apps
         }
         return apps
+    }
+
+    /// Reads the next member of the `apps` object into `apps`; false at the object's end (consumed).
+    mutating func readApp(into apps: inout [AppID: AppPolicy]) throws(JSONParseError) -> Bool {
+        guard let id = try json.nextKey() else { return false }
+        guard apps.count < PolicyLimits.maxApps, PolicySyntax.isAppID(id) else { throw json.unexpected() }
+        let app = try readApp()
+        guard apps.updateValue(app, forKey: id) == nil else { throw json.unexpected() }
+        return true
+    }
+
+    /// The members of the `apps` object from here to its end (for `AppsSplit`), and the offset
+    /// past that end; nil as soon as `isAbandoned`.
+    mutating func readRemainingApps(until isAbandoned: () -> Bool) throws(JSONParseError) -> (apps: [AppID: AppPolicy], end: Int)? {
+        var apps: [AppID: AppPolicy] = [:]
+        while try readApp(into: &apps) {
+            if isAbandoned() { return nil }
+        }
+        return (apps, json.offset)
     }
 
     private mutating func readApp() throws(JSONParseError) -> AppPolicy {

@@ -26,6 +26,12 @@ public struct PolicyFragment: Sendable, Hashable {
     /// - Throws: every problem in the document at once, in document order. Malformed JSON
     ///   is a single problem at the place the parser stopped.
     public static func parse(_ bytes: [UInt8], source: String?) throws(PolicyProblems) -> PolicyFragment {
+        try parse(bytes, source: source, splitting: false)
+    }
+
+    /// `parse(_:source:)`; `splitting`: a large document's apps are read on two threads
+    /// (for a caller that parses nothing else meanwhile).
+    static func parse(_ bytes: [UInt8], source: String?, splitting: Bool) throws(PolicyProblems) -> PolicyFragment {
         guard bytes.count <= PolicyLimits.maxDocumentBytes else {
             throw PolicyProblems([PolicyProblem(
                 source: source, location: SourceLocation(line: 1, column: 1),
@@ -34,7 +40,7 @@ public struct PolicyFragment: Sendable, Hashable {
         }
         // Nearly every document is valid: read it straight into the model, and only when
         // that gives up parse it again to find its problems.
-        if let fragment = PolicyFastReader.read(bytes, source: source) { return fragment }
+        if let fragment = PolicyFastReader.read(bytes, source: source, splitting: splitting) { return fragment }
         let root: JSONValue
         do {
             root = try JSONParser.parse(bytes, maxDepth: PolicyLimits.maxNestingDepth)
