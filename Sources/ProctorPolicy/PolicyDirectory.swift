@@ -124,8 +124,9 @@ public enum PolicyFile {
         try readWithStatus(path, source: source, limit: limit).bytes
     }
 
-    /// `read(_:source:limit:)`, and the file's status taken on its descriptor before reading
-    /// (nil when `fstat` failed).
+    /// `read(_:source:limit:)`, and the file's status taken on its descriptor after reading
+    /// (nil when `fstat` failed): a file rewritten in place before or while it was read shows
+    /// that in its `ctime`, so the snapshot's key never pairs new bytes with an old identity.
     static func readWithStatus(_ path: String, source: String?, limit: Int) throws(PolicyProblems)
         -> (bytes: [UInt8], status: stat?)
     {
@@ -152,7 +153,8 @@ public enum PolicyFile {
             sizeHint = Int(status.st_size)
         }
         do {
-            return (try descriptor.readAll(limit: limit, sizeHint: sizeHint), status)
+            let bytes = try descriptor.readAll(limit: limit, sizeHint: sizeHint)
+            return (bytes, try? descriptor.status())
         } catch {
             switch error {
             case .limitExceeded: throw tooLarge("more than \(limit) bytes")
