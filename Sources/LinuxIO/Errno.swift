@@ -82,6 +82,8 @@ public struct Errno: Error, RawRepresentable, Hashable, Sendable, CustomStringCo
         case ESRCH: "ESRCH"
         case ENOMEM: "ENOMEM"
         case ENOPROTOOPT: "ENOPROTOOPT"
+        case EISDIR: "EISDIR"
+        case ENOTDIR: "ENOTDIR"
         default: nil
         }
     }

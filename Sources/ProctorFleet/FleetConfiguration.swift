@@ -1,4 +1,5 @@
 import Glibc
+import LinuxIO
 
 /// What `CONFIG_DIR/proctord.conf` says: where proctord pulls signed policy from and how it
 /// trusts it. A systemd-style file:
@@ -54,25 +55,20 @@ public struct FleetConfiguration: Sendable, Hashable {
 
     /// Reads `path`; a missing file is the default configuration.
     public static func load(_ path: String) throws(ConfigurationFileError) -> FleetConfiguration {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            if errno == ENOENT { return FleetConfiguration() }
-            throw ConfigurationFileError(file: path, message: "cannot open: \(String(cString: strerror(errno)))")
+        let descriptor: FileDescriptor
+        do { descriptor = try FileDescriptor.open(path, O_RDONLY) } catch {
+            if error == .noSuchFileOrDirectory { return FleetConfiguration() }
+            throw ConfigurationFileError(file: path, message: "cannot open: \(error)")
         }
-        defer { close(descriptor) }
-        var bytes = [UInt8](repeating: 0, count: maximumFileBytes + 1)
-        var filled = 0
-        while filled < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
-            if count < 0, errno == EINTR { continue }
-            guard count >= 0 else { throw ConfigurationFileError(file: path, message: "cannot read: \(String(cString: strerror(errno)))") }
-            if count == 0 { break }
-            filled += count
+        defer { try? descriptor.close() }
+        let bytes: [UInt8]
+        do { bytes = try descriptor.readAll(limit: maximumFileBytes) } catch {
+            switch error {
+            case .limitExceeded: throw ConfigurationFileError(file: path, message: "larger than \(maximumFileBytes) bytes")
+            case .read(let errno): throw ConfigurationFileError(file: path, message: "cannot read: \(errno)")
+            }
         }
-        guard filled <= maximumFileBytes else {
-            throw ConfigurationFileError(file: path, message: "larger than \(maximumFileBytes) bytes")
-        }
-        return try parse(Array(bytes[..<filled]), file: path)
+        return try parse(bytes, file: path)
     }
 
     /// Parses the text of a proctord.conf; `file` names it in errors.

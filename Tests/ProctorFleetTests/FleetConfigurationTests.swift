@@ -118,7 +118,7 @@ import Testing
         #expect(throws: ConfigurationFileError(file: big, message: "larger than 65536 bytes")) {
             try FleetConfiguration.load(big)
         }
-        #expect(throws: ConfigurationFileError(file: directory.path, message: "cannot read: Is a directory")) {
+        #expect(throws: ConfigurationFileError(file: directory.path, message: "cannot read: Is a directory (EISDIR)")) {
             try FleetConfiguration.load(directory.path)
         }
     }
