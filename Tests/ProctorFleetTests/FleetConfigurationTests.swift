@@ -97,6 +97,11 @@ import Testing
         ("https://a@b@mdm.example.com?x=1", "https://<redacted>@mdm.example.com?<redacted>"),
         ("https://mdm.example.com/s?X-Amz-Signature=abc#f", "https://mdm.example.com/s?<redacted>"),
         ("https://mdm.example.com/p@q", "https://mdm.example.com/p@q"),
+        // A password written with its `#` or `?` unescaped: libcurl reads no user information
+        // there (its host would end at that character), but the password must not show.
+        ("https://user:pass#word@mdm.example.com/b", "https://<redacted>@mdm.example.com/b"),
+        ("https://user:pa?ss@mdm.example.com/b", "https://<redacted>@mdm.example.com/b"),
+        ("https://mdm.example.com?token=a/b", "https://mdm.example.com?<redacted>"),
         ("file:///srv/bundle.json", "file:///srv/bundle.json"),
         ("not a url", "not a url"),
     ])
