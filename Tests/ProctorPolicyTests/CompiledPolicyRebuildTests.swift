@@ -59,6 +59,25 @@ import TestSupport
         expectRebuilds(Policy(version: "empty"))
     }
 
+    /// Swift's `String ==` is canonical equivalence: "café" composed (NFC) and decomposed
+    /// (NFD) are equal strings of different bytes. Paths are bytes to the kernel and to
+    /// `PathGlob`, so two apps' lists that differ only so must each keep their own bytes —
+    /// in the rebuilt policy and in what a decision matches.
+    @Test func canonicallyEquivalentPathListsStayApart() {
+        let composed = "/media/caf\u{E9}/**", decomposed = "/media/cafe\u{301}/**"
+        #expect(composed == decomposed && Array(composed.utf8) != Array(decomposed.utf8))
+        let apps: [AppID: AppPolicy] = [
+            "com.example.a": AppPolicy(settings: AppSettings(dlp: DLPSettings(fileExportDeny: [composed]))),
+            "com.example.b": AppPolicy(settings: AppSettings(dlp: DLPSettings(fileExportDeny: [decomposed]))),
+        ]
+        let policy = Policy(version: "nfc-nfd", apps: apps)
+        expectRebuilds(policy)
+        let compiled = CompiledPolicy(policy)
+        for (id, path) in [("com.example.a", "/media/caf\u{E9}/x"), ("com.example.b", "/media/cafe\u{301}/x")] {
+            #expect(!compiled.decide(DecisionRequest(app: id, action: .fileExport, target: path)).allowed, "\(id)")
+        }
+    }
+
     @Test func rebuildsTheExamplePolicies() throws {
         let loaded = try PolicyDirectory.load(PolicyTestSupport.repositoryRoot + "/config/examples")
         expectRebuilds(loaded.policy)
