@@ -50,10 +50,25 @@ struct CompiledTables: Sendable {
     var pathGlobLists: [[PathGlob]] = []
     var versions: [SemanticVersion] = []
     private var appIDGlobListPositions: [[String]: Int32] = [:]
-    private var pathGlobListPositions: [[String]: Int32] = [:]
+    /// Keyed by bytes: paths are bytes to the kernel and `PathGlob`, and `String`'s `==` would
+    /// take a list for another that spells a name in another Unicode normalisation.
+    private var pathGlobListPositions: [ExactStrings: Int32] = [:]
     /// Keyed by every field, not by precedence (which ignores build metadata), so that the
     /// version an app said is the one `CompiledPolicy.appPolicy` gives back.
     private var versionPositions: [ExactVersion: Int32] = [:]
+
+    /// Strings equal only when their bytes are: `String`'s `==` is canonical equivalence
+    /// ("café" composed and decomposed are equal strings of different bytes).
+    private struct ExactStrings: Hashable {
+        let strings: [String]
+
+        static func == (lhs: Self, rhs: Self) -> Bool {
+            lhs.strings.count == rhs.strings.count && zip(lhs.strings, rhs.strings).allSatisfy { $0.utf8.elementsEqual($1.utf8) }
+        }
+
+        /// `String`'s hash: equal bytes are equal strings, so equal keys hash alike.
+        func hash(into hasher: inout Hasher) { hasher.combine(strings) }
+    }
 
     private struct ExactVersion: Hashable {
         let major: Int, minor: Int, patch: Int
@@ -74,10 +89,11 @@ struct CompiledTables: Sendable {
     }
 
     private mutating func pathGlobList(_ patterns: [String]) -> Int32 {
-        if let position = pathGlobListPositions[patterns] { return position }
+        let key = ExactStrings(strings: patterns)
+        if let position = pathGlobListPositions[key] { return position }
         pathGlobLists.append(patterns.map(PathGlob.init))
         let position = Int32(pathGlobLists.count - 1)
-        pathGlobListPositions[patterns] = position
+        pathGlobListPositions[key] = position
         return position
     }
 
