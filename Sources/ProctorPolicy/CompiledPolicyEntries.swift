@@ -4,7 +4,8 @@ import JSONCore
 /// `config` and the two settings no decision reads a layer of — so that `appPolicy` rebuilds
 /// the entry exactly and the parsed `Policy` need not stay in memory (at 100 000 apps it was
 /// a third of proctord's resident memory). Executables share one byte arena; identical user
-/// lists and configs are stored once (most apps have none, or `["*"]`).
+/// lists are stored once (most apps have none, or `["*"]`); a config is kept as parsed, one
+/// per app that has one (an empty config takes no room).
 ///
 /// Which of the other settings the app itself said follows from the record: a setting whose
 /// layer is `app` holds the app's own value (`CompiledTables.overlay`).
