@@ -227,6 +227,9 @@ import Testing
                 continue
             }
         }
+        // The refusal names the URL as logs show it (`FleetConfiguration.redacted`): no password, no query.
+        let refused = failure(FetchRequest(url: "http://user:secret@localhost/x?token=t0ken", maximumBytes: 10))
+        #expect(refused == .unsupportedURL("http://<redacted>@localhost/x?<redacted>"))
         try server.publish("from a file")
         #expect(try BundleFetcher().fetch(FetchRequest(url: "file://" + server.file("bundle"), maximumBytes: 100))
             == .fetched(body: Array("from a file".utf8), etag: nil))
