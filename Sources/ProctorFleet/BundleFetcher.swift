@@ -165,7 +165,9 @@ public final class BundleFetcher: @unchecked Sendable {
     /// Fetches `request.url`.
     public func fetch(_ request: FetchRequest) throws(FetchFailure) -> FetchResult {
         let lowered = request.url.lowercased()
-        guard lowered.hasPrefix("https://") || lowered.hasPrefix("file://") else { throw .unsupportedURL(request.url) }
+        guard lowered.hasPrefix("https://") || lowered.hasPrefix("file://") else {
+            throw .unsupportedURL(FleetConfiguration.redacted(request.url))
+        }
         guard !cancellation.flag.load(ordering: .relaxed) else { throw .cancelled }
         renewHandleIfTheCAFileChanged(request)
         let (curl, handle) = try easy.get()
