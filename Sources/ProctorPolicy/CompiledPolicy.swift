@@ -77,12 +77,16 @@ public struct CompiledPolicy: Sendable {
         return Policy(version: version, defaults: storage.defaults, apps: apps)
     }
 
-    /// Whether this was compiled from a policy equal to `other` (`Policy`'s `==`), without
-    /// rebuilding this one: stops at the first app that differs.
+    /// Whether this was compiled from a policy equal to `other` byte for byte (`Policy`'s `==`,
+    /// and the same bytes in every string: `PolicyExactEquality.swift`), without rebuilding
+    /// this one: stops at the first app that differs.
     public func isCompiled(from other: Policy) -> Bool {
-        guard other.version == version, other.defaults == storage.defaults, other.apps.count == appCount else { return false }
+        guard sameBytes(other.version, version), other.defaults == storage.defaults,
+              other.defaults.hasSameBytes(as: storage.defaults), other.apps.count == appCount else { return false }
         for (id, app) in other.apps {
-            guard let entry = storage.table.find(id), storage.appPolicy(at: entry.position) == app else { return false }
+            guard let entry = storage.table.find(id) else { return false }
+            let compiled = storage.appPolicy(at: entry.position)
+            guard compiled == app, compiled.hasSameBytes(as: app) else { return false }
         }
         return true
     }

@@ -55,4 +55,44 @@ import TestSupport
         #expect(daemon.active.version == "two")
         #expect(daemon.active.sha256 == daemon.active.compiled.policy.sha256 && daemon.active.sha256 != started.sha256)
     }
+
+    /// A path spelt again in another Unicode form (é composed, then decomposed) is other bytes
+    /// to the kernel and another SHA-256, though `String`'s `==` calls the two equal: under
+    /// the same version the reload is refused, as any other content is; under a new one it
+    /// is the new policy.
+    @Test func aPathRespeltInAnotherUnicodeFormIsAChange() throws {
+        func policy(version: String, folder: String) -> String {
+            """
+            {"schema": 1, "version": "\(version)", "apps": {"io.proctor.test.notes": {"state": "authorized",
+              "dlp": {"fileExport": {"deny": ["/media/\(folder)/**"]}}}}}
+            """
+        }
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        let directory = try TemporaryDirectory(prefix: "proctor-reload")
+        defer { directory.remove() }
+        let policyDirectory = directory.path + "/config/policy.d"
+        try FileManager.default.createDirectory(atPath: policyDirectory, withIntermediateDirectories: true)
+        let file = URL(fileURLWithPath: policyDirectory + "/00.json")
+        try Data(policy(version: "one", folder: composed).utf8).write(to: file)
+        let daemon = try Daemon.inProcess(.inProcess(directory: directory.path), loop: try EventLoop())
+        daemon.runsPolicyWorkInline = true
+        defer { daemon.closeState() }
+        let started = daemon.active
+
+        try Data(policy(version: "one", folder: decomposed).utf8).write(to: file)
+        let refused = try reload(daemon)
+        #expect(!refused.ok)
+        #expect(refused.problems.map(\.description).joined().contains("version one was loaded before with other content"))
+        #expect(daemon.active.sha256 == started.sha256)
+
+        try Data(policy(version: "two", folder: decomposed).utf8).write(to: file)
+        #expect(try reload(daemon).ok)
+        #expect(daemon.active.version == "two" && daemon.active.sha256 != started.sha256)
+        let export = { (folder: String) in
+            daemon.active.compiled.decide(DecisionRequest(app: "io.proctor.test.notes", action: .fileExport,
+                                                          target: "/media/\(folder)/report.pdf")).allowed
+        }
+        #expect(!export(decomposed), "the new bytes are denied")
+        #expect(export(composed), "the old bytes are not the policy's any more")
+    }
 }

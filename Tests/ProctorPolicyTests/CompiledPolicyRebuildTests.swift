@@ -78,6 +78,29 @@ import TestSupport
         }
     }
 
+    /// `isCompiled(from:)` compares bytes: a policy whose only difference is a string's Unicode
+    /// form (é composed or decomposed, which `String`'s `==` calls equal) was not compiled from it.
+    @Test func isCompiledFromComparesTheBytesOfEveryString() {
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        func policy(_ word: String, in place: Int) -> Policy {
+            func at(_ position: Int, _ other: String = "cafe") -> String { place == position ? word : other }
+            var app = AppPolicy(match: MatchRule(executable: "/opt/\(at(0))/bin/app"),
+                                config: ["greeting": .string(at(1)), at(2): .array([.object([at(3): .string(at(4))])])],
+                                settings: AppSettings(dlp: DLPSettings(fileExportAllow: ["/srv/\(at(5))/**"],
+                                                                       fileExportDeny: ["/srv/\(at(6))/private/**"])))
+            app.state = .authorized
+            return Policy(version: "v-\(at(7))", defaults: AppSettings(dlp: DLPSettings(fileExportDeny: ["/tmp/\(at(8))"])),
+                          apps: ["com.example.app": app])
+        }
+        for place in 0...8 {
+            let original = policy(composed, in: place), respelt = policy(decomposed, in: place)
+            #expect(original == respelt, "place \(place): String's == is canonical equivalence")
+            let compiled = CompiledPolicy(original)
+            #expect(compiled.isCompiled(from: original), "place \(place)")
+            #expect(!compiled.isCompiled(from: respelt), "place \(place): other bytes")
+        }
+    }
+
     @Test func rebuildsTheExamplePolicies() throws {
         let loaded = try PolicyDirectory.load(PolicyTestSupport.repositoryRoot + "/config/examples")
         expectRebuilds(loaded.policy)

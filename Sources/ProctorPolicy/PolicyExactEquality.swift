@@ -1,0 +1,63 @@
+import JSONCore
+
+// The model's `==` compares strings as Swift does, by canonical equivalence: "café" with a
+// composed é equals "café" with a decomposed one. Whether a policy read again is the one in
+// force must compare bytes, the way its canonical form and SHA-256 do: a path is bytes to the
+// kernel and to `PathGlob`, an executable is matched byte for byte against /proc/PID/exe,
+// and a config reaches its app as it was written. Otherwise a reload whose only edit is a
+// path's Unicode form would keep the old bytes in force. App ids, user names, app-id globs
+// and versions' identifiers are ASCII by the schema; the policy's `version` is free text.
+
+extension AppPolicy {
+    /// Whether this entry and `other`, already `==`, also have the same bytes in every
+    /// string that may hold non-ASCII text.
+    func hasSameBytes(as other: AppPolicy) -> Bool {
+        sameBytes(match?.executable, other.match?.executable) && settings.hasSameBytes(as: other.settings)
+            && JSONValue.object(config).hasSameBytes(as: .object(other.config))
+    }
+}
+
+extension AppSettings {
+    /// Whether these settings and `other`, already `==`, also have the same bytes in their paths.
+    func hasSameBytes(as other: AppSettings) -> Bool {
+        sameBytes(dlp.fileExportAllow, other.dlp.fileExportAllow) && sameBytes(dlp.fileExportDeny, other.dlp.fileExportDeny)
+    }
+}
+
+extension JSONValue {
+    /// Whether this value and `other`, already `==`, also have the same bytes in every string
+    /// and member name.
+    func hasSameBytes(as other: JSONValue) -> Bool {
+        switch (self, other) {
+        case (.string(let mine), .string(let theirs)):
+            return sameBytes(mine, theirs)
+        case (.array(let mine), .array(let theirs)):
+            return mine.count == theirs.count && zip(mine, theirs).allSatisfy { $0.hasSameBytes(as: $1) }
+        case (.object(let mine), .object(let theirs)):
+            // A dictionary finds a key by canonical equivalence (and holds no two equivalent
+            // ones): the member it finds must also be spelt with the same bytes.
+            return mine.count == theirs.count && mine.allSatisfy { key, value in
+                guard let index = theirs.index(forKey: key), sameBytes(theirs[index].key, key) else { return false }
+                return value.hasSameBytes(as: theirs[index].value)
+            }
+        default:
+            return true
+        }
+    }
+}
+
+func sameBytes(_ left: String?, _ right: String?) -> Bool {
+    switch (left, right) {
+    case (nil, nil): true
+    case (let left?, let right?): left.utf8.elementsEqual(right.utf8)
+    default: false
+    }
+}
+
+func sameBytes(_ left: [String]?, _ right: [String]?) -> Bool {
+    switch (left, right) {
+    case (nil, nil): true
+    case (let left?, let right?): left.count == right.count && zip(left, right).allSatisfy { sameBytes($0, $1) }
+    default: false
+    }
+}
