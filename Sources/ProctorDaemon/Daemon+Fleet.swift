@@ -62,7 +62,10 @@ extension Daemon {
     static func loadFleetSettings(_ configuration: DaemonConfiguration) throws(FleetSetupError)
         -> (FleetConfiguration, TrustedKeys) {
         let settings: FleetConfiguration
-        do { settings = try FleetConfiguration.load(configuration.fleetConfigurationPath) }
+        do {
+            settings = try FleetConfiguration.load(configuration.fleetConfigurationPath,
+                                                   credentialsDirectory: configuration.credentialsDirectory)
+        }
         catch { throw FleetSetupError(description: error.description) }
         do { return (settings, try TrustedKeys.load(directory: configuration.trustedKeysDirectory)) }
         catch { throw FleetSetupError(description: "trusted keys: \(error)") }

@@ -31,7 +31,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var idleMessageTimeoutSeconds = 10
     public var historyLimit = 20
     /// systemd's `$CREDENTIALS_DIRECTORY`: where the decrypted `machine-key` credential is,
-    /// when the unit loads one (`LoadCredentialEncrypted=`).
+    /// when the unit loads one (`LoadCredentialEncrypted=`), and proctord.conf's `@NAME` client
+    /// certificate and key (`LoadCredential=`).
     public var credentialsDirectory: String?
     /// Events kept in the event history (`Admin.EventHistory`), at most.
     public var eventHistoryLimit = 100_000

@@ -9,7 +9,7 @@ import LinuxIO
 ///     PollIntervalSec=300
 ///     CACertificate=/etc/proctor/mdm-ca.pem
 ///     ClientCertificate=/etc/proctor/client.pem
-///     ClientKey=/etc/proctor/client.key
+///     ClientKey=@fleet-client.key
 ///     StatusURL=https://mdm.example.com/proctor/status
 ///     StatusIntervalSec=3600
 ///
@@ -26,9 +26,10 @@ public struct FleetConfiguration: Sendable, Hashable {
         public var pollIntervalSeconds = 300
         /// PEM file of the CA certificates that verify the server; nil: the system's CAs.
         public var caCertificate: String?
-        /// PEM client certificate and its key for mutual TLS; both or neither.
-        public var clientCertificate: String?
-        public var clientKey: String?
+        /// PEM client certificate and its key for mutual TLS; both or neither. Each a file or a
+        /// systemd credential (`@NAME`, see `ClientFile`).
+        public var clientCertificate: ClientFile?
+        public var clientKey: ClientFile?
         /// Where status documents are POSTed; nil: none are.
         public var statusURL: String?
         /// Seconds between status documents at the latest.
@@ -53,8 +54,12 @@ public struct FleetConfiguration: Sendable, Hashable {
     /// Bounds of the interval settings: at least a second, at most a week.
     public static let intervalRange = 1...(7 * 24 * 3600)
 
-    /// Reads `path`; a missing file is the default configuration.
-    public static func load(_ path: String) throws(ConfigurationFileError) -> FleetConfiguration {
+    /// Reads `path`; a missing file is the default configuration. `credentialsDirectory` is
+    /// systemd's `$CREDENTIALS_DIRECTORY`, where `@NAME` files are. The client certificate and
+    /// key must be usable (`ClientFile.problem`): a key others may read stops proctord here,
+    /// not at a poll.
+    public static func load(_ path: String, credentialsDirectory: String? = nil) throws(ConfigurationFileError)
+        -> FleetConfiguration {
         let descriptor: FileDescriptor
         do { descriptor = try FileDescriptor.open(path, O_RDONLY) } catch {
             if error == .noSuchFileOrDirectory { return FleetConfiguration() }
@@ -68,12 +73,16 @@ public struct FleetConfiguration: Sendable, Hashable {
             case .read(let errno): throw ConfigurationFileError(file: path, message: "cannot read: \(errno)")
             }
         }
-        return try parse(bytes, file: path)
+        var reader = ConfigurationReader(file: path, credentialsDirectory: credentialsDirectory)
+        let configuration = try reader.read(bytes)
+        try reader.checkClientFiles()
+        return configuration
     }
 
-    /// Parses the text of a proctord.conf; `file` names it in errors.
-    public static func parse(_ bytes: [UInt8], file: String) throws(ConfigurationFileError) -> FleetConfiguration {
-        var reader = ConfigurationReader(file: file)
+    /// Parses the text of a proctord.conf; `file` names it in errors. Files are not looked at.
+    public static func parse(_ bytes: [UInt8], file: String, credentialsDirectory: String? = nil)
+        throws(ConfigurationFileError) -> FleetConfiguration {
+        var reader = ConfigurationReader(file: file, credentialsDirectory: credentialsDirectory)
         return try reader.read(bytes)
     }
 }
@@ -101,11 +110,15 @@ public struct ConfigurationFileError: Error, Hashable, Sendable, CustomStringCon
 /// The line-by-line reader behind `FleetConfiguration.parse`.
 private struct ConfigurationReader {
     let file: String
+    let credentialsDirectory: String?
     var configuration = FleetConfiguration()
     var section: String?
     var seen: [String: Int] = [:]  // "Section.Key" -> line
 
-    init(file: String) { self.file = file }
+    init(file: String, credentialsDirectory: String?) {
+        self.file = file
+        self.credentialsDirectory = credentialsDirectory
+    }
 
     static let keys: [String: [String]] = [
         "Source": ["BundleURL", "PollIntervalSec", "CACertificate", "ClientCertificate", "ClientKey", "UnixSocket", "StatusURL",
@@ -125,6 +138,14 @@ private struct ConfigurationReader {
                         "must be set when \(missing == "ClientKey" ? "ClientCertificate" : "ClientKey") is (mutual TLS needs both)")
         }
         return configuration
+    }
+
+    /// The client certificate and key, on the file system (after `read`).
+    func checkClientFiles() throws(ConfigurationFileError) {
+        let source = configuration.source
+        for (key, file, isPrivateKey) in [("ClientCertificate", source.clientCertificate, false), ("ClientKey", source.clientKey, true)] {
+            if let problem = file?.problem(isPrivateKey: isPrivateKey) { throw error(seen["Source.\(key)"], key, problem) }
+        }
     }
 
     private mutating func readLine(_ line: Substring, number: Int) throws(ConfigurationFileError) {
@@ -160,8 +181,8 @@ private struct ConfigurationReader {
         case "PollIntervalSec": configuration.source.pollIntervalSeconds = try seconds(value, key, line)
         case "StatusIntervalSec": configuration.source.statusIntervalSeconds = try seconds(value, key, line)
         case "CACertificate": configuration.source.caCertificate = try path(value, key, line)
-        case "ClientCertificate": configuration.source.clientCertificate = try path(value, key, line)
-        case "ClientKey": configuration.source.clientKey = try path(value, key, line)
+        case "ClientCertificate": configuration.source.clientCertificate = try clientFile(value, key, line)
+        case "ClientKey": configuration.source.clientKey = try clientFile(value, key, line)
         case "UnixSocket": configuration.source.unixSocket = try path(value, key, line)
         case "RequireSignedBundles": configuration.requireSignedBundles = try boolean(value, key, line)
         default: preconditionFailure("a key in ConfigurationReader.keys without a case: \(key)")
@@ -195,6 +216,29 @@ private struct ConfigurationReader {
         return value
     }
 
+    /// `/PATH`, or `@NAME`: the credential NAME in `$CREDENTIALS_DIRECTORY`, a file name as
+    /// systemd allows for a credential (no `/`, not `.` or `..`, at most 255 bytes).
+    private func clientFile(_ value: String, _ key: String, _ line: Int) throws(ConfigurationFileError)
+        -> FleetConfiguration.ClientFile {
+        guard value.hasPrefix("@") else {
+            guard value.hasPrefix("/"), value.utf8.count < PATH_MAX else {
+                throw error(line, key, "expected an absolute file path or @CREDENTIAL, found \"\(value)\"")
+            }
+            return .path(value)
+        }
+        let name = String(value.dropFirst())
+        guard !name.isEmpty, name.utf8.count <= Int(NAME_MAX), name != ".", name != "..",
+              !name.contains(where: { $0 == "/" || $0.isWhitespace || $0.asciiValue.map { $0 < 0x20 } == true }) else {
+            throw error(line, key, "expected a credential name after @ (a file name: no /, spaces or control characters, "
+                + "at most \(NAME_MAX) bytes), found \"\(value)\"")
+        }
+        guard let credentialsDirectory else {
+            throw error(line, key, "names the credential \(name), but proctord was started without $CREDENTIALS_DIRECTORY: "
+                + "add LoadCredential=\(name):/etc/proctor/\(name) to its unit (docs/fleet.md)")
+        }
+        return .credential(name: name, path: credentialsDirectory + "/" + name)
+    }
+
     private func boolean(_ value: String, _ key: String, _ line: Int) throws(ConfigurationFileError) -> Bool {
         switch value.lowercased() {
         case "yes", "true", "on", "1": return true
@@ -220,8 +264,8 @@ extension Substring {
 extension FleetConfiguration.Source {
     /// A request to `url` (the bundle or the status URL) with this source's TLS settings and socket.
     public func request(_ url: String, maximumBytes: Int) -> FetchRequest {
-        var request = FetchRequest(url: url, caCertificate: caCertificate, clientCertificate: clientCertificate,
-                                   clientKey: clientKey, maximumBytes: maximumBytes)
+        var request = FetchRequest(url: url, caCertificate: caCertificate, clientCertificate: clientCertificate?.path,
+                                   clientKey: clientKey?.path, maximumBytes: maximumBytes)
         request.unixSocket = unixSocket
         return request
     }

@@ -34,8 +34,8 @@ import Testing
         expected.source.bundleURL = "https://mdm.example.com/proctor/bundle.json"
         expected.source.pollIntervalSeconds = 600
         expected.source.caCertificate = "/etc/proctor/mdm-ca.pem"
-        expected.source.clientCertificate = "/etc/proctor/client.pem"
-        expected.source.clientKey = "/etc/proctor/client.key"
+        expected.source.clientCertificate = .path("/etc/proctor/client.pem")
+        expected.source.clientKey = .path("/etc/proctor/client.key")
         expected.source.unixSocket = "/run/proctor/mdm"
         expected.source.statusURL = "https://mdm.example.com/proctor/status"
         expected.source.statusIntervalSeconds = 900
@@ -77,6 +77,18 @@ import Testing
         ("[Source]\nPollIntervalSec=60\nPollIntervalSec=90", 3, "PollIntervalSec", "already set on line 2"),
         ("[Source]\nClientCertificate=/c.pem", 2, "ClientKey", "must be set when ClientCertificate is (mutual TLS needs both)"),
         ("[Source]\nClientKey=/c.key", 2, "ClientCertificate", "must be set when ClientKey is (mutual TLS needs both)"),
+        ("[Source]\nClientKey=client.key", 2, "ClientKey", "expected an absolute file path or @CREDENTIAL, found \"client.key\""),
+        ("[Source]\nClientCertificate=", 2, "ClientCertificate", "expected an absolute file path or @CREDENTIAL, found \"\""),
+        ("[Source]\nClientKey=@", 2, "ClientKey",
+         "expected a credential name after @ (a file name: no /, spaces or control characters, at most 255 bytes), found \"@\""),
+        ("[Source]\nClientKey=@fleet/client.key", 2, "ClientKey",
+         "expected a credential name after @ (a file name: no /, spaces or control characters, at most 255 bytes), "
+            + "found \"@fleet/client.key\""),
+        ("[Source]\nClientKey=@..", 2, "ClientKey",
+         "expected a credential name after @ (a file name: no /, spaces or control characters, at most 255 bytes), found \"@..\""),
+        ("[Source]\nClientKey=@fleet-client.key", 2, "ClientKey",
+         "names the credential fleet-client.key, but proctord was started without $CREDENTIALS_DIRECTORY: "
+            + "add LoadCredential=fleet-client.key:/etc/proctor/fleet-client.key to its unit (docs/fleet.md)"),
     ] as [(String, Int, String, String)])
     func aWrongValueNamesFileLineKeyAndWhatWasExpected(text: String, line: Int, key: String, message: String) {
         #expect(error(text) == ConfigurationFileError(file: "/etc/proctor/proctord.conf", line: line, key: key, message: message))
@@ -126,5 +138,95 @@ import Testing
         #expect(throws: ConfigurationFileError(file: directory.path, message: "cannot read: Is a directory (EISDIR)")) {
             try FleetConfiguration.load(directory.path)
         }
+    }
+
+    // MARK: The client certificate and key: credentials, and the key file's protection
+
+    /// A proctord.conf naming `certificate` and `key` as given, in `directory`.
+    func mutualTLS(_ directory: TemporaryDirectory, certificate: String, key: String) throws -> String {
+        try directory.write("proctord.conf", "[Source]\nBundleURL=https://mdm/b\nClientCertificate=\(certificate)\nClientKey=\(key)\n")
+    }
+
+    func privateFile(_ directory: TemporaryDirectory, _ name: String, mode: mode_t = 0o600) throws -> String {
+        let path = try directory.write(name, "-----BEGIN PRIVATE KEY-----\n")
+        #expect(chmod(path, mode) == 0)
+        return path
+    }
+
+    func loadError(_ path: String, credentialsDirectory: String? = nil) -> ConfigurationFileError? {
+        do { _ = try FleetConfiguration.load(path, credentialsDirectory: credentialsDirectory); return nil } catch { return error }
+    }
+
+    @Test func credentialsAreFoundInTheCredentialsDirectory() throws {
+        let directory = try TemporaryDirectory()
+        let credentials = directory.path + "/credentials"
+        #expect(mkdir(credentials, 0o700) == 0)
+        _ = try directory.write("credentials/fleet-client.pem", "-----BEGIN CERTIFICATE-----\n")
+        _ = try privateFile(directory, "credentials/fleet-client.key", mode: 0o400)
+        let conf = try mutualTLS(directory, certificate: "@fleet-client.pem", key: "@fleet-client.key")
+        let source = try FleetConfiguration.load(conf, credentialsDirectory: credentials).source
+        #expect(source.clientKey == .credential(name: "fleet-client.key", path: credentials + "/fleet-client.key"))
+        #expect(source.clientKey?.description == "@fleet-client.key")
+        let request = source.request("https://mdm/b", maximumBytes: 1)
+        #expect(request.clientCertificate == credentials + "/fleet-client.pem")
+        #expect(request.clientKey == credentials + "/fleet-client.key")
+    }
+
+    @Test func aNamedCredentialThatSystemdDidNotProvideStopsTheLoad() throws {
+        let directory = try TemporaryDirectory()
+        let key = try privateFile(directory, "client.key")
+        let conf = try mutualTLS(directory, certificate: "@fleet-client.pem", key: key)
+        #expect(loadError(conf, credentialsDirectory: directory.path + "/none") == ConfigurationFileError(
+            file: conf, line: 3, key: "ClientCertificate",
+            message: "the credential fleet-client.pem is not in $CREDENTIALS_DIRECTORY (\(directory.path)/none): "
+                + "add LoadCredential=fleet-client.pem:/etc/proctor/fleet-client.pem to proctord's unit (docs/fleet.md)"))
+    }
+
+    @Test func aKeyFileOnlyItsOwnerMayAccessIsAccepted() throws {
+        let directory = try TemporaryDirectory()
+        let certificate = try directory.write("client.pem", "-----BEGIN CERTIFICATE-----\n")  // public: 0644 is fine
+        for mode: mode_t in [0o600, 0o400] {
+            let key = try privateFile(directory, "client-\(mode).key", mode: mode)
+            let source = try FleetConfiguration.load(try mutualTLS(directory, certificate: certificate, key: key)).source
+            #expect(source.request("https://mdm/b", maximumBytes: 1).clientKey == key)
+        }
+    }
+
+    @Test(arguments: [0o640, 0o604, 0o620, 0o602, 0o610, 0o644] as [mode_t])
+    func aKeyFileGroupOrOthersMayAccessIsRefused(mode: mode_t) throws {
+        let directory = try TemporaryDirectory()
+        let certificate = try directory.write("client.pem", "-----BEGIN CERTIFICATE-----\n")
+        let key = try privateFile(directory, "client.key", mode: mode)
+        let conf = try mutualTLS(directory, certificate: certificate, key: key)
+        #expect(loadError(conf) == ConfigurationFileError(
+            file: conf, line: 4, key: "ClientKey",
+            message: "\(key) has mode \(String(mode, radix: 8)): a private key must not be accessible by group or others (chmod 600 \(key))"))
+    }
+
+    @Test func aKeyFileOwnedByAnotherUserIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        let key = try privateFile(directory, "client.key")
+        // proctord's own uid (a dynamic user's, say) may own it, and so may root.
+        #expect(chown(key, 61_234, 0) == 0 || getuid() != 0)
+        let owner = FleetConfiguration.ClientFile.path(key)
+        let ownerUID: UInt32 = getuid() == 0 ? 61_234 : getuid()
+        #expect(owner.problem(isPrivateKey: true, ownUID: ownerUID) == nil)
+        #expect(owner.problem(isPrivateKey: true, ownUID: ownerUID + 1)
+            == "\(key) is owned by uid \(ownerUID), expected root or proctord's own uid \(ownerUID + 1): "
+                + "its owner could let others read the private key")
+        // A certificate is public: only that it can be read matters.
+        #expect(owner.problem(isPrivateKey: false, ownUID: ownerUID + 1) == nil)
+    }
+
+    @Test func aMissingOrOddClientFileIsRefusedAtLoad() throws {
+        let directory = try TemporaryDirectory()
+        let key = try privateFile(directory, "client.key")
+        let conf = try mutualTLS(directory, certificate: directory.path + "/missing.pem", key: key)
+        #expect(loadError(conf) == ConfigurationFileError(
+            file: conf, line: 3, key: "ClientCertificate",
+            message: "cannot open \(directory.path)/missing.pem: No such file or directory (ENOENT)"))
+        let notAFile = try mutualTLS(directory, certificate: key, key: directory.path)
+        #expect(loadError(notAFile) == ConfigurationFileError(
+            file: notAFile, line: 4, key: "ClientKey", message: "\(directory.path) is not a regular file"))
     }
 }

@@ -2,7 +2,8 @@
 """An MDM stand-in for ProctorFleetTests: HTTPS on 127.0.0.1 with a CA and certificates made here
 by openssl, plus a CONNECT proxy, so the fetcher is tested against real TLS and real sockets.
 
-Usage: bundle_server.py [--trace] [--keep-alive] [--idle-timeout=SECONDS] [--port=PORT] DIR
+Usage: bundle_server.py [--trace] [--keep-alive] [--idle-timeout=SECONDS] [--port=PORT]
+                        [--require-client-certificate] DIR
 (DIR: an empty directory for the certificates and the bundle)
 Prints "READY <https port> <proxy port>" once both listen; with --trace then one line per
 request answered, "<method> <path> <status> <connection>" where connection is "full" (a new TLS
@@ -12,7 +13,9 @@ server closes each connection after its answer (HTTP/1.0), as a server does with
 that polls minutes apart; with --keep-alive it speaks HTTP/1.1 and keeps connections open,
 with --idle-timeout=SECONDS only until one has been idle that long (as nginx's keepalive_timeout).
 --port=PORT listens there instead of on a free port the kernel picks (a test starting another
-server, with other certificates, where one was).
+server, with other certificates, where one was). --require-client-certificate refuses, in the
+TLS handshake, every client without a certificate its CA (DIR/ca.pem) signed, on every path: an
+MDM that requires mutual TLS.
 The certificate names only DNS:localhost, so https://127.0.0.1:PORT/ is a name mismatch.
 
 Paths: /bundle (DIR/bundle, with an ETag, 304 on If-None-Match), /slow-start (answers after
@@ -29,6 +32,7 @@ trace = "--trace" in options
 keep_alive = "--keep-alive" in options
 idle_timeout = next((float(o.split("=", 1)[1]) for o in options if o.startswith("--idle-timeout=")), None)
 port = next((int(o.split("=", 1)[1]) for o in options if o.startswith("--port=")), 0)
+require_client_certificate = "--require-client-certificate" in options
 directory = sys.argv[-1]
 log = {"requests": [], "connects": [], "posts": []}
 
@@ -197,7 +201,7 @@ make_certificates()
 context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
 context.load_cert_chain(os.path.join(directory, "server.pem"), os.path.join(directory, "server.key"))
 context.load_verify_locations(os.path.join(directory, "ca.pem"))
-context.verify_mode = ssl.CERT_OPTIONAL
+context.verify_mode = ssl.CERT_REQUIRED if require_client_certificate else ssl.CERT_OPTIONAL
 server = TLSServer(("127.0.0.1", port), Handler)
 proxy_listener = socket.create_server(("127.0.0.1", 0))
 threading.Thread(target=proxy, args=(proxy_listener,), daemon=True).start()

@@ -3,6 +3,7 @@ stand-in with a CA and certificates made by openssl, verifies with keys.d, appli
 and reports it in Status; `proctorctl policy apply` of a bundle goes through the same checks."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -18,10 +19,10 @@ SERVER = os.path.join(REPO, "Tests", "ProctorFleetTests", "bundle_server.py")
 class MDM:
     """bundle_server.py in a directory of its own; /bundle serves DIR/bundle."""
 
-    def __init__(self, root):
+    def __init__(self, root, *options):
         self.dir = os.path.join(root, "mdm")
         os.makedirs(self.dir)
-        self.process = subprocess.Popen([sys.executable, SERVER, self.dir], stdout=subprocess.PIPE, text=True)
+        self.process = subprocess.Popen([sys.executable, SERVER, *options, self.dir], stdout=subprocess.PIPE, text=True)
         fields = self.process.stdout.readline().split()
         assert fields and fields[0] == "READY", fields
         self.port = int(fields[1])
@@ -436,3 +437,90 @@ def test_credentials_in_the_urls_stay_out_of_logs_status_and_reports(fleet, work
     for text in shown:
         for secret in secrets:
             assert secret not in text, (secret, text)
+
+
+def test_mutual_tls_with_the_client_key_as_a_credential_and_an_exposed_key_file_refused(workdir, monkeypatch):
+    """The MDM requires a client certificate. proctord gets its key as systemd would hand it
+    over under DynamicUser= (LoadCredential=): a file in $CREDENTIALS_DIRECTORY named by
+    ClientKey=@NAME. Without the credential, or with a key file others may read, it refuses to
+    start (78) or to reload; without a client certificate the MDM refuses its polls."""
+    mdm = MDM(workdir, "--require-client-certificate")
+    key = os.path.join(workdir, "mdm-key")
+    ctl("policy", "keygen", "--out", key)
+    daemon = Daemon(workdir)
+    try:
+        write_policy(daemon.config_dir, base_policy("local.1"))
+        os.makedirs(os.path.join(daemon.config_dir, "keys.d"))
+        os.link(key + ".pub", os.path.join(daemon.config_dir, "keys.d", "mdm.pub"))
+        mdm.publish(sign(key, base_policy("fleet.1"), workdir, serial=100))
+        credentials = os.path.join(workdir, "credentials")
+        os.makedirs(credentials, mode=0o700)
+        for source, name in [("client.pem", "fleet-client.pem"), ("client.key", "fleet-client.key")]:
+            shutil.copy(os.path.join(mdm.dir, source), os.path.join(credentials, name))
+            os.chmod(os.path.join(credentials, name), 0o400)  # as systemd leaves a credential
+        conf = os.path.join(daemon.config_dir, "proctord.conf")
+
+        def configure_client(certificate, client_key):
+            with open(conf, "w") as f:
+                f.write(f"[Source]\nBundleURL={mdm.url()}\nPollIntervalSec=3600\nCACertificate={mdm.dir}/ca.pem\n")
+                if certificate:
+                    f.write(f"ClientCertificate={certificate}\nClientKey={client_key}\n")
+
+        def refused_start(message):
+            with pytest.raises(RuntimeError):
+                daemon.start()
+            assert daemon.stop() == 78
+            assert message in daemon.log(), daemon.log()
+
+        # Without a client certificate the MDM refuses the handshake: the poll fails, named.
+        configure_client(None, None)
+        daemon.start()
+        failed = wait_for_fetch(daemon, None)["fleet"]
+        assert failed["lastFetchResult"] == "failed", failed
+        # In TLS 1.3 the client hears of the refusal after its side of the handshake: as the
+        # server's alert ("tls") or, when the server closed first, as the send failing ("transfer").
+        assert failed["lastError"]["reason"] in ("tls", "transfer"), failed["lastError"]
+        assert status(daemon)["policy"]["version"] == "local.1"
+        daemon.stop()
+
+        # The key named as a credential but proctord started without $CREDENTIALS_DIRECTORY, then
+        # with one that lacks it: each stops start-up with EX_CONFIG, saying what to add.
+        configure_client("@fleet-client.pem", "@fleet-client.key")
+        monkeypatch.delenv("CREDENTIALS_DIRECTORY", raising=False)
+        refused_start(f"{conf}:5: ClientCertificate=: names the credential fleet-client.pem, but proctord was started "
+                      "without $CREDENTIALS_DIRECTORY: add LoadCredential=fleet-client.pem:/etc/proctor/fleet-client.pem")
+        os.rename(os.path.join(credentials, "fleet-client.key"), os.path.join(workdir, "set-aside.key"))
+        monkeypatch.setenv("CREDENTIALS_DIRECTORY", credentials)
+        refused_start(f"{conf}:6: ClientKey=: the credential fleet-client.key is not in $CREDENTIALS_DIRECTORY "
+                      f"({credentials}): add LoadCredential=fleet-client.key:/etc/proctor/fleet-client.key")
+
+        # With the credential the MDM accepts the client and the signed bundle is applied.
+        os.rename(os.path.join(workdir, "set-aside.key"), os.path.join(credentials, "fleet-client.key"))
+        daemon.start()
+        applied = wait_for_fetch(daemon, None)
+        assert applied["fleet"]["lastFetchResult"] == "applied", applied["fleet"]
+        assert applied["policy"]["version"] == "fleet.1"
+        daemon.stop()
+
+        # A key file by path: accepted while only its owner may read it (as ssh demands); made
+        # readable by others, a reload is refused and the settings in force stay, a start stops.
+        key_file = os.path.join(workdir, "client.key")
+        shutil.copy(os.path.join(mdm.dir, "client.key"), key_file)
+        os.chmod(key_file, 0o600)
+        configure_client(os.path.join(mdm.dir, "client.pem"), key_file)
+        mdm.publish(sign(key, base_policy("fleet.2"), workdir, serial=101))
+        daemon.start()
+        assert wait_for_fetch(daemon, None)["policy"]["version"] == "fleet.2"
+        os.chmod(key_file, 0o644)
+        proctorctl(daemon, "reload", check=0)
+        reply = status(daemon)
+        assert reply["fleet"]["lastError"]["reason"] == "configuration", reply["fleet"]
+        assert "a private key must not be accessible by group or others" in reply["fleet"]["lastError"]["message"]
+        assert f"{conf}:6: ClientKey=: {key_file} has mode 644" in daemon.wait_for_log("Fleet settings not reloaded")
+        assert reply["fleet"]["bundleUrl"] == mdm.url()
+        daemon.stop()
+        refused_start(f"{conf}:6: ClientKey=: {key_file} has mode 644: a private key must not be accessible by group "
+                      f"or others (chmod 600 {key_file})")
+    finally:
+        daemon.stop()
+        mdm.stop()

@@ -2,9 +2,10 @@
 # Fleet parts in a systemd box (docs/fleet.md): proctord, which has no network, pulls a signed
 # bundle from a real HTTPS server through proctord-mdm.socket (systemd-socket-proxyd) with the
 # proctord-fleet.conf drop-in, and cannot without it; the exposure of both units with and
-# without the drop-in; the status reports proctord POSTs back to the server (StatusURL=) with
-# the fields docs/fleet.md lists; proctor-metrics.timer runs proctor-metrics.service, which writes
-# `proctorctl metrics` into the textfile directory, and Debian's real prometheus-node-exporter
+# without the drop-in; a root-only client key by path, which the dynamic user cannot read,
+# refused with the advice to pass it as a credential; the status reports proctord POSTs back to
+# the server (StatusURL=) with the fields docs/fleet.md lists; proctor-metrics.timer runs
+# proctor-metrics.service, which writes `proctorctl metrics` into the textfile directory, and Debian's real prometheus-node-exporter
 # serves it; proctord's journal shipped by systemd-journal-upload to systemd-journal-remote with
 # its fields and MESSAGE_IDs.
 # Usage (from the repo root): Tests/systemd/test-fleet.sh "$(swift build --show-bin-path)"
@@ -40,6 +41,9 @@ read -r -t 60 ready mdm_port _ <&$mdm_out
 mkdir -p "$(box_etc proctor/keys.d)"
 cp "$BOX_ROOT/mdm-key.pub" "$(box_etc proctor/keys.d/mdm.pub)"
 cp "$mdm_dir/ca.pem" "$(box_etc proctor/mdm-ca.pem)"
+# The machine's client key and certificate as docs/fleet.md installs them: root's, the key 0600.
+install -m 0600 -o root -g root "$mdm_dir/client.key" "$(box_etc proctor/fleet-client.key)"
+install -m 0644 -o root -g root "$mdm_dir/client.pem" "$(box_etc proctor/fleet-client.pem)"
 fleet_conf() {  # fleet_conf [EXTRA_SOURCE_LINES] — proctord.conf pulling from the MDM
     printf '[Source]\nBundleURL=https://localhost:%s/bundle\nPollIntervalSec=3600\nCACertificate=/etc/proctor/mdm-ca.pem\n' "$mdm_port"
     [ -z "${1:-}" ] || echo "$1"
@@ -52,6 +56,12 @@ box_unit "$repo/systemd/proctord-mdm.socket"
 box_unit "$repo/systemd/proctord-mdm.service"
 mkdir -p "$BOX_ROOT/units/proctord.service.d" "$BOX_ROOT/units/proctord-mdm.service.d"
 box_unit "$repo/systemd/proctord-fleet.conf" proctord.service.d/fleet.conf
+# The drop-in's LoadCredential= example, uncommented as docs/fleet.md says: checked by
+# systemd-analyze below, and systemd starts proctord with it. Not used by proctord here: systemd
+# 252 in this box (PID 1 of nested namespaces) cannot give the dynamic user its credentials
+# (test-proctord.sh, "machine key"); reading them is tested in Tests/python/test_fleet.py.
+{ echo '[Service]'; sed -n 's/^#\(LoadCredential=.*\)$/\1/p' "$repo/systemd/proctord-fleet.conf"; } \
+    > "$BOX_ROOT/units/proctord.service.d/credentials.conf"
 printf '[Service]\nEnvironment=PROCTOR_MDM=127.0.0.1:%s\n' "$mdm_port" > "$BOX_ROOT/units/proctord-mdm.service.d/mdm.conf"
 sed "s|/usr/local/bin/proctorctl|$BIN_DIR/proctorctl|" "$repo/systemd/proctor-metrics.service" > "$BOX_ROOT/units/proctor-metrics.service"
 box_unit "$repo/systemd/proctor-metrics.timer"
@@ -112,6 +122,23 @@ check_output "… the socket admits only proctor-mdm (0660), proctord's through 
     box_run stat -c '%a %U %G' /run/proctor/mdm
 check_output "… and the forwarder was proctord-mdm.service, started by its socket" "active" \
     box_run systemctl is-active proctord-mdm.service
+
+# --- Mutual TLS: a root-only key file is no way to give the dynamic user its key ---------
+fleet_error() {  # fleet_error — "REASON MESSAGE" of fleet.lastError in proctorctl status --json
+    box_run timeout 30 "$BIN_DIR/proctorctl" status --json | "$python" -c 'import json, sys
+e = json.load(sys.stdin)["fleet"].get("lastError") or {}
+print(e.get("reason"), e.get("message"))'
+}
+fleet_conf "UnixSocket=/run/proctor/mdm
+ClientCertificate=/etc/proctor/fleet-client.pem
+ClientKey=/etc/proctor/fleet-client.key" | box_write /etc/proctor/proctord.conf
+box_run timeout 30 systemctl reload proctord.service
+path_key_refused() {
+    fleet_error | grep -q '^configuration .*ClientKey=: cannot open /etc/proctor/fleet-client.key: Permission denied.*give the key as a credential, ClientKey=@NAME with LoadCredential=NAME:/etc/proctor/fleet-client.key'
+}
+check "a root-only client key by path is refused at reload: the dynamic user cannot open it, proctord says to use a credential" \
+    box_wait_for 20 path_key_refused
+check_output "… and the settings in force stay: the last pull still applied, nothing failed" "7 applied 0 fleet-test.2" fleet_fields
 
 # --- Status reports back to the MDM (StatusURL=, through the same forwarder) -------------
 mdm_log() {  # mdm_log — what bundle_server.py received: its requests and the documents POSTed
