@@ -71,7 +71,14 @@ public final class VarlinkConnection<Context> {
     /// `sender`, when known, is who wrote these bytes; each call decoded then carries the
     /// sender of all its bytes, or nil if they came from more than one (`VarlinkCall.sender`).
     public func receive(_ bytes: some Collection<UInt8>, from sender: SenderCredentials? = nil) -> VarlinkConnectionOutput {
+        let output = bytes.withContiguousStorageIfAvailable { receive(UnsafeRawBufferPointer($0), from: sender) }
+        return output ?? Array(bytes).withUnsafeBytes { receive($0, from: sender) }
+    }
+
+    /// Takes bytes read from the client, as `receive(_:from:)` does.
+    public func receive(_ bytes: UnsafeRawBufferPointer, from sender: SenderCredentials? = nil) -> VarlinkConnectionOutput {
         guard !isClosed else { return VarlinkConnectionOutput() }
+        if answerAlone(bytes, from: sender) { return takeOutput() }
         isProcessing = true
         receivedByteCount += bytes.count
         if let last = senders.last, Self.same(last.sender, sender) || (last.sender == nil && sender == nil) {
@@ -99,13 +106,32 @@ public final class VarlinkConnection<Context> {
         call?.cancel()
     }
 
+    /// Answers the most common read without the decoder: one whole call of a direct method
+    /// in its plain form (the read's only NUL is its last byte), with nothing buffered, open
+    /// or pending. It is what `processCalls` would do with it, less the copy into the decoder
+    /// and the sender bookkeeping; false when it did nothing and the read goes that way.
+    private func answerAlone(_ bytes: UnsafeRawBufferPointer, from sender: SenderCredentials?) -> Bool {
+        guard answersDirectly, openCall == nil, pending.isEmpty, senders.isEmpty, decoder.bufferedByteCount == 0,
+              bytes.count > 1, bytes.count - 1 <= decoder.maxMessageBytes,
+              VarlinkFrameDecoder.firstNUL(in: bytes) == bytes.count - 1 else { return false }
+        isProcessing = true
+        defer { isProcessing = false }
+        let frame = UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - 1)])
+        guard service.answerDirectly(frame, sender: sender, context: context, into: &pending.bytes) else { return false }
+        receivedByteCount += bytes.count
+        decoder.countMessageTakenWhole(bytes.count)
+        return true
+    }
+
     private func processCalls() {
         while openCall == nil, !isClosed, pending.close == nil {
             var call: VarlinkCall
             do {
                 guard let frame = try decoder.nextFrame() else { return }
                 let sender = takeSender(of: decoder.lastFrameStreamRange)
-                if answersDirectly, service.answerDirectly(frame, sender: sender, context: context, into: &pending.bytes) {
+                if answersDirectly, frame.withUnsafeBytes({
+                    service.answerDirectly($0, sender: sender, context: context, into: &pending.bytes)
+                }) {
                     continue
                 }
                 call = try VarlinkCall(message: try decoder.message(in: frame))

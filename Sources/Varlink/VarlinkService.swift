@@ -148,12 +148,25 @@ public final class VarlinkService<Context> {
     /// Answers the call in `frame` (one message, without its NUL) if it is a call of a direct
     /// method in its plain form, appending the reply to `out`; false otherwise, when nothing
     /// was run or written and the caller dispatches the call the general way.
-    func answerDirectly(_ frame: ArraySlice<UInt8>, sender: SenderCredentials?, context: Context,
+    func answerDirectly(_ frame: UnsafeRawBufferPointer, sender: SenderCredentials?, context: Context,
                         into out: inout [UInt8]) -> Bool {
         // `directNames` rather than `directMethods` wherever either does: its element type is
         // not generic, so the code that reads it is specialized, not generic at run time.
         guard !directNames.isEmpty else { return false }
-        var reader = JSONPullReader(Array(frame))
+        // The reader needs an array: the frame is copied into one kept for the next call
+        // (taken out meanwhile, so a handler that reenters cannot share it).
+        var bytes: [UInt8] = []
+        swap(&bytes, &frameCopy)
+        bytes.removeAll(keepingCapacity: true)
+        bytes.append(contentsOf: frame)
+        let answered = answerDirectly(bytes, sender: sender, context: context, into: &out)
+        if bytes.capacity <= Self.keptFrameCopyCapacity { swap(&bytes, &frameCopy) }
+        return answered
+    }
+
+    private func answerDirectly(_ frame: [UInt8], sender: SenderCredentials?, context: Context,
+                                into out: inout [UInt8]) -> Bool {
+        var reader = JSONPullReader(frame)
         guard let index = try? VarlinkPlainCall.method(&reader, among: directNames), index < directNames.count
         else { return false }
         let direct = directMethods[index]
@@ -161,6 +174,10 @@ public final class VarlinkService<Context> {
         directlyAnsweredCalls += 1
         return true
     }
+
+    /// The last direct call's bytes, kept for their buffer while it is small.
+    private var frameCopy: [UInt8] = []
+    private static var keptFrameCopyCapacity: Int { 4096 }
 
     /// Calls answered from their bytes so far (tests check that the direct way is taken).
     package private(set) var directlyAnsweredCalls = 0
