@@ -60,6 +60,9 @@ public final class VarlinkConnection<Context> {
     /// Whether calls of the service's direct methods are answered from their bytes
     /// (`VarlinkDirectMethod`); off, every call goes the general way (tests compare the two).
     package var answersDirectly = true
+    /// The service's direct methods bound to `context`, made at the first call and again when
+    /// the service's change (`VarlinkBoundDirectMethod`).
+    private var boundDirectMethods: (generation: Int, methods: [VarlinkBoundDirectMethod])?
 
     public init(service: VarlinkService<Context>, context: Context, maxMessageBytes: Int = 1 << 20) {
         self.service = service
@@ -106,6 +109,14 @@ public final class VarlinkConnection<Context> {
         call?.cancel()
     }
 
+    private func directMethods() -> [VarlinkBoundDirectMethod] {
+        let generation = service.directMethodsGeneration
+        if let bound = boundDirectMethods, bound.generation == generation { return bound.methods }
+        let methods = service.directMethods(boundTo: context)
+        boundDirectMethods = (generation, methods)
+        return methods
+    }
+
     /// Answers the most common read without the decoder: one whole call of a direct method
     /// in its plain form (the read's only NUL is its last byte), with nothing buffered, open
     /// or pending. It is what `processCalls` would do with it, less the copy into the decoder
@@ -117,7 +128,8 @@ public final class VarlinkConnection<Context> {
         isProcessing = true
         defer { isProcessing = false }
         let frame = UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - 1)])
-        guard service.answerDirectly(frame, sender: sender, context: context, into: &pending.bytes) else { return false }
+        let methods = directMethods()
+        guard service.answerDirectly(frame, sender: sender, using: methods, into: &pending.bytes) else { return false }
         receivedByteCount += bytes.count
         decoder.countMessageTakenWhole(bytes.count)
         return true
@@ -129,10 +141,11 @@ public final class VarlinkConnection<Context> {
             do {
                 guard let frame = try decoder.nextFrame() else { return }
                 let sender = takeSender(of: decoder.lastFrameStreamRange)
-                if answersDirectly, frame.withUnsafeBytes({
-                    service.answerDirectly($0, sender: sender, context: context, into: &pending.bytes)
-                }) {
-                    continue
+                if answersDirectly {
+                    let methods = directMethods()
+                    if frame.withUnsafeBytes({ service.answerDirectly($0, sender: sender, using: methods, into: &pending.bytes) }) {
+                        continue
+                    }
                 }
                 call = try VarlinkCall(message: try decoder.message(in: frame))
                 call.sender = sender

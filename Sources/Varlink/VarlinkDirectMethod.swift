@@ -60,6 +60,12 @@ public struct VarlinkDirectMethod<Context> {
     }
 }
 
+/// A direct method's answer bound to one connection's context, its interface's admission
+/// folded in (`VarlinkService.directMethods(boundTo:)`): its type names no generic
+/// parameter, so picking and calling one reads no generic metadata at run time.
+typealias VarlinkBoundDirectMethod = (_ reader: inout JSONPullReader, _ sender: SenderCredentials?,
+                                      _ out: inout [UInt8]) -> Bool
+
 /// The envelope of a call in its plain form, `{"method": "…", "parameters": {…}}`.
 enum VarlinkPlainCall {
     private static let method = Array("method".utf8), parameters = Array("parameters".utf8)
