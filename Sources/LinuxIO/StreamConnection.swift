@@ -163,6 +163,9 @@ public final class StreamConnection {
     private(set) var state = State.open
     private let loop: EventLoop
     private let budget: OutputBudget?
+    /// The pending output `budget` was last told of: it hears of changes only, so a reply
+    /// written whole at once costs it nothing.
+    private var reportedToBudget = 0
     private var registration: Registration?
     private var interest: Interest = .readable
     /// Set while `onRead` runs: output is gathered and written once afterwards.
@@ -240,7 +243,7 @@ public final class StreamConnection {
         if let incompleteTimer { loop.cancel(incompleteTimer) }
         if let establishTimer { loop.cancel(establishTimer) }
         try? descriptor.close()
-        budget?.update(self, pendingOutput: 0)
+        if reportedToBudget != 0 { budget?.update(self, pendingOutput: 0) }
         closeObserver?()
     }
 
@@ -286,8 +289,11 @@ public final class StreamConnection {
         }
         guard !remaining.isEmpty else { return }
         output.append(contentsOf: remaining)
-        budget?.update(self, pendingOutput: pendingOutputCount)
-        if !isDeliveringInput { updateInterest() }
+        // Replies sent while a read is delivered are written, and the budget told what is
+        // left, by the flush that ends the read.
+        guard !isDeliveringInput else { return }
+        reportToBudget()
+        updateInterest()
     }
 
     /// Writes pending output until the socket is full; returns false if the connection closed.
@@ -315,7 +321,7 @@ public final class StreamConnection {
             // Keep a small buffer for the next reply; give a large one back.
             output.removeAll(keepingCapacity: output.capacity <= 4096)
             outputStart = 0
-            budget?.update(self, pendingOutput: 0)
+            reportToBudget()
             if case .draining(let reason, _) = state {
                 close(reason: reason)
                 return false
@@ -325,7 +331,7 @@ public final class StreamConnection {
                 output.removeFirst(outputStart)
                 outputStart = 0
             }
-            budget?.update(self, pendingOutput: pendingOutputCount)
+            reportToBudget()
         }
         updateInterest()
         return isOpen
@@ -373,7 +379,7 @@ public final class StreamConnection {
         inputSender = nil
         output = []
         outputStart = 0
-        budget?.update(self, pendingOutput: 0)
+        reportToBudget()
         let handler = onClose
         // Drop the owner's closures: they usually capture the owner, which holds this object.
         onClose = { _ in }
@@ -530,6 +536,13 @@ public final class StreamConnection {
                 armIncompleteTimer()
             }
         }
+    }
+
+    private func reportToBudget() {
+        let pending = pendingOutputCount
+        guard let budget, pending != reportedToBudget else { return }
+        reportedToBudget = pending
+        budget.update(self, pendingOutput: pending)
     }
 
     private func updateInterest() {

@@ -250,7 +250,7 @@ extension Daemon {
     /// keeps it while a child registers as a trusted binary — cannot act as the app.
     private func session(_ id: String, sentBy sender: SenderCredentials?,
                          in context: ConnectionContext) throws(VarlinkError) -> AgentSession {
-        guard let session = context.sessions[id] else { throw AgentError.invalidSession(id) }
+        guard let session = context.session(id) else { throw AgentError.invalidSession(id) }
         if verifiesCallers, !session.isRegisteringProcess(sender) {
             let from = sender.map { "pid \($0.pid)" } ?? "more than one process"
             throw AgentError.identityMismatch(session.appID, "session \(id) belongs to the process that registered it "

@@ -13,6 +13,7 @@ final class ConnectionContext {
     let mayAdminister: Bool
     var sessions: [String: AgentSession] = [:] {
         didSet {
+            if sessions.isEmpty { lastSessionFound = nil }
             guard !sessions.isEmpty, let onFirstSession else { return }
             self.onFirstSession = nil
             onFirstSession()
@@ -31,6 +32,18 @@ final class ConnectionContext {
     init(peer: PeerIdentity, mayAdminister: Bool) {
         self.peer = peer
         self.mayAdminister = mayAdminister
+    }
+
+    /// The session `session(_:)` found last: an app asks with the same id call after call,
+    /// which is then compared, not hashed.
+    private var lastSessionFound: AgentSession?
+
+    /// The session `id` names on this connection.
+    func session(_ id: String) -> AgentSession? {
+        if let last = lastSessionFound, last.id == id { return last }
+        let found = sessions[id]
+        if found != nil { lastSessionFound = found }
+        return found
     }
 
     func receiveSenderProcesses(_ on: Bool) {

@@ -60,6 +60,9 @@ public final class VarlinkConnection<Context> {
     /// Whether calls of the service's direct methods are answered from their bytes
     /// (`VarlinkDirectMethod`); off, every call goes the general way (tests compare the two).
     package var answersDirectly = true
+    /// The service's direct methods bound to `context`, made at the first call and again when
+    /// the service's change (`VarlinkBoundDirectMethod`).
+    private var boundDirectMethods: (generation: Int, methods: [VarlinkBoundDirectMethod])?
 
     public init(service: VarlinkService<Context>, context: Context, maxMessageBytes: Int = 1 << 20) {
         self.service = service
@@ -71,7 +74,14 @@ public final class VarlinkConnection<Context> {
     /// `sender`, when known, is who wrote these bytes; each call decoded then carries the
     /// sender of all its bytes, or nil if they came from more than one (`VarlinkCall.sender`).
     public func receive(_ bytes: some Collection<UInt8>, from sender: SenderCredentials? = nil) -> VarlinkConnectionOutput {
+        let output = bytes.withContiguousStorageIfAvailable { receive(UnsafeRawBufferPointer($0), from: sender) }
+        return output ?? Array(bytes).withUnsafeBytes { receive($0, from: sender) }
+    }
+
+    /// Takes bytes read from the client, as `receive(_:from:)` does.
+    public func receive(_ bytes: UnsafeRawBufferPointer, from sender: SenderCredentials? = nil) -> VarlinkConnectionOutput {
         guard !isClosed else { return VarlinkConnectionOutput() }
+        if answerAlone(bytes, from: sender) { return takeOutput() }
         isProcessing = true
         receivedByteCount += bytes.count
         if let last = senders.last, Self.same(last.sender, sender) || (last.sender == nil && sender == nil) {
@@ -99,14 +109,43 @@ public final class VarlinkConnection<Context> {
         call?.cancel()
     }
 
+    private func directMethods() -> [VarlinkBoundDirectMethod] {
+        let generation = service.directMethodsGeneration
+        if let bound = boundDirectMethods, bound.generation == generation { return bound.methods }
+        let methods = service.directMethods(boundTo: context)
+        boundDirectMethods = (generation, methods)
+        return methods
+    }
+
+    /// Answers the most common read without the decoder: one whole call of a direct method
+    /// in its plain form (the read's only NUL is its last byte), with nothing buffered, open
+    /// or pending. It is what `processCalls` would do with it, less the copy into the decoder
+    /// and the sender bookkeeping; false when it did nothing and the read goes that way.
+    private func answerAlone(_ bytes: UnsafeRawBufferPointer, from sender: SenderCredentials?) -> Bool {
+        guard answersDirectly, openCall == nil, pending.isEmpty, senders.isEmpty, decoder.bufferedByteCount == 0,
+              bytes.count > 1, bytes.count - 1 <= decoder.maxMessageBytes,
+              VarlinkFrameDecoder.firstNUL(in: bytes) == bytes.count - 1 else { return false }
+        isProcessing = true
+        defer { isProcessing = false }
+        let frame = UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - 1)])
+        let methods = directMethods()
+        guard service.answerDirectly(frame, sender: sender, using: methods, into: &pending.bytes) else { return false }
+        receivedByteCount += bytes.count
+        decoder.countMessageTakenWhole(bytes.count)
+        return true
+    }
+
     private func processCalls() {
         while openCall == nil, !isClosed, pending.close == nil {
             var call: VarlinkCall
             do {
                 guard let frame = try decoder.nextFrame() else { return }
                 let sender = takeSender(of: decoder.lastFrameStreamRange)
-                if answersDirectly, service.answerDirectly(frame, sender: sender, context: context, into: &pending.bytes) {
-                    continue
+                if answersDirectly {
+                    let methods = directMethods()
+                    if frame.withUnsafeBytes({ service.answerDirectly($0, sender: sender, using: methods, into: &pending.bytes) }) {
+                        continue
+                    }
                 }
                 call = try VarlinkCall(message: try decoder.message(in: frame))
                 call.sender = sender

@@ -18,7 +18,7 @@ public import LinuxIO
 public struct VarlinkDirectMethod<Context> {
     /// Answers the call whose envelope has been read up to its parameters' value into `out`
     /// and returns true; or returns false, having run nothing and written nothing.
-    let answer: (_ reader: inout JSONPullReader, _ sender: SenderCredentials?, _ context: Context,
+    @usableFromInline let answer: (_ reader: inout JSONPullReader, _ sender: SenderCredentials?, _ context: Context,
                  _ admission: VarlinkService<Context>.Admission?, _ out: inout [UInt8]) -> Bool
 
     /// - Parameters:
@@ -28,6 +28,10 @@ public struct VarlinkDirectMethod<Context> {
     ///   - answer: the handler, as the general path's handler for the method: who sent the
     ///     call (`VarlinkCall.sender`), the connection's context. A thrown error is the
     ///     call's error reply.
+    ///
+    /// Inlinable so that the service's module specializes the answer for its request, reply
+    /// and context types: generic at run time, it read their metadata on every call.
+    @inlinable
     public init<Request, Reply: VarlinkDirectReply>(
         read: @escaping (inout JSONPullReader) throws(JSONParseError) -> Request?,
         answer: @escaping (Request, SenderCredentials?, Context) throws(VarlinkError) -> Reply)
@@ -55,6 +59,12 @@ public struct VarlinkDirectMethod<Context> {
         }
     }
 }
+
+/// A direct method's answer bound to one connection's context, its interface's admission
+/// folded in (`VarlinkService.directMethods(boundTo:)`): its type names no generic
+/// parameter, so picking and calling one reads no generic metadata at run time.
+typealias VarlinkBoundDirectMethod = (_ reader: inout JSONPullReader, _ sender: SenderCredentials?,
+                                      _ out: inout [UInt8]) -> Bool
 
 /// The envelope of a call in its plain form, `{"method": "…", "parameters": {…}}`.
 enum VarlinkPlainCall {

@@ -80,6 +80,15 @@ public struct VarlinkFrameDecoder: Sendable {
         return frame
     }
 
+    /// Counts a whole message (`count` bytes, its NUL included) that its owner took straight
+    /// from a read while nothing was buffered, as though it had passed through: the stream
+    /// offsets of later messages stay right.
+    mutating func countMessageTakenWhole(_ count: Int) {
+        precondition(failure == nil && bufferedByteCount == 0 && count > 0, "only a whole message, with nothing buffered")
+        lastFrameStreamRange = (dropped + start)..<(dropped + start + count)
+        dropped += count
+    }
+
     /// The next complete message as a JSON object, or `nil` when none is complete yet.
     public mutating func nextMessage() throws(VarlinkFrameError) -> [String: JSONValue]? {
         guard let frame = try nextFrame() else { return nil }
@@ -117,11 +126,13 @@ public struct VarlinkFrameDecoder: Sendable {
     /// The index of the first NUL at or after `start`: `memchr`, as an element-wise loop with
     /// a bounds check per byte was a tenth of the work of answering a `Decide` call.
     private static func firstNUL(in buffer: [UInt8], from start: Int) -> Int? {
-        buffer.withUnsafeBytes { bytes in
-            guard start < bytes.count, let base = bytes.baseAddress,
-                  let found = memchr(base + start, 0, bytes.count - start) else { return nil }
-            return base.distance(to: UnsafeRawPointer(found))
-        }
+        buffer.withUnsafeBytes { firstNUL(in: $0, from: start) }
+    }
+
+    static func firstNUL(in bytes: UnsafeRawBufferPointer, from start: Int = 0) -> Int? {
+        guard start < bytes.count, let base = bytes.baseAddress,
+              let found = memchr(base + start, 0, bytes.count - start) else { return nil }
+        return base.distance(to: UnsafeRawPointer(found))
     }
 
     private mutating func fail(_ error: VarlinkFrameError) throws(VarlinkFrameError) -> Never {

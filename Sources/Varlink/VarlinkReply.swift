@@ -46,6 +46,7 @@ public struct VarlinkReply: Sendable, Hashable {
     /// Appends a reply whose parameters `writeParameters` writes as one JSON object: the
     /// envelope of `encode(to:)`, for replies written from a typed value
     /// (`VarlinkDirectReply`) as well as from a dictionary.
+    @usableFromInline
     static func encode(continues: Bool, error: String?, to out: inout [UInt8],
                        writeParameters: (inout [UInt8]) -> Void) {
         // Written by hand, in the canonical (sorted) key order, so the hot path builds no

@@ -140,8 +140,12 @@ public final class VarlinkServer<Context> {
             if handed > earlier, output.close == nil {
                 let later = connection.receive(UnsafeRawBufferPointer(rebasing: input.bytes[earlier..<handed]),
                                                from: input.sender)
-                output.bytes += later.bytes
-                output.close = later.close
+                if earlier == 0 {
+                    output = later
+                } else {
+                    output.bytes += later.bytes
+                    output.close = later.close
+                }
             }
             Self.write(output, to: stream)
             return handed

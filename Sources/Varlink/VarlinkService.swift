@@ -69,6 +69,8 @@ public final class VarlinkService<Context> {
     /// bytes, and at the same index how to answer them.
     private var directNames: [[UInt8]] = []
     private var directMethods: [(method: VarlinkDirectMethod<Context>, admission: Admission?)] = []
+    /// Changes whenever a direct method is added or replaced, so connections bind them anew.
+    private(set) var directMethodsGeneration = 0
 
     public init(vendor: String, product: String, version: String, url: String) {
         self.vendor = vendor
@@ -143,24 +145,49 @@ public final class VarlinkService<Context> {
             directNames.append(Array(method.utf8))
             directMethods.append((direct, entry.admission))
         }
+        directMethodsGeneration += 1
+    }
+
+    /// The direct methods, in `directNames`' order, bound to one connection's `context`.
+    func directMethods(boundTo context: Context) -> [VarlinkBoundDirectMethod] {
+        directMethods.map { direct in
+            { reader, sender, out in direct.method.answer(&reader, sender, context, direct.admission, &out) }
+        }
     }
 
     /// Answers the call in `frame` (one message, without its NUL) if it is a call of a direct
     /// method in its plain form, appending the reply to `out`; false otherwise, when nothing
     /// was run or written and the caller dispatches the call the general way.
-    func answerDirectly(_ frame: ArraySlice<UInt8>, sender: SenderCredentials?, context: Context,
-                        into out: inout [UInt8]) -> Bool {
-        // `directNames` rather than `directMethods` wherever either does: its element type is
-        // not generic, so the code that reads it is specialized, not generic at run time.
+    /// `methods` are the direct methods bound to the connection's context
+    /// (`directMethods(boundTo:)`): neither their type nor `directNames`' is generic, so the
+    /// code that picks and calls one is specialized, not generic at run time.
+    func answerDirectly(_ frame: UnsafeRawBufferPointer, sender: SenderCredentials?,
+                        using methods: [VarlinkBoundDirectMethod], into out: inout [UInt8]) -> Bool {
         guard !directNames.isEmpty else { return false }
-        var reader = JSONPullReader(Array(frame))
-        guard let index = try? VarlinkPlainCall.method(&reader, among: directNames), index < directNames.count
+        // The reader needs an array: the frame is copied into one kept for the next call
+        // (taken out meanwhile, so a handler that reenters cannot share it).
+        var bytes: [UInt8] = []
+        swap(&bytes, &frameCopy)
+        bytes.removeAll(keepingCapacity: true)
+        bytes.append(contentsOf: frame)
+        let answered = answerDirectly(bytes, sender: sender, using: methods, into: &out)
+        if bytes.capacity <= Self.keptFrameCopyCapacity { swap(&bytes, &frameCopy) }
+        return answered
+    }
+
+    private func answerDirectly(_ frame: [UInt8], sender: SenderCredentials?, using methods: [VarlinkBoundDirectMethod],
+                                into out: inout [UInt8]) -> Bool {
+        var reader = JSONPullReader(frame)
+        guard let index = try? VarlinkPlainCall.method(&reader, among: directNames), index < methods.count
         else { return false }
-        let direct = directMethods[index]
-        guard direct.method.answer(&reader, sender, context, direct.admission, &out) else { return false }
+        guard methods[index](&reader, sender, &out) else { return false }
         directlyAnsweredCalls += 1
         return true
     }
+
+    /// The last direct call's bytes, kept for their buffer while it is small.
+    private var frameCopy: [UInt8] = []
+    private static var keptFrameCopyCapacity: Int { 4096 }
 
     /// Calls answered from their bytes so far (tests check that the direct way is taken).
     package private(set) var directlyAnsweredCalls = 0

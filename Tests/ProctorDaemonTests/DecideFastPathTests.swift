@@ -104,6 +104,11 @@ import Varlink
     /// What the daemon answers to `input` on a new connection with a session, and whether it
     /// closes the connection; the session's id reads `$s` in the output.
     private func answer(_ input: [UInt8], _ daemon: SocketlessDaemon, directly: Bool) throws -> VarlinkConnectionOutput {
+        try answer(reads: [input], daemon, directly: directly)
+    }
+
+    /// As `answer(_:_:directly:)`, each of `reads` sent and answered on its own.
+    private func answer(reads: [[UInt8]], _ daemon: SocketlessDaemon, directly: Bool) throws -> VarlinkConnectionOutput {
         let connection = daemon.connect(to: .agent, answersDirectly: directly)
         defer { connection.close() }
         var register: [UInt8] = []
@@ -113,9 +118,14 @@ import Varlink
         var decoder = VarlinkFrameDecoder()
         decoder.append(connection.takeOutput().bytes)
         let session = try #require(try decoder.nextReply()?.parameters["session"]?.stringValue)
-        connection.send(Self.replacing("$s", with: session, in: input))
-        try daemon.settle()
-        var output = connection.takeOutput()
+        var output = VarlinkConnectionOutput()
+        for input in reads {
+            connection.send(Self.replacing("$s", with: session, in: input))
+            try daemon.settle()
+            let taken = connection.takeOutput()
+            output.bytes += taken.bytes
+            output.close = output.close ?? taken.close
+        }
         output.bytes = Self.replacing(session, with: "$s", in: output.bytes)
         return output
     }
@@ -139,12 +149,17 @@ import Varlink
 
     /// Compares the two ways on `input`; returns how many calls the direct way answered.
     private func compare(_ input: [UInt8]) throws -> Int {
+        try compare(reads: [input])
+    }
+
+    /// As `compare(_:)`, each of `reads` sent and answered on its own.
+    private func compare(reads: [[UInt8]]) throws -> Int {
         let directory = try directory()
         defer { directory.remove() }
         let daemon = try SocketlessDaemon(directory: directory.path)
-        let general = try answer(input, daemon, directly: false)
+        let general = try answer(reads: reads, daemon, directly: false)
         #expect(daemon.directlyAnsweredCalls == 0)
-        let direct = try answer(input, daemon, directly: true)
+        let direct = try answer(reads: reads, daemon, directly: true)
         #expect(direct == general, "\(String(decoding: direct.bytes, as: UTF8.self)) ≠ \(String(decoding: general.bytes, as: UTF8.self))")
         return daemon.directlyAnsweredCalls
     }
@@ -172,5 +187,16 @@ import Varlink
         let calls = [Self.plainCalls[0], Self.otherCalls[8], Self.plainCalls[2], Self.otherCalls[22], Self.plainCalls[6],
                      Self.plainCalls[3]]
         #expect(try compare(Array(calls.map { $0 + "\0" }.joined().utf8)) == 4)
+    }
+
+    /// One call a read, as an app sends them: its session, another id, its session again
+    /// (the connection compares an id with the session it found last before hashing it),
+    /// then a malformed call, answered alike either way.
+    @Test func callsReadOneAtATimeAreAnsweredAlikeEitherWay() throws {
+        let known = #"{"method":"\#(Self.decide)","parameters":{"session":"$s","action":"print"}}"#
+        let unknown = #"{"method":"\#(Self.decide)","parameters":{"session":"0123456789abcdef0123456789abcdef","action":"print"}}"#
+        let prefix = #"{"method":"\#(Self.decide)","parameters":{"session":"$s","action":"print"}}"#.dropLast(3)
+        let calls = [known, unknown, known, known, String(prefix) + "x\"}}", known]
+        #expect(try compare(reads: calls.map { Array(($0 + "\0").utf8) }) == 5)
     }
 }

@@ -1,4 +1,5 @@
 import JSONCore
+import LinuxIO
 import Testing
 @testable import Varlink
 
@@ -137,5 +138,50 @@ import Testing
         let direct = try Self.answer(input, directly: true)
         #expect(direct.output == general.output)
         #expect(try replies(direct.output.bytes).count == 4)  // the oneway call has none
+    }
+
+    /// A read that is one whole plain call, with nothing buffered before it, is answered
+    /// without the decoder; one that completes a call begun in an earlier read, or holds more
+    /// than one call, goes through it. The bytes sent back are the same every way.
+    @Test func aCallSplitAcrossReadsGetsTheSameReplyAsOneReadWhole() throws {
+        let call = Array((Self.plainCalls[0] + "\0").utf8)
+        var outputs: [[UInt8]] = []
+        for directly in [false, true] {
+            for split in [call.count, 1, 20, call.count - 1] {
+                let peer = Peer(name: "app")
+                let connection = VarlinkConnection(service: try Self.service(), context: peer)
+                connection.answersDirectly = directly
+                var bytes = connection.receive(call[..<split]).bytes
+                if split < call.count { bytes += connection.receive(call[split...]).bytes }
+                bytes += connection.receive(call).bytes  // a lone call after the split one
+                #expect(peer.log.filter { $0 == "direct" }.count == (directly ? 2 : 0))
+                outputs.append(bytes)
+            }
+        }
+        #expect(Set(outputs).count == 1)
+    }
+
+    /// Calls answered alone, without the decoder, leave its count of the stream's bytes
+    /// right: each later call still carries the sender of exactly its own bytes.
+    @Test func callsAfterLoneCallsCarryTheirOwnSender() throws {
+        let service = try Self.service()
+        service.addDirectMethod("org.example.ping.Ping", VarlinkDirectMethod(read: Self.readPing) { text, sender, peer in
+            peer.log.append("direct \(sender.map { String($0.pid) } ?? "nil")")
+            return PingReply(text: text, peer: peer.name)
+        })
+        let peer = Peer(name: "app")
+        let connection = VarlinkConnection(service: service, context: peer)
+        func from(_ pid: Int32) -> SenderCredentials { SenderCredentials(pid: pid, uid: 1, gid: 1) }
+        let ping = Array((Self.plainCalls[0] + "\0").utf8)
+        _ = connection.receive(ping, from: from(10))
+        _ = connection.receive(ping, from: from(11))
+        _ = connection.receive(ping + ping, from: from(12))        // two calls in one read
+        _ = connection.receive(ping[..<30], from: from(13))         // one call in two reads,
+        _ = connection.receive(ping[30...], from: from(13))         // one sender
+        _ = connection.receive(ping, from: from(14))
+        _ = connection.receive(ping[..<30], from: from(15))         // two senders: none
+        _ = connection.receive(ping[30...] + ping, from: from(16))  // and a whole call of 16's
+        _ = connection.receive(ping, from: from(17))
+        #expect(peer.log == ["10", "11", "12", "12", "13", "14", "nil", "16", "17"].map { "direct \($0)" })
     }
 }
