@@ -36,6 +36,22 @@ import Testing
         #expect(try fileBytes("file").count == Self.headerSize + size + chunks * Self.overhead)
     }
 
+    /// A commit waits for the writing thread's last batch but not for the thread to end: files
+    /// written back to back, each over several batches, are each whole and each their own,
+    /// whatever the previous file's thread is still doing.
+    @Test func filesWrittenBackToBackAreEachWhole() throws {
+        var contents: [Data] = []
+        for index in 0..<8 {
+            let content = Data(try SecureRandom.bytes(count: 9 * Self.chunk + index))
+            try storage.write(content, to: "file\(index % 2)")
+            #expect(try storage.read("file\(index % 2)") == content)
+            contents.append(content)
+        }
+        #expect(try storage.read("file0") == contents[6])
+        #expect(try storage.read("file1") == contents[7])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: protectedDirectory).sorted() == ["file0", "file1"])
+    }
+
     @Test func streamingWriterAndReaderRoundTripInPieces() throws {
         let content = try SecureRandom.bytes(count: 5 * Self.chunk + 123)
         let writer = try storage.writer(for: "large.bin")
