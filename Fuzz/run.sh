@@ -5,7 +5,9 @@
 #   (read only) and the inputs earlier runs found in .build/fuzz/corpus/<target>, where new
 #   ones go; a crashing input lands in .build/fuzz/artifacts/. The last line per target sums
 #   up the run (executions, executions per second).
-# SECONDS = 0: each target runs every seed input once (what `make test` does).
+# SECONDS = 0: each target runs every seed input once (what `make test` does), in a PID
+#   namespace where thread ids are reused at once (Fuzz/reuse-thread-ids.sh): a leak report
+#   that needs a reused id, which a long run meets only after half an hour, shows there.
 # Exits non-zero at the first target that crashes, leaks, times out or breaks a property.
 # FUZZ_TIMEOUT (default 10): seconds one input may take before it counts as a hang. The
 # clock is wall time: under nice 19 on a saturated machine a fuzzer can wait longer than
@@ -54,7 +56,7 @@ for target in "$@"; do
     if [ "$seconds" -eq 0 ]; then
         mkdir -p "$out/artifacts"
         # shellcheck disable=SC2086
-        ASAN_OPTIONS=$(asan_options "$target") "$binary" -runs=0 $(target_flags "$target") -artifact_prefix="$out/artifacts/$target-" "$seeds" 2>"$out/$target-seeds.log" ||
+        ASAN_OPTIONS=$(asan_options "$target") Fuzz/reuse-thread-ids.sh "$binary" -runs=0 $(target_flags "$target") -artifact_prefix="$out/artifacts/$target-" "$seeds" 2>"$out/$target-seeds.log" ||
             { tail -n 60 "$out/$target-seeds.log" >&2; echo "$target: FAILED on a seed input" >&2; exit 1; }
         echo "$target: $(ls "$seeds" | wc -l) seed inputs, no crash"
         continue

@@ -7,17 +7,27 @@ import Glibc
 public enum DetachedThread {
     public static func start(_ body: @escaping @Sendable () -> Void) {
         let context = Unmanaged.passRetained(Work(body)).toOpaque()
+        // Detached from its creation, not by `pthread_detach` after it: AddressSanitizer
+        // records a thread created joinable as joinable for good (its `pthread_detach`
+        // does not tell its thread registry), so once the thread ends, its record stays,
+        // with its kernel thread id. When the kernel gives that id to a later thread (ids
+        // wrap at pid_max, 32768, within minutes on a busy machine), LeakSanitizer looks the
+        // live thread up by id, finds the dead one's record first and scans neither its stack
+        // nor its registers: what only that thread holds (a logger's drainer) is "leaked".
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
         var thread = pthread_t()
-        let status = pthread_create(&thread, nil, { raw in
+        let status = pthread_create(&thread, &attributes, { raw in
             Unmanaged<Work>.fromOpaque(raw!).takeRetainedValue().body()
             return nil
         }, context)
+        pthread_attr_destroy(&attributes)
         guard status == 0 else {
             Unmanaged<Work>.fromOpaque(context).release()
             DispatchQueue.global(qos: .utility).async(execute: body)
             return
         }
-        pthread_detach(thread)
     }
 
     private final class Work: Sendable {
