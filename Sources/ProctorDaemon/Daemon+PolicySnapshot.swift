@@ -56,6 +56,9 @@ extension Daemon {
         let stateDirectory = configuration.stateDirectory
         offLoop(on: Self.snapshotWriter, { () -> FileReplacementError? in
             do throws(FileReplacementError) { try snapshot.write(to: stateDirectory, contents) } catch { return error }
+            // The body of a large policy is tens of megabytes, built and freed here: give its
+            // pages back, or an idle daemon keeps them (glibc keeps freed memory for later).
+            Heap.returnFreePagesToKernel()
             return nil
         }) { [unowned self] error in
             if let error { snapshotNotWritten(snapshot, error) }
