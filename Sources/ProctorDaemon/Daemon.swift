@@ -133,13 +133,6 @@ final class Daemon {
         }
 
         let now = Clock.now()
-        var reloadProblems: [PolicyProblem] = []
-        var directory: LoadedPolicy?
-        do {
-            (directory, directoryIdentity) = try PolicyDirectory.loadIdentified(configuration.policyDirectory)
-        } catch {
-            reloadProblems = error.problems
-        }
         let appsWithPendingWipes: Set<AppID>
         do {
             appsWithPendingWipes = try store.appsWithPendingWipes()
@@ -150,24 +143,30 @@ final class Daemon {
         } catch {
             throw StartupError(message: "the applied policy in the state database cannot be read: \(error)", errno: EIO)
         }
-        guard directory != nil || bundle != nil else {
-            let summary = reloadProblems.map(\.description).joined(separator: "; ")
-            throw StartupError(message: "no valid policy: \(summary)", errno: EINVAL, isConfigurationError: true)
+        // The compiled policy from the snapshot of the same files, bundle and build: no policy
+        // file is read, parsed or compiled. Anything else works the policy out from its JSON.
+        let snapshot = Self.restoreFromSnapshot(policyDirectory: configuration.policyDirectory, bundle: bundle,
+                                                stateDirectory: configuration.stateDirectory, at: now)
+        var reloadProblems: [PolicyProblem] = []
+        var directory: LoadedPolicy?
+        let active: ActivePolicy
+        if let restored = snapshot.restored {
+            (active, directoryIdentity, savedSnapshot) = (restored.active, restored.identity, restored.snapshot)
+        } else {
+            do {
+                (directory, directoryIdentity) = try PolicyDirectory.loadIdentified(configuration.policyDirectory)
+            } catch {
+                reloadProblems = error.problems
+            }
+            guard directory != nil || bundle != nil else {
+                let summary = reloadProblems.map(\.description).joined(separator: "; ")
+                throw StartupError(message: "no valid policy: \(summary)", errno: EINVAL, isConfigurationError: true)
+            }
+            active = ActivePolicy(directory: directory.map(ActivePolicy.Directory.loaded), bundle: bundle?.policy,
+                                  bundleVersion: bundle?.record.version, loadedAt: now)
         }
-        // The policy's hash from the snapshot of the same files, bundle and build: hashing is
-        // a third of a large start's CPU. Files that cannot key one skip the snapshot's code
-        // altogether (`mayHaveSnapshot`).
-        let snapshot = Self.mayHaveSnapshot(hasDirectory: directory != nil, directoryIdentity)
-            ? Self.readSnapshot(matching: Self.snapshotKey(hasDirectory: directory != nil, identity: directoryIdentity,
-                                                           bundle: bundle?.record),
-                                in: configuration.stateDirectory)
-            : (snapshot: nil, unusable: nil)
-        savedSnapshot = snapshot.snapshot
-        registry = AgentRegistry(active: ActivePolicy(directory: directory.map(ActivePolicy.Directory.loaded),
-                                                      bundle: bundle?.policy,
-                                                      bundleVersion: bundle?.record.version, loadedAt: now,
-                                                      knownSHA256: snapshot.snapshot?.sha256),
-                                 store: store, appsWithPendingWipes: appsWithPendingWipes, viewSigner: viewSigner)
+        registry = AgentRegistry(active: active, store: store, appsWithPendingWipes: appsWithPendingWipes,
+                                 viewSigner: viewSigner)
         // The policy in force keeps policy.d compiled (`ActivePolicy.directory`): its parsed form
         // goes now, before the trim below. (Freed on a worker instead, it was still resident when
         // a loaded machine measured the idle daemon, or even after.)
@@ -258,6 +257,7 @@ final class Daemon {
     /// without the lock, a daemon run in process can start again on the directory.
     func closeState() {
         flushEventHistory()
+        finishSnapshotWrite()
         store.close()
         lock = nil
     }

@@ -41,11 +41,9 @@ struct ActivePolicy: Sendable {
     }
 
     /// `bundle` laid over `directory`, compiled and hashed. Without a directory the policy in
-    /// force is the bundle itself, whose hash is known: only the compile runs; so it does when
-    /// the caller knows the hash (`knownSHA256`, from the `PolicySnapshot` of the same files).
-    /// A directory just read under a bundle is compiled on its own as well, to be kept.
-    init(directory: Directory?, bundle: CanonicalPolicy?, bundleVersion: String?, loadedAt: Int64,
-         knownSHA256: String? = nil) {
+    /// force is the bundle itself, whose hash is known: only the compile runs. A directory
+    /// just read under a bundle is compiled on its own as well, to be kept.
+    init(directory: Directory?, bundle: CanonicalPolicy?, bundleVersion: String?, loadedAt: Int64) {
         let policy: Policy
         let directoryAlone: Policy?
         switch (directory, bundle) {
@@ -59,7 +57,7 @@ struct ActivePolicy: Sendable {
         // Compiling and hashing share nothing and each take tens of milliseconds for a
         // large policy (both are on the start-up path before READY=1): run them side by side.
         // The managed apps' list and digest follow the compile on its thread, not the loop.
-        let knownSHA256 = knownSHA256 ?? (directory == nil ? bundle?.sha256 : nil)
+        let knownSHA256 = directory == nil ? bundle?.sha256 : nil
         let results = Mutex<(compiled: CompiledPolicy?, managed: ([AppID], String)?, sha256: String?, directory: CompiledPolicy?)>(
             (nil, nil, knownSHA256, nil))
         let tasks: [Task] = [.compile] + (knownSHA256 == nil ? [.hash] : []) + (directoryAlone == nil ? [] : [.compileDirectory])
@@ -92,6 +90,20 @@ struct ActivePolicy: Sendable {
     }
 
     private enum Task { case compile, hash, compileDirectory }
+
+    /// The policy a snapshot holds (`PolicySnapshot.Contents`), whose SHA-256 is `sha256`, of
+    /// `policy.d`'s files `sources` and the bundle `bundleVersion`: nothing is parsed,
+    /// compiled or hashed but the managed apps' list, made again from the compiled table.
+    init(restoring contents: PolicySnapshot.Contents, sha256: String, sources: [String], bundleVersion: String?,
+         loadedAt: Int64) {
+        compiled = contents.compiled
+        self.sha256 = sha256
+        managedAppIDs = compiled.managedAppIDs
+        managedAppsDigest = contents.managedAppsDigest
+        directory = KeptDirectory(compiled: contents.directory ?? contents.compiled, sources: sources)
+        self.sources = Self.sources(directory: directory, bundleVersion: bundleVersion)
+        self.loadedAt = loadedAt
+    }
 
     /// This policy, read again from a policy.d whose files merge to the same policy as the
     /// ones it was compiled from (a reload of an unchanged policy.d, the common case), under

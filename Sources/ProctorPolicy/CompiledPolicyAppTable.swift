@@ -95,6 +95,22 @@ final class AppTable: @unchecked Sendable {
         _ = self.keyBytes.initialize(from: keyBytes)
     }
 
+    /// A table from a snapshot (`CompiledPolicySnapshot`), taking ownership of `slots` and
+    /// `keyBytes`, which the caller has checked (every occupied slot's key within `keyBytes`).
+    init(restoring slots: UnsafeMutableBufferPointer<Slot>, keyBytes: UnsafeMutableBufferPointer<UInt8>, positions: [Int],
+         longestKey: Int) {
+        self.slots = slots
+        self.keyBytes = keyBytes
+        self.positions = positions
+        self.longestKey = longestKey
+        mask = slots.count - 1
+    }
+
+    /// The slots and the key arena as they lie in memory, for a snapshot.
+    var rawSlots: UnsafeRawBufferPointer { UnsafeRawBufferPointer(slots) }
+    var rawKeyBytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(keyBytes) }
+    var longestKeyLength: Int { longestKey }
+
     deinit {
         slots.deallocate()
         keyBytes.deallocate()
@@ -137,6 +153,9 @@ final class AppTable: @unchecked Sendable {
             return length
         }
     }
+
+    /// The state of the app at `position` (one of `positions`).
+    func state(at position: Int) -> AppState { Self.state(code: slots[position].entry & 0xFF) }
 
     private static func state(code: UInt32) -> AppState {
         switch code {

@@ -44,6 +44,17 @@ struct AppEntries: Sendable {
         entries.reserveCapacity(capacity)
     }
 
+    /// Entries from a snapshot (`CompiledPolicySnapshot`), checked by the caller.
+    init(entries: [Entry], executableBytes: [UInt8], userLists: [[String]], configs: [[String: JSONValue]]) {
+        self.entries = entries
+        self.executableBytes = executableBytes
+        self.userLists = userLists
+        self.configs = configs
+    }
+
+    /// The executables' byte arena, for a snapshot.
+    var executableArena: [UInt8] { executableBytes }
+
     /// Records `app`, the next in record order.
     mutating func append(_ app: AppPolicy) {
         var flags: Flags = []

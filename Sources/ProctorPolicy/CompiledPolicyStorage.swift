@@ -36,6 +36,19 @@ final class CompiledPolicyStorage: @unchecked Sendable {
         self.recordAtPosition = recordAtPosition
     }
 
+    /// A storage from a snapshot (`CompiledPolicySnapshot`), taking ownership of `records`
+    /// (`table.capacity` of them, initialised at `table.positions`), all checked by the caller.
+    init(version: String, defaults: AppSettings, table: AppTable, records: UnsafeMutableBufferPointer<AppRecord>,
+         tables: CompiledTables, entries: AppEntries, recordAtPosition: [Int32]) {
+        self.version = version
+        self.defaults = defaults
+        self.table = table
+        self.records = records
+        self.tables = tables
+        self.entries = entries
+        self.recordAtPosition = recordAtPosition
+    }
+
     deinit {
         for position in table.positions { (records.baseAddress! + position).deinitialize(count: 1) }
         records.deallocate()

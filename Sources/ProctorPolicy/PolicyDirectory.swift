@@ -59,6 +59,22 @@ public enum PolicyDirectory {
         return (LoadedPolicy(policy: try Policy.merge(fragments), sources: names), identity.finish())
     }
 
+    /// The names of the policy files in `directoryPath` (`policyFileNames`) and the identity
+    /// `loadIdentified` gives them, from their statuses alone, without reading them: what a
+    /// start compares with the policy snapshot's key before reading anything. Nil when the
+    /// directory cannot be listed or holds no policy file.
+    public static func identify(_ directoryPath: String) -> (names: [String], identity: PolicyDirectoryIdentity)? {
+        guard let names = try? policyFileNames(in: directoryPath) else { return nil }
+        var identity = PolicyDirectoryIdentity.Builder()
+        for name in names {
+            // Opened as `loadIdentified` opens it (not blocking on a FIFO), its status taken, nothing read.
+            let descriptor = try? FileDescriptor.open(directoryPath + "/" + name, O_RDONLY | O_NOCTTY | O_NONBLOCK)
+            identity.add(name: name, status: try? descriptor?.status())
+            try? descriptor?.close()
+        }
+        return (names, identity.finish())
+    }
+
     /// Below this many bytes in all, the files are parsed on the calling thread: they parse in
     /// well under a millisecond, less than waking worker threads and waiting for them costs
     /// (on a busy machine, the wait for a CPU to run them on).

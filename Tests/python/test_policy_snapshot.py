@@ -2,13 +2,16 @@
 policy is in force, used by a restart on the same files, bundle and binary, and ignored —
 the policy worked out from its JSON — when any of them changed or the file is damaged.
 
-A snapshot that holds a planted hash with a valid checksum shows which path a start took:
-the planted hash in force means the snapshot was read, the policy's own hash that it was
-not."""
+Format 2 is a text header (the key, the policy's sha256, the body's length and XXH64, and
+a checksum over those lines) and a binary body: the compiled policy. A snapshot whose header
+holds a planted hash with a valid checksum shows which path a start took: the planted hash in
+force means the snapshot was read (and the policy came from its body), the policy's own hash
+that it was not."""
 import hashlib
 import os
 import signal
 import stat
+import struct
 import time
 
 import pytest
@@ -16,6 +19,8 @@ import pytest
 from conftest import Daemon, base_policy, raw_call, write_policy
 
 PLANTED = "0" * 64
+FORMAT = "proctor-policy-snapshot 2"
+HEADER_LINES = 7
 
 
 def policy_sha256(daemon):
@@ -23,24 +28,82 @@ def policy_sha256(daemon):
     return reply["parameters"]["info"]["sha256"]
 
 
+def policy_in_force(daemon):
+    return raw_call(daemon.admin, "io.proctor.Admin.GetPolicy")["parameters"]["policy"]
+
+
 def snapshot_path(daemon):
     return os.path.join(daemon.state_dir, "policy.snapshot")
 
 
+def split(content):
+    """The header's lines (without the checksum line) and the body."""
+    lines = content.split(b"\n", HEADER_LINES)
+    assert len(lines) == HEADER_LINES + 1, "no complete header"
+    return [line.decode() for line in lines[:HEADER_LINES - 1]], lines[HEADER_LINES]
+
+
 def read_fields(daemon):
+    """The header's fields, and the body under the key "body bytes"."""
     with open(snapshot_path(daemon), "rb") as f:
-        lines = f.read().decode().split("\n")
-    assert lines[-1] == "" and lines[0] == "proctor-policy-snapshot 1", lines
-    return dict(line.split(" ", 1) for line in lines[1:-2])
+        lines, body = split(f.read())
+    assert lines[0] == FORMAT, lines
+    fields = dict(line.split(" ", 1) for line in lines[1:])
+    fields["body bytes"] = body
+    return fields
 
 
-def write_snapshot(daemon, fields):
-    """A snapshot with `fields` and a valid checksum, replacing the daemon's."""
-    body = "proctor-policy-snapshot 1\n" + "".join(f"{name} {fields[name]}\n"
-                                                    for name in ("build", "files", "bundle", "sha256"))
-    checksum = hashlib.sha256(body.encode()).hexdigest()
-    with open(snapshot_path(daemon), "w") as f:
-        f.write(body + f"checksum {checksum}\n")
+def write_snapshot(daemon, fields, body=None):
+    """A snapshot with `fields` and `body` (the one `fields` came with unless given), its
+    header's checksum and body line valid, replacing the daemon's."""
+    body = fields["body bytes"] if body is None else body
+    header = FORMAT + "\n" + "".join(f"{name} {fields[name]}\n" for name in ("build", "files", "bundle", "sha256"))
+    header += f"body {len(body)} {xxh64(body):016x}\n"
+    checksum = hashlib.sha256(header.encode()).hexdigest()
+    with open(snapshot_path(daemon), "wb") as f:
+        f.write(header.encode() + f"checksum {checksum}\n".encode() + body)
+
+
+MASK = (1 << 64) - 1
+P1, P2, P3, P4, P5 = (0x9E3779B185EBCA87, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0x85EBCA77C2B2AE63,
+                      0x27D4EB2F165667C5)
+
+
+def xxh64(data):
+    """XXH64 with seed 0 (the reference algorithm, written out: no module of it is installed)."""
+    def rotate(value, bits):
+        return ((value << bits) | (value >> (64 - bits))) & MASK
+
+    def round_(accumulator, word):
+        return rotate((accumulator + word * P2) & MASK, 31) * P1 & MASK
+
+    def word(at, size=8):
+        return int.from_bytes(data[at:at + size], "little")
+
+    length, offset = len(data), 0
+    if length >= 32:
+        lanes = [(P1 + P2) & MASK, P2, 0, (-P1) & MASK]
+        while offset + 32 <= length:
+            lanes = [round_(lane, word(offset + 8 * index)) for index, lane in enumerate(lanes)]
+            offset += 32
+        h = (rotate(lanes[0], 1) + rotate(lanes[1], 7) + rotate(lanes[2], 12) + rotate(lanes[3], 18)) & MASK
+        for lane in lanes:
+            h = ((h ^ round_(0, lane)) * P1 + P4) & MASK
+    else:
+        h = P5
+    h = (h + length) & MASK
+    while offset + 8 <= length:
+        h = (rotate(h ^ round_(0, word(offset)), 27) * P1 + P4) & MASK
+        offset += 8
+    if offset + 4 <= length:
+        h = (rotate(h ^ (word(offset, 4) * P1 & MASK), 23) * P2 + P3) & MASK
+        offset += 4
+    while offset < length:
+        h = rotate(h ^ (data[offset] * P5 & MASK), 11) * P1 & MASK
+        offset += 1
+    h = (h ^ (h >> 33)) * P2 & MASK
+    h = (h ^ (h >> 29)) * P3 & MASK
+    return h ^ (h >> 32)
 
 
 def wait_for_snapshot(daemon, sha256, timeout=10):
@@ -87,9 +150,16 @@ def test_a_restart_reads_the_snapshot_written_after_the_start(settled):
     # No temporary file of the atomic replacement is left beside it.
     assert [name for name in os.listdir(daemon.state_dir) if "policy.snapshot" in name] == ["policy.snapshot"]
 
+    assert xxh64(b"Nobody inspects the spammish repetition") == 0xFBCEA83C8A378BF1
+    assert int(fields["body"].split(" ")[0]) == len(fields["body bytes"]) > 1000  # the compiled policy
+    written = policy_in_force(daemon)
+
     write_snapshot(daemon, dict(fields, sha256=PLANTED))
     restart(daemon)
     assert policy_sha256(daemon) == PLANTED, "the snapshot of the same files, bundle and build was not read"
+    # The policy restored from the body is the one compiled from the JSON.
+    assert policy_in_force(daemon) == written
+    assert "is not used" not in daemon.log()
     # Without the snapshot, the same files give the policy's own hash again.
     daemon.stop()
     os.unlink(snapshot_path(daemon))
@@ -98,21 +168,42 @@ def test_a_restart_reads_the_snapshot_written_after_the_start(settled):
     wait_for_snapshot(daemon, true_sha256)
 
 
-@pytest.mark.parametrize("damage", ["flipped byte", "truncated", "empty", "garbage"])
+@pytest.mark.parametrize("damage", ["flipped header byte", "flipped body byte", "truncated", "truncated header",
+                                    "empty", "garbage", "format 1", "policies counted 3", "apps counted 2**40",
+                                    "body of another policy"])
 def test_a_damaged_snapshot_is_logged_and_the_policy_worked_out_again(settled, damage):
     daemon, true_sha256, fields = settled
-    write_snapshot(daemon, dict(fields, sha256=PLANTED))
+    body = fields["body bytes"]
+    if damage == "policies counted 3":
+        body = struct.pack("<q", 3) + body[8:]  # with a valid XXH64: the count itself is checked
+    elif damage == "apps counted 2**40":
+        # After the count of policies and the version and defaults' text: the table's
+        # capacity, then its number of apps.
+        text_length = struct.unpack_from("<q", body, 8)[0]
+        at = 16 + text_length + 8
+        body = body[:at] + struct.pack("<q", 1 << 40) + body[at + 8:]
+    elif damage == "body of another policy":
+        body = body[:len(body) // 2] + bytes(len(body) - len(body) // 2)
+    write_snapshot(daemon, dict(fields, sha256=PLANTED), body)
     with open(snapshot_path(daemon), "rb") as f:
         content = bytearray(f.read())
-    if damage == "flipped byte":
+    if damage == "flipped header byte":
         position = content.index(b"sha256 ") + 10
         content[position] ^= 0x01
+    elif damage == "flipped body byte":
+        content[len(content) - len(body) // 2] ^= 0x10
     elif damage == "truncated":
         content = content[:len(content) - 20]
+    elif damage == "truncated header":
+        content = content[:content.index(b"checksum ")]
     elif damage == "empty":
         content = b""
-    else:
+    elif damage == "garbage":
         content = os.urandom(300)
+    elif damage == "format 1":
+        header = "proctor-policy-snapshot 1\n" + "".join(f"{name} {fields[name]}\n" for name in ("build", "files", "bundle"))
+        header += f"sha256 {PLANTED}\n"
+        content = (header + f"checksum {hashlib.sha256(header.encode()).hexdigest()}\n").encode()
     with open(snapshot_path(daemon), "wb") as f:
         f.write(content)
     restart(daemon)
@@ -166,8 +257,10 @@ def test_an_applied_bundle_keys_the_snapshot(settled):
     assert int(row) >= 1 and len(bundle_sha256) == 64
     assert with_bundle["files"] == fields["files"]
 
+    in_force = policy_in_force(daemon)
     restart(daemon)
     assert policy_sha256(daemon) == applied
+    assert policy_in_force(daemon) == in_force
     # The snapshot of the policy.d alone does not stand for policy.d under the bundle.
     write_snapshot(daemon, dict(fields, sha256=PLANTED))
     restart(daemon)
@@ -175,6 +268,13 @@ def test_an_applied_bundle_keys_the_snapshot(settled):
     wait_for_snapshot(daemon, applied)  # written again off the loop: not over the next plant
     write_snapshot(daemon, dict(with_bundle, sha256=PLANTED))
     restart(daemon)
+    assert policy_sha256(daemon) == PLANTED
+    assert policy_in_force(daemon) == in_force
+    # policy.d compiled alone came back too: a reload finds the files equal to it and keeps
+    # the policy in force (a policy.d restored wrong would be compiled again under the bundle,
+    # giving the applied hash, not the planted one).
+    daemon.process.send_signal(signal.SIGHUP)
+    assert "Reloaded policy.d" in daemon.wait_for_log("Reloaded policy.d")
     assert policy_sha256(daemon) == PLANTED
 
 
@@ -184,7 +284,7 @@ def test_a_temporary_file_left_by_a_killed_writer_is_removed(settled):
     # (every pid is below 1 << 22, the kernel's PID_MAX_LIMIT, so no process has this one).
     abandoned = os.path.join(daemon.state_dir, f".tmp.{1 << 22}.1f.policy.snapshot")
     with open(abandoned, "w") as f:
-        f.write("proctor-policy-snapshot 1\n")
+        f.write(FORMAT + "\n")
     raw_call(daemon.admin, "io.proctor.Admin.ApplyPolicy", {"policy": base_policy("snap.3")})
     deadline = time.monotonic() + 10
     while os.path.exists(abandoned) and time.monotonic() < deadline:
