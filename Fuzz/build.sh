@@ -7,6 +7,7 @@
 #   varlink     the Varlink frame decoder, connection state and IDL parser
 #   info-plist  ProctorKit's Info.plist reader (InfoPlist.swift, on Foundation)
 #   handlers    calls to proctord's Agent and Admin methods, through the real daemon
+#   snapshot    the compiled policy in proctord's policy snapshot, decoded and written again
 # The library modules a target needs are compiled with the fuzzer's coverage
 # instrumentation and AddressSanitizer into static libraries (rebuilt only when their
 # sources change), then linked with the target's Fuzz/<Name>Fuzz.swift. Everything comes
@@ -22,7 +23,7 @@ case "${FUZZ_KIND:-asan}" in
     *) echo "FUZZ_KIND is asan (the default) or volume" >&2; exit 2 ;;
 esac
 mkdir -p "$out"
-all_targets="json policy policy-dir varlink info-plist handlers"
+all_targets="json policy policy-dir varlink info-plist handlers snapshot"
 
 # -I Sources/C… find the module maps of the C libraries the modules import; -package-name
 # is SwiftPM's, so `package` declarations are seen across modules.
@@ -108,6 +109,7 @@ build_target() {
         json) modules="JSONCore" sources="Fuzz/JSONFuzz.swift" ;;
         policy) modules="ProctorPolicy" sources="Fuzz/PolicyFuzz.swift" ;;
         policy-dir) modules="ProctorPolicy" sources="Fuzz/PolicyDirectoryFuzz.swift" ;;
+        snapshot) modules="ProctorPolicy" sources="Fuzz/SnapshotFuzz.swift" ;;
         varlink) modules="Varlink" sources="Fuzz/VarlinkFuzz.swift" ;;
         handlers) modules="ProctorDaemon" sources="Fuzz/HandlerFuzz.swift" ;;
         info-plist)
@@ -138,7 +140,7 @@ build_target() {
     # The C libraries a module map names are not linked from static libraries by themselves.
     [ "$1" = handlers ] && libraries="$libraries -lsystemd -lsqlite3 -lsodium -lcurl -lswiftSynchronization -lswiftDispatch -ldispatch -lBlocksRuntime"
     # Nor the Swift overlays: ProctorPolicy parses policy.d's drop-ins side by side (Dispatch, Mutex).
-    case "$1" in policy|policy-dir) libraries="$libraries -lswiftSynchronization -lswiftDispatch -ldispatch -lBlocksRuntime" ;; esac
+    case "$1" in policy|policy-dir|snapshot) libraries="$libraries -lswiftSynchronization -lswiftDispatch -ldispatch -lBlocksRuntime" ;; esac
     swiftc $flags -sanitize=$sanitize -module-name "$(echo "$1" | tr -d -)fuzz" $libraries -lm Fuzz/FuzzCheck.swift $sources \
         -o "$out/$1-fuzz"
     echo "built $out/$1-fuzz"
