@@ -13,8 +13,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     guard case .success(let compiled) = decoded else { return 0 }
     let policy = compiled.policy
     _ = policy.sha256
-    check(compiled.isCompiled(from: policy), "a decoded policy differs from the policy it rebuilds")
-    check(compiled.appIDs.count == compiled.appCount, "a decoded policy lists \(compiled.appIDs.count) of \(compiled.appCount) apps")
+    check(compiled.isCompiled(from: policy), "a decoded policy is not the policy it rebuilds")
     for app in compiled.appIDs.prefix(4) + [AppID("fuzz.unknown.app")] {
         for action in Action.allCases {
             _ = compiled.decide(DecisionRequest(app: app, action: action, target: "/home/a/../b/./c", size: 3))

@@ -149,11 +149,17 @@ extension CompiledPolicy {
         // Checked from here on by the table itself, which frees its memory when it goes.
         let table = AppTable(restoring: slots, keyBytes: keyBytes, positions: positions, longestKey: longestKey)
         guard occupied == count else { throw SnapshotDamage("the table holds \(occupied) ids, its positions \(count)") }
-        // Each position in range and occupied, and its id found there by a lookup: so the
-        // hashes are right, no two positions are one, and every slot's key can be read back.
+        // Each position in range, occupied and listed once (with as many slots occupied as
+        // positions, so every occupied slot has its record: none is read uninitialised), and
+        // its id found there by a lookup: so the hashes are right and every slot's key can be
+        // read back.
+        var listed = [Bool](repeating: false, count: capacity)
         for (record, position) in positions.enumerated() {
-            guard position < capacity, slots[position].entry != AppTable.empty,
-                  table.find(table.id(at: position))?.position == position else {
+            guard position < capacity, !listed[position] else {
+                throw SnapshotDamage("the position \(position) of app \(record) is out of range or another app's")
+            }
+            listed[position] = true
+            guard slots[position].entry != AppTable.empty, table.find(table.id(at: position))?.position == position else {
                 throw SnapshotDamage("the id of app \(record) is not found at its position \(position)")
             }
         }

@@ -119,6 +119,27 @@ import TestSupport
         }
     }
 
+    /// Two records at one position of the table (found by the `snapshot` fuzz target): the slot
+    /// no position names would have no record, read uninitialised by a decision for its app.
+    @Test func aPositionListedTwiceIsRefused() throws {
+        let policy = Policy(version: "v", apps: ["com.a": AppPolicy(), "com.b": AppPolicy()])
+        var bytes = Self.encoded(CompiledPolicy(policy))
+        let positionsStart = try bytes.withUnsafeBytes { raw throws(SnapshotDamage) in
+            var decoder = SnapshotDecoder(raw)
+            _ = try decoder.readString("head")
+            let capacity = try decoder.readInt("capacity")
+            _ = try decoder.readInt("count")
+            _ = try decoder.readInt("longest")
+            _ = try decoder.readRaw("slots", count: capacity, stride: MemoryLayout<AppTable.Slot>.stride)
+            _ = try decoder.take(try decoder.readInt("arena length"), "arena")
+            _ = try decoder.readInt("positions length")
+            return decoder.offset
+        }
+        #expect(try Self.decoded(bytes).appCount == 2)
+        bytes.replaceSubrange(positionsStart + 4..<positionsStart + 8, with: bytes[positionsStart..<positionsStart + 4])
+        #expect(throws: SnapshotDamage.self) { try Self.decoded(bytes) }
+    }
+
     /// Single bits flipped anywhere: refused, or (a value changed within its range, which only
     /// the file's checksum catches) a policy that still answers without crashing.
     @Test func flippedBitsNeverCrash() throws {
