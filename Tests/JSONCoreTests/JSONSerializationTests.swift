@@ -39,4 +39,46 @@ import JSONCore
         #expect(one.serialized() == two.serialized())
         #expect(one.serializedString() == #"{"a":"s","b":[1,{"x":2,"y":1}]}"#)
     }
+
+    /// The writer tests eight bytes at a time: every character that needs an escape, and its
+    /// neighbours that do not, at every offset in and across words, alone and in pairs.
+    @Test func escapesTheSameAtEveryOffsetInAWord() {
+        let probes: [Unicode.Scalar] = ["\u{0}", "\u{1}", "\t", "\n", "\r", "\u{1F}", " ", "!", "\"", "#",
+                                        "[", "\\", "]", "\u{7F}", "é", "€", "𝄞"]
+        for length in 0..<19 {
+            for first in 0...length {
+                for probe in probes {
+                    for second in [nil, probe, "\"", "\u{0}"] as [Unicode.Scalar?] {
+                        var scalars = Array(repeating: Unicode.Scalar("a"), count: length)
+                        scalars.insert(probe, at: first)
+                        if let second { scalars.insert(second, at: (first + 3) % (scalars.count + 1)) }
+                        var text = ""
+                        text.unicodeScalars.append(contentsOf: scalars)
+                        var written: [UInt8] = []
+                        JSONValue.writeString(text, to: &written)
+                        #expect(String(decoding: written, as: UTF8.self) == Self.escapedOneByOne(text), "\(scalars)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// JSON's escaping a character at a time, as the writer did before it scanned by words.
+    private static func escapedOneByOne(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
 }
