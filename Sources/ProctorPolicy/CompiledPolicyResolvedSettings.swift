@@ -62,9 +62,7 @@ struct CompiledTables: Sendable {
     private struct ExactStrings: Hashable {
         let strings: [String]
 
-        static func == (lhs: Self, rhs: Self) -> Bool {
-            lhs.strings.count == rhs.strings.count && zip(lhs.strings, rhs.strings).allSatisfy { $0.utf8.elementsEqual($1.utf8) }
-        }
+        static func == (lhs: Self, rhs: Self) -> Bool { sameBytes(lhs.strings, rhs.strings) }
 
         /// `String`'s hash: equal bytes are equal strings, so equal keys hash alike.
         func hash(into hasher: inout Hasher) { hasher.combine(strings) }
