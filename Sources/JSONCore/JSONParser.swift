@@ -15,6 +15,9 @@ public struct JSONParseError: Error, Hashable, Sendable, CustomStringConvertible
     /// The innermost value being read when the error was found, as far as the parser knew
     /// it (recorded by `parseDocument` and `syntaxError`; the root for `parse`).
     public var path: JSONPath = .root
+    /// Whether the document is JSON but repeats a key of an object (its message says which,
+    /// and whether in another Unicode form): a reader that answers per member can name it.
+    public var isDuplicateKey = false
     public var description: String { "\(location): \(message)" }
 }
 
@@ -295,6 +298,7 @@ public enum JSONParser {
                     + "\"\(JSONParser.escapingNonASCII(earlier))\" in another Unicode form; an object may say each key once",
                 at: keyStart)
             duplicate.path = JSONPath(path + [.key(key)])
+            duplicate.isDuplicateKey = true
             return duplicate
         }
 
