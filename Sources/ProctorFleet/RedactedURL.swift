@@ -13,11 +13,10 @@ extension FleetConfiguration {
     /// Bytes, not `Character`s, are compared: a combining mark after `@` does not hide it.
     public static func redacted(_ url: String) -> String {
         let bytes = Array(url.utf8)
-        let slash = UInt8(ascii: "/"), at = UInt8(ascii: "@")
-        let afterSlashes = bytes.indices.dropLast().first { bytes[$0] == slash && bytes[$0 + 1] == slash }.map { $0 + 2 } ?? 0
+        let afterSlashes = authorityStart(bytes)
         var shown = String(decoding: bytes[..<afterSlashes], as: UTF8.self)
         var rest = afterSlashes
-        if !url.lowercased().hasPrefix("file:"), let lastAt = bytes[afterSlashes...].lastIndex(of: at) {
+        if !url.lowercased().hasPrefix("file:"), let lastAt = bytes[afterSlashes...].lastIndex(of: UInt8(ascii: "@")) {
             guard bytes[afterSlashes..<lastAt].firstIndex(where: isQueryOrFragmentStart) == nil else { return shown + "<redacted>" }
             shown += "<redacted>"
             rest = lastAt
@@ -45,5 +44,20 @@ extension FleetConfiguration {
             + "\"/\", \"?\" or \"#\""
     }
 
+    /// Where the authority starts: after `SCHEME://`, or at the start when `url` does not begin
+    /// so (a `//` further on may be in a password or the path).
+    private static func authorityStart(_ url: [UInt8]) -> Int {
+        guard let colon = url.firstIndex(of: UInt8(ascii: ":")), colon > 0, url[..<colon].allSatisfy(isSchemeByte),
+              url[(colon + 1)...].starts(with: "//".utf8) else { return 0 }
+        return colon + 3
+    }
+
+    /// RFC 3986: a scheme is letters, digits, `+`, `-` and `.`.
+    private static func isSchemeByte(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+            || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+    }
+
     private static func isQueryOrFragmentStart(_ byte: UInt8) -> Bool { byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") }
 }
+

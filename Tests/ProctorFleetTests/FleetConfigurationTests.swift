@@ -126,6 +126,10 @@ import Testing
         ("file:///srv/bundle.json", "file:///srv/bundle.json"),
         ("file:///srv/bundle@2.json?x", "file:///srv/bundle@2.json?<redacted>"),
         ("user:pass@mdm.example.com/b", "<redacted>@mdm.example.com/b"),
+        // Only "SCHEME://" starts the authority: a "//" further on may be in the password.
+        ("user:pa//ss@mdm.example.com/b", "<redacted>@mdm.example.com/b"),
+        ("https:/user:pass@mdm.example.com/b", "<redacted>@mdm.example.com/b"),
+        ("x y://user:pass@mdm.example.com/b", "<redacted>@mdm.example.com/b"),
         ("not a url", "not a url"),
     ])
     func aURLIsShownWithoutItsUserInformationAndQuery(_ url: String, _ shown: String) {
