@@ -197,6 +197,9 @@ private struct ConfigurationReader {
         guard value.utf8.count <= 2048, !value.contains(where: { $0.isWhitespace || $0.asciiValue.map { $0 < 0x20 } == true }) else {
             throw error(line, key, "expected a URL of at most 2048 bytes without spaces or control characters")
         }
+        if lowered.hasPrefix("https://"), let problem = FleetConfiguration.userInformationProblem(value) {
+            throw error(line, key, problem + ", found \"\(FleetConfiguration.redacted(value))\"")
+        }
         return value
     }
 

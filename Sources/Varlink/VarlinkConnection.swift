@@ -192,7 +192,8 @@ public final class VarlinkConnection<Context> {
         // A JSON object with a bad member is a call we can answer; anything else is not.
         switch error {
         case .missingMethod: VarlinkReply(error: .invalidParameter("method")).encode(to: &pending.bytes)
-        case .invalidField(let name, _, _): VarlinkReply(error: .invalidParameter(name)).encode(to: &pending.bytes)
+        case .invalidField(let name, _, _), .duplicateMember(let name, _):
+            VarlinkReply(error: .invalidParameter(name)).encode(to: &pending.bytes)
         default: break
         }
         pending.close = .invalidInput(error)
