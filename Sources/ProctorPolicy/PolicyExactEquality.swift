@@ -7,6 +7,8 @@ import JSONCore
 // and a config reaches its app as it was written. Otherwise a reload whose only edit is a
 // path's Unicode form would keep the old bytes in force. App ids, user names, app-id globs
 // and versions' identifiers are ASCII by the schema; the policy's `version` is free text.
+// `SemanticVersion`'s `==` is precedence, which ignores build metadata ("1.2.3+a" equals
+// "1.2.3+b"), while the canonical form writes it: a minimum version is compared as written.
 
 extension AppPolicy {
     /// Whether this entry and `other`, already `==`, also have the same bytes in every
@@ -18,9 +20,11 @@ extension AppPolicy {
 }
 
 extension AppSettings {
-    /// Whether these settings and `other`, already `==`, also have the same bytes in their paths.
+    /// Whether these settings and `other`, already `==`, also have the same bytes in their paths
+    /// and their minimum version (build metadata included).
     func hasSameBytes(as other: AppSettings) -> Bool {
         sameBytes(dlp.fileExportAllow, other.dlp.fileExportAllow) && sameBytes(dlp.fileExportDeny, other.dlp.fileExportDeny)
+            && sameBytes(compliance.minVersion?.description, other.compliance.minVersion?.description)
     }
 }
 

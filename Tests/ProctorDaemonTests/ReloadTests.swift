@@ -95,4 +95,37 @@ import TestSupport
         #expect(!export(decomposed), "the new bytes are denied")
         #expect(export(composed), "the old bytes are not the policy's any more")
     }
+
+    /// A reload whose only edit is a minimum version's build metadata is a change (`SemanticVersion`'s
+    /// `==` ignores it, the canonical form does not): under the same version it is refused as other content.
+    @Test func aMinimumVersionsBuildMetadataIsAChange() throws {
+        func policy(version: String, minimum: String) -> String {
+            """
+            {"schema": 1, "version": "\(version)", "apps": {"io.proctor.test.notes": {"state": "authorized",
+              "compliance": {"minVersion": "\(minimum)"}}}}
+            """
+        }
+        let directory = try TemporaryDirectory(prefix: "proctor-reload")
+        defer { directory.remove() }
+        let policyDirectory = directory.path + "/config/policy.d"
+        try FileManager.default.createDirectory(atPath: policyDirectory, withIntermediateDirectories: true)
+        let file = URL(fileURLWithPath: policyDirectory + "/00.json")
+        try Data(policy(version: "one", minimum: "2.0.0+linux").utf8).write(to: file)
+        let daemon = try Daemon.inProcess(.inProcess(directory: directory.path), loop: try EventLoop())
+        daemon.runsPolicyWorkInline = true
+        defer { daemon.closeState() }
+        let started = daemon.active
+
+        try Data(policy(version: "one", minimum: "2.0.0+macos").utf8).write(to: file)
+        let refused = try reload(daemon)
+        #expect(!refused.ok)
+        #expect(refused.problems.map(\.description).joined().contains("version one was loaded before with other content"))
+        #expect(daemon.active.sha256 == started.sha256)
+
+        try Data(policy(version: "two", minimum: "2.0.0+macos").utf8).write(to: file)
+        #expect(try reload(daemon).ok)
+        #expect(daemon.active.version == "two" && daemon.active.sha256 != started.sha256)
+        #expect(daemon.active.compiled.policy.apps["io.proctor.test.notes"]?.settings.compliance.minVersion?.description
+            == "2.0.0+macos")
+    }
 }
