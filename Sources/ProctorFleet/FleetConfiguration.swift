@@ -228,7 +228,9 @@ private struct ConfigurationReader {
         }
         let name = String(value.dropFirst())
         guard !name.isEmpty, name.utf8.count <= Int(NAME_MAX), name != ".", name != "..",
-              !name.contains(where: { $0 == "/" || $0.isWhitespace || $0.asciiValue.map { $0 < 0x20 } == true }) else {
+              // Scalars, not Characters: "/" and a combining mark after it are one Character.
+              !name.unicodeScalars.contains(where: { $0 == "/" || $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F })
+        else {
             throw error(line, key, "expected a credential name after @ (a file name: no /, spaces or control characters, "
                 + "at most \(NAME_MAX) bytes), found \"\(value)\"")
         }
