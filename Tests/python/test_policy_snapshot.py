@@ -171,7 +171,7 @@ def test_a_restart_reads_the_snapshot_written_after_the_start(settled):
 
 @pytest.mark.parametrize("damage", ["flipped header byte", "flipped body byte", "truncated", "truncated header",
                                     "empty", "garbage", "format 1", "policies counted 3", "apps counted 2**40",
-                                    "body of another policy"])
+                                    "body of another policy", "header not UTF-8"])
 def test_a_damaged_snapshot_is_logged_and_the_policy_worked_out_again(settled, damage):
     daemon, true_sha256, fields = settled
     body = fields["body bytes"]
@@ -201,6 +201,8 @@ def test_a_damaged_snapshot_is_logged_and_the_policy_worked_out_again(settled, d
         content = b""
     elif damage == "garbage":
         content = os.urandom(300)
+    elif damage == "header not UTF-8":
+        content = b"\xff\n" * 6 + b"\xff" * 40 + b"\n" + body  # a checksum line shorter in bytes than as text
     elif damage == "format 1":
         header = "proctor-policy-snapshot 1\n" + "".join(f"{name} {fields[name]}\n" for name in ("build", "files", "bundle"))
         header += f"sha256 {PLANTED}\n"
