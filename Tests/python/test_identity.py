@@ -90,6 +90,17 @@ def install(source, destination):
     os.rename(destination + ".new", destination)
 
 
+def start_with_a_trusted_copy_of_python(workdir):
+    """proctord with one app, io.proctor.test.trusted, whose executable is a copy of python
+    (another file than python's own); the daemon, the copy's path and the app's id."""
+    trusted = os.path.join(workdir, "bin", "trusted")
+    os.makedirs(os.path.dirname(trusted))
+    install(os.path.realpath(PYTHON), trusted)
+    app_id = "io.proctor.test.trusted"
+    daemon = start_daemon(workdir, {app_id: {"state": "authorized", "match": {"executable": trusted, "users": ["*"]}}})
+    return daemon, trusted, app_id
+
+
 def pinned_pids(daemon):
     with sqlite3.connect(os.path.join(daemon.state_dir, "state.db")) as connection:
         return sorted(row[0] for row in connection.execute("SELECT pid FROM identity_pins"))
@@ -220,11 +231,7 @@ print(reply.get("error", "registered"), reply.get("parameters", {}).get("reason"
 def test_the_process_that_sends_register_is_checked_not_the_one_that_connected(workdir):
     """Issue 11, exec after connect: a connection outlives the process image that opened it
     (fork, exec, descriptor passing). The identity is that of the process that sent Register."""
-    trusted = os.path.join(workdir, "bin", "trusted")
-    os.makedirs(os.path.dirname(trusted))
-    install(os.path.realpath(PYTHON), trusted)  # a copy: another file than python's own
-    app_id = "io.proctor.test.trusted"
-    daemon = start_daemon(workdir, {app_id: {"state": "authorized", "match": {"executable": trusted, "users": ["*"]}}})
+    daemon, trusted, app_id = start_with_a_trusted_copy_of_python(workdir)
 
     def connect_then_hand_on(connector, sender):
         done = subprocess.run([connector, "-c", HAND_ON, daemon.agent, sender, app_id],
@@ -305,11 +312,7 @@ def test_each_decide_is_checked_against_the_process_that_sent_all_its_bytes(work
     decoder) and the general one (split or pipelined calls) both hold a call to the one
     process that wrote all its bytes: a session's own process is answered, a forked child
     sharing the connection is refused, whether it wrote the whole call or its end."""
-    trusted = os.path.join(workdir, "bin", "trusted")
-    os.makedirs(os.path.dirname(trusted))
-    install(os.path.realpath(PYTHON), trusted)
-    app_id = "io.proctor.test.trusted"
-    daemon = start_daemon(workdir, {app_id: {"state": "authorized", "match": {"executable": trusted, "users": ["*"]}}})
+    daemon, trusted, app_id = start_with_a_trusted_copy_of_python(workdir)
     try:
         done = subprocess.run([trusted, "-c", DECIDE_SENDERS, daemon.agent, app_id], capture_output=True, text=True,
                               timeout=60)
@@ -351,11 +354,7 @@ def test_register_on_a_connection_that_has_a_session_is_verified_on_a_pidfd(work
     session is checked against its registering process instead). A further Register from that
     process is verified on the session's pidfd; one from another process is refused once,
     with the connection taking pidfds again, so that sending it again verifies it."""
-    trusted = os.path.join(workdir, "bin", "trusted")
-    os.makedirs(os.path.dirname(trusted))
-    install(os.path.realpath(PYTHON), trusted)
-    app_id = "io.proctor.test.trusted"
-    daemon = start_daemon(workdir, {app_id: {"state": "authorized", "match": {"executable": trusted, "users": ["*"]}}})
+    daemon, trusted, app_id = start_with_a_trusted_copy_of_python(workdir)
     try:
         done = subprocess.run([trusted, "-c", REGISTER_AGAIN, "parent", daemon.agent, app_id, REGISTER_AGAIN],
                               capture_output=True, text=True, timeout=60)
