@@ -128,4 +128,30 @@ import TestSupport
         #expect(daemon.active.compiled.policy.apps["io.proctor.test.notes"]?.settings.compliance.minVersion?.description
             == "2.0.0+macos")
     }
+
+    /// proctord.conf's paths are bytes to the kernel: a reload whose only edit is a path respelt
+    /// in another Unicode form (equal `String`s) is a change, and the fleet threads start again
+    /// with the new file.
+    @Test func aFleetPathRespeltInAnotherUnicodeFormIsAChange() throws {
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        let directory = try TemporaryDirectory(prefix: "proctor-reload")
+        defer { directory.remove() }
+        let policyDirectory = directory.path + "/config/policy.d"
+        try FileManager.default.createDirectory(atPath: policyDirectory, withIntermediateDirectories: true)
+        try Data(#"{"schema": 1, "version": "one", "apps": {}}"#.utf8).write(to: URL(fileURLWithPath: policyDirectory + "/00.json"))
+        let conf = URL(fileURLWithPath: directory.path + "/config/proctord.conf")
+        try Data("[Source]\nCACertificate=/etc/proctor/\(composed).pem\n".utf8).write(to: conf)
+        let daemon = try Daemon.inProcess(.inProcess(directory: directory.path), loop: try EventLoop())
+        daemon.runsPolicyWorkInline = true
+        defer { daemon.closeState() }
+        let started = daemon.fleet.generation
+        try Data("[Source]\nCACertificate=/etc/proctor/\(composed).pem\n".utf8).write(to: conf)
+        daemon.reloadFleetSettings()
+        #expect(daemon.fleet.generation == started, "the same settings: the threads go on")
+
+        try Data("[Source]\nCACertificate=/etc/proctor/\(decomposed).pem\n".utf8).write(to: conf)
+        daemon.reloadFleetSettings()
+        #expect(daemon.fleet.generation > started, "the fleet threads start again with the new path")
+        #expect(daemon.fleet.configuration.source.caCertificate?.utf8.elementsEqual("/etc/proctor/\(decomposed).pem".utf8) == true)
+    }
 }
