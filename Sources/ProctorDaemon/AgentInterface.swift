@@ -18,7 +18,7 @@ extension Daemon {
             try register(request, sentBy: call.sender, context)
         }
         table.answer(Agent.Decide.self) { [unowned self] request, call, context throws(VarlinkError) in
-            try decide(request, sentBy: call.sender, context)
+            Agent.Decide.Reply(try decide(request, sentBy: call.sender, context))
         }
         table.answer(Agent.ReportEvent.self) { [unowned self] request, call, context throws(VarlinkError) in
             let session = try session(request.session, sentBy: call.sender, in: context)
@@ -64,16 +64,16 @@ extension Daemon {
 
     /// `Decide`'s handler, whichever way the call came: its bytes read straight into the
     /// request (`agentDirectMethods`, a call in its plain form) or through the general path.
+    /// The decision is the reply: the direct path writes it as bytes, the general one as
+    /// `Agent.Decide.Reply`.
     private func decide(_ request: Agent.Decide.Request, sentBy sender: SenderCredentials?,
-                        _ context: ConnectionContext) throws(VarlinkError) -> Agent.Decide.Reply {
+                        _ context: ConnectionContext) throws(VarlinkError) -> Decision {
         let session = try session(request.session, sentBy: sender, in: context)
         let decisionRequest = DecisionRequest(app: session.appID, action: request.action, target: request.target,
                                               size: request.size, appVersion: session.semanticVersion)
         let decision = active.compiled.decide(decisionRequest)
-        // Rendered once for the reply, the log line and the event.
-        let rule = decision.rule
-        record(decision, rule: rule, for: decisionRequest, closingFields: session.decisionLogFields)
-        return Agent.Decide.Reply(allowed: decision.allowed, rule: rule, reason: decision.reason)
+        record(decision, for: decisionRequest, closingFields: session.decisionLogFields)
+        return decision
     }
 
     /// The Agent methods also answered from their call's bytes (`VarlinkDirectMethod`): `Decide`,
@@ -81,7 +81,7 @@ extension Daemon {
     func addAgentDirectMethods(to service: VarlinkService<ConnectionContext>) {
         service.addDirectMethod(Agent.Decide.qualifiedName, VarlinkDirectMethod(read: Agent.Decide.Request.read(from:)) {
             [unowned self] request, sender, context throws(VarlinkError) in
-            try decide(request, sentBy: sender, context)
+            Agent.Decide.DirectReply(try decide(request, sentBy: sender, context))
         })
     }
 
@@ -172,7 +172,7 @@ extension Daemon {
         // The launch verdict the SDK acts on is a decision like any other: logged and counted.
         let launch = reply.snapshot.launch
         record(Decision(allowed: launch.allowed, rule: launch.rule, reason: launch.reason, violation: launch.violation),
-               rule: launch.rule, for: session.launchRequest,
+               for: session.launchRequest,
                closingFields: [(DaemonEventField.session, session.id)] + peerFields(context.peer))
         shredDataKeysOnViolation(of: session, verdict: launch)
         return reply
@@ -260,14 +260,23 @@ extension Daemon {
     }
 
     /// Counts a decision, logs it (denials always, allowed ones at debug level), keeps denials
-    /// in the event history and tells `Events` subscribers. `rule` is `decision.rule`, which
-    /// the caller has rendered already; `closingFields` end the log line (the session's and
-    /// the peer's, `AgentSession.decisionLogFields`).
-    func record(_ decision: Decision, rule: String, for request: DecisionRequest, closingFields: [(String, String)]) {
+    /// in the event history and tells `Events` subscribers. `closingFields` end the log line
+    /// (the session's and the peer's, `AgentSession.decisionLogFields`). An allowed decision
+    /// that is neither logged nor streamed is only counted: its rule is rendered, once, for a
+    /// line or an event.
+    func record(_ decision: Decision, for request: DecisionRequest, closingFields: @autoclosure () -> [(String, String)]) {
         counters.countDecision(request.action, allowed: decision.allowed)
         let kind: DaemonEvent = decision.allowed ? .decisionAllowed : .decisionDenied
-        if logger.isEnabled(kind.priority) {
+        let logs = logger.isEnabled(kind.priority)
+        // Allowed decisions are routine (debug level in the journal too): streamed to `Events`
+        // subscribers but not kept, or a busy machine would push everything else out of the
+        // bounded history within seconds and write it continuously. Denials are kept.
+        let emits = !decision.allowed || events.hasSubscribers
+        guard logs || emits else { return }
+        let rule = decision.rule
+        if logs {
             // One allocation, element by element: appending array literals copied each twice.
+            let closingFields = closingFields()
             var fields: [(String, String)] = []
             fields.reserveCapacity(6 + closingFields.count)
             fields.append((DaemonEventField.appID, request.app))
@@ -279,10 +288,7 @@ extension Daemon {
             for field in closingFields { fields.append(field) }
             log(kind, "\(decision.allowed ? "Allowed" : "Denied") \(request.action.rawValue) for \(request.app): \(decision.reason)", fields)
         }
-        // Allowed decisions are routine (debug level in the journal too): streamed to `Events`
-        // subscribers but not kept, or a busy machine would push everything else out of the
-        // bounded history within seconds and write it continuously. Denials are kept.
-        guard !decision.allowed || events.hasSubscribers else { return }
+        guard emits else { return }
         events.emitDecision(appID: request.app, recorded: !decision.allowed, DecisionEventData(
             action: request.action.rawValue, target: request.target, allowed: decision.allowed, rule: rule,
             reason: decision.reason))

@@ -178,14 +178,14 @@ extension CompiledPolicyStorage {
         return nil
     }
 
-    private static let unknownApp = Decision(allowed: false, rule: BuiltinDefaults.Rule.unknownApp, reason: DecisionReason.unknownApp)
-    private static let sameApp = Decision(allowed: true, rule: BuiltinDefaults.Rule.sameApp, reason: DecisionReason.sameApp)
-    private static let exportPathMissing = Decision(allowed: false, rule: BuiltinDefaults.Rule.fileExportRelativePath,
+    private static let unknownApp = Decision(allowed: false, ruleParts: .text(BuiltinDefaults.Rule.unknownApp), reason: DecisionReason.unknownApp)
+    private static let sameApp = Decision(allowed: true, ruleParts: .text(BuiltinDefaults.Rule.sameApp), reason: DecisionReason.sameApp)
+    private static let exportPathMissing = Decision(allowed: false, ruleParts: .text(BuiltinDefaults.Rule.fileExportRelativePath),
                                                     reason: DecisionReason.exportPathMissing)
-    private static let exportPathRelative = Decision(allowed: false, rule: BuiltinDefaults.Rule.fileExportRelativePath,
+    private static let exportPathRelative = Decision(allowed: false, ruleParts: .text(BuiltinDefaults.Rule.fileExportRelativePath),
                                                      reason: DecisionReason.exportPathRelative)
-    private static let exportPathTooLong = Decision(allowed: false, rule: BuiltinDefaults.Rule.fileExportPathTooLong,
+    private static let exportPathTooLong = Decision(allowed: false, ruleParts: .text(BuiltinDefaults.Rule.fileExportPathTooLong),
                                                     reason: DecisionReason.exportPathTooLong)
-    private static let notificationTargetUnknown = Decision(allowed: false, rule: BuiltinDefaults.Rule.notificationTarget,
+    private static let notificationTargetUnknown = Decision(allowed: false, ruleParts: .text(BuiltinDefaults.Rule.notificationTarget),
                                                             reason: DecisionReason.notificationTargetUnknown)
 }

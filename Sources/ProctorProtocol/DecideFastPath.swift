@@ -1,6 +1,5 @@
 public import JSONCore
 import ProctorPolicy
-public import Varlink
 
 /// `Decide` straight from and to bytes (`VarlinkDirectMethod`): proctord's hot call, where
 /// reading its parameters into `[String: JSONValue]` and the request from that, and writing
