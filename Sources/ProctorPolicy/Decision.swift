@@ -74,23 +74,30 @@ public struct Decision: Sendable, Hashable {
         guard case .sentence(let reason) = reasonParts, let ruleCount = ruleParts.jsonByteCount else {
             // A caller's text, or a rule with bytes to escape.
             out.append(utf8: opening)
-            JSONValue.writeString(reason, to: &out)
+            JSONValue.writeString(self.reason, to: &out)
             out.append(utf8: ruleKey)
             ruleParts.appendJSON(to: &out)
             return out.append(UInt8(ascii: "}"))
         }
-        DecisionReason.json[Int(reason.rawValue)].withUnsafeBytes { reasonJSON in
-            let count = opening.utf8CodeUnitCount + reasonJSON.count + ruleKey.utf8CodeUnitCount + ruleCount + 1
-            withUnsafeTemporaryAllocation(byteCount: count, alignment: 1) { buffer in
-                var writer = ByteWriter(buffer: buffer)
-                writer.write(opening)
-                writer.write(reasonJSON)
-                writer.write(ruleKey)
-                ruleParts.renderJSON(into: &writer)
-                writer.write("}" as StaticString)
-                out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[..<writer.count]))
-            }
+        let reasonJSON = reason.json
+        let count = opening.utf8CodeUnitCount + reasonJSON.count + ruleKey.utf8CodeUnitCount + ruleCount + 1
+        Self.withBuffer(of: count, rule: ruleParts) { buffer, rule in
+            var writer = ByteWriter(buffer: buffer)
+            writer.write(opening)
+            writer.write(reasonJSON)
+            writer.write(ruleKey)
+            rule.renderJSON(into: &writer)
+            writer.write("}" as StaticString)
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[..<writer.count]))
         }
+    }
+
+    /// A buffer of `count` bytes on the stack; `rule` is passed on rather than captured, which
+    /// made the closure copy the whole decision.
+    @inline(__always)
+    private static func withBuffer(of count: Int, rule: DecisionRule,
+                                   _ body: (UnsafeMutableRawBufferPointer, DecisionRule) -> Void) {
+        withUnsafeTemporaryAllocation(byteCount: count, alignment: 1) { body($0, rule) }
     }
 }
 

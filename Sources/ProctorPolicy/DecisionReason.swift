@@ -79,12 +79,35 @@ enum DecisionReason: UInt8, CaseIterable, Sendable {
         }
     }
 
-    /// Every sentence as a JSON string, quotes included, at its raw value: escaped once, when
-    /// a reply first needs one (`Decision.writeAnswer(to:)`).
-    static let json: [[UInt8]] = allCases.map { reason in
-        var bytes: [UInt8] = []
-        JSONValue.writeString(reason.text, to: &bytes)
-        return bytes
+    /// The sentence as a JSON string, quotes included: escaped once, when a reply first
+    /// needs a sentence (`Decision.writeAnswer(to:)`), into memory that lives as long as the
+    /// process, so a view of it needs no closure and no retain.
+    var json: UnsafeRawBufferPointer {
+        let table = Self.jsonTable
+        let start = rawValue == 0 ? 0 : table.ends[Int(rawValue) - 1]
+        return UnsafeRawBufferPointer(rebasing: table.bytes[start..<table.ends[Int(rawValue)]])
+    }
+
+    /// Every sentence's JSON one after the other, and where each ends, at its raw value.
+    private static let jsonTable = JSONTable()
+
+    private struct JSONTable: @unchecked Sendable {
+        /// Never freed, never written after `init`.
+        let bytes: UnsafeRawBufferPointer
+        let ends: [Int]
+
+        init() {
+            var all: [UInt8] = []
+            var ends: [Int] = []
+            for reason in DecisionReason.allCases {
+                JSONValue.writeString(reason.text, to: &all)
+                ends.append(all.count)
+            }
+            let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: all.count, alignment: 1)
+            bytes.copyBytes(from: all)
+            self.bytes = UnsafeRawBufferPointer(bytes)
+            self.ends = ends
+        }
     }
 
     static func versionBelowMinimum(_ violation: Violation, versionKnown: Bool) -> Self {

@@ -166,7 +166,7 @@ enum DecisionRule: Sendable {
         case .app(let app, let setting, let entry, _):
             switch form {
             case .identifier:
-                writer.write("apps.")
+                writer.write("apps." as StaticString)
                 writer.write(app)
             case .quoted:
                 writer.write(json ? #"apps[\""# as StaticString : #"apps[""#)
@@ -227,32 +227,7 @@ enum AppKeyForm: UInt32, Sendable {
     case identifier, quoted, escaped
 }
 
-/// Copies parts into a buffer sized beforehand (`DecisionRule.byteCount`, `jsonByteCount`).
-/// Inlined: a rule or an answer is written in a few copies of a few bytes each.
-struct ByteWriter {
-    let buffer: UnsafeMutableRawBufferPointer
-    private(set) var count = 0
-
-    init(buffer: UnsafeMutableRawBufferPointer) { self.buffer = buffer }
-
-    @inline(__always)
-    mutating func write(_ text: StaticString) {
-        write(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
-    }
-
-    @inline(__always)
-    mutating func write(_ text: String) {
-        AppTable.withBytes(of: text) { write(UnsafeRawBufferPointer($0)) }
-    }
-
-    @inline(__always)
-    mutating func write(_ bytes: UnsafeRawBufferPointer) {
-        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
-        precondition(count + bytes.count <= buffer.count, "rule longer than its byte count")
-        (buffer.baseAddress! + count).copyMemory(from: source, byteCount: bytes.count)
-        count += bytes.count
-    }
-
+extension ByteWriter {
     /// `[n]`, or nothing for `-1`.
     mutating func writeEntry(_ entry: Int32) {
         guard entry >= 0 else { return }
