@@ -18,7 +18,8 @@ extension Daemon {
             try register(request, sentBy: call.sender, context)
         }
         table.answer(Agent.Decide.self) { [unowned self] request, call, context throws(VarlinkError) in
-            try decide(request, sentBy: call.sender, context)
+            decide(request.action, target: request.target, size: request.size,
+                   for: try session(request.session, sentBy: call.sender, in: context))
         }
         table.answer(Agent.ReportEvent.self) { [unowned self] request, call, context throws(VarlinkError) in
             let session = try session(request.session, sentBy: call.sender, in: context)
@@ -62,13 +63,12 @@ extension Daemon {
         return table.methods
     }
 
-    /// `Decide`'s handler, whichever way the call came: its bytes read straight into the
-    /// request (`agentDirectMethods`, a call in its plain form) or through the general path.
-    private func decide(_ request: Agent.Decide.Request, sentBy sender: SenderCredentials?,
-                        _ context: ConnectionContext) throws(VarlinkError) -> Agent.Decide.Reply {
-        let session = try session(request.session, sentBy: sender, in: context)
-        let decisionRequest = DecisionRequest(app: session.appID, action: request.action, target: request.target,
-                                              size: request.size, appVersion: session.semanticVersion)
+    /// `Decide`'s handler once the caller's session is found, whichever way the call came: its
+    /// bytes read straight into the request (`addAgentDirectMethods`, a call in its plain
+    /// form) or through the general path.
+    private func decide(_ action: Action, target: String?, size: Int?, for session: AgentSession) -> Agent.Decide.Reply {
+        let decisionRequest = DecisionRequest(app: session.appID, action: action, target: target,
+                                              size: size, appVersion: session.semanticVersion)
         let decision = active.compiled.decide(decisionRequest)
         // Rendered once for the reply, the log line and the event.
         let rule = decision.rule
@@ -79,9 +79,10 @@ extension Daemon {
     /// The Agent methods also answered from their call's bytes (`VarlinkDirectMethod`): `Decide`,
     /// the call apps make all the time.
     func addAgentDirectMethods(to service: VarlinkService<ConnectionContext>) {
-        service.addDirectMethod(Agent.Decide.qualifiedName, VarlinkDirectMethod(read: Agent.Decide.Request.read(from:)) {
+        service.addDirectMethod(Agent.Decide.qualifiedName, VarlinkDirectMethod(read: Agent.Decide.PlainRequest.read) {
             [unowned self] request, sender, context throws(VarlinkError) in
-            try decide(request, sentBy: sender, context)
+            decide(request.action, target: request.target, size: request.size,
+                   for: try session(idBytes: request.session, sentBy: sender, in: context))
         })
     }
 
@@ -250,10 +251,23 @@ extension Daemon {
     /// keeps it while a child registers as a trusted binary — cannot act as the app.
     private func session(_ id: String, sentBy sender: SenderCredentials?,
                          in context: ConnectionContext) throws(VarlinkError) -> AgentSession {
-        guard let session = context.session(id) else { throw AgentError.invalidSession(id) }
+        try verified(context.session(id), named: id, sentBy: sender)
+    }
+
+    /// As `session(_:sentBy:in:)` for an id given as its UTF-8 bytes (a plain `Decide`'s),
+    /// made a `String` only when it names no session.
+    private func session(idBytes id: UnsafeRawBufferPointer, sentBy sender: SenderCredentials?,
+                         in context: ConnectionContext) throws(VarlinkError) -> AgentSession {
+        try verified(context.session(idBytes: id), named: String(decoding: id, as: UTF8.self), sentBy: sender)
+    }
+
+    /// `found`, the session `id` names, if `sender` may use it.
+    private func verified(_ found: AgentSession?, named id: @autoclosure () -> String,
+                          sentBy sender: SenderCredentials?) throws(VarlinkError) -> AgentSession {
+        guard let session = found else { throw AgentError.invalidSession(id()) }
         if verifiesCallers, !session.isRegisteringProcess(sender) {
             let from = sender.map { "pid \($0.pid)" } ?? "more than one process"
-            throw AgentError.identityMismatch(session.appID, "session \(id) belongs to the process that registered it "
+            throw AgentError.identityMismatch(session.appID, "session \(session.id) belongs to the process that registered it "
                 + "(pid \(session.peer.pid)); this call came from \(from)")
         }
         return session
