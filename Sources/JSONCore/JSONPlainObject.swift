@@ -31,30 +31,24 @@ public struct JSONPlainObject {
             guard bytes[index] == UInt8(ascii: ",") else { return nil }
             index += 1
         }
-        guard let key = quoted(asciiOnly: true), index < bytes.count - 1, bytes[index] == UInt8(ascii: ":") else {
+        guard let key = asciiString(), index < bytes.count - 1, bytes[index] == UInt8(ascii: ":") else {
             return nil
         }
         index += 1
         return key
     }
 
-    /// The string value that must come next, its bytes between the quotes: any byte but a
-    /// control character, `"` and `\`. Bytes from 0x80 up are the caller's to validate as UTF-8.
-    public mutating func string() -> UnsafeRawBufferPointer? {
-        quoted(asciiOnly: false)
-    }
-
     /// The string value that must come next, of printable ASCII only.
     public mutating func asciiString() -> UnsafeRawBufferPointer? {
-        quoted(asciiOnly: true)
+        guard let string = quoted(), string.isPrintableASCII else { return nil }
+        return string.bytes
     }
 
     /// The string value that must come next as a `String`; nil also for invalid UTF-8.
     public mutating func text() -> String? {
-        guard let utf8 = string() else { return nil }
+        guard let string = quoted() else { return nil }
         // ASCII needs no validation (the parser's `parseString` does the same).
-        if !utf8.contains(where: { $0 >= 0x80 }) { return String(decoding: utf8, as: UTF8.self) }
-        return String(validating: utf8, as: UTF8.self)
+        return string.isPrintableASCII ? String(decoding: string.bytes, as: UTF8.self) : String(validating: string.bytes, as: UTF8.self)
     }
 
     /// The integer that must come next: `-?(0|[1-9][0-9]*)` of at most 15 digits, no
@@ -77,29 +71,55 @@ public struct JSONPlainObject {
         return negative ? -value : value
     }
 
-    /// The quoted string at `index`, its bytes between the quotes; `index` then follows its
-    /// closing quote.
-    private mutating func quoted(asciiOnly: Bool) -> UnsafeRawBufferPointer? {
+    /// The quoted string at `index`, its bytes between the quotes, and whether they are all
+    /// printable ASCII (none from 0x7F up); `index` then follows its closing quote.
+    private mutating func quoted() -> (bytes: UnsafeRawBufferPointer, isPrintableASCII: Bool)? {
         let end = bytes.count - 1
         guard index < end, bytes[index] == UInt8(ascii: "\"") else { return nil }
         let start = index + 1
         var at = start
-        let highest: UInt8 = asciiOnly ? 0x7E : 0xFF
+        // Eight bytes at a time up to the first byte that is not plain, found by its flag;
+        // from there (the closing quote, most often) byte by byte.
+        while end - at >= 8 {
+            let flags = Self.unplainBytes(UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self)))
+            guard flags == 0 else {
+                at += flags.trailingZeroBitCount / 8
+                break
+            }
+            at += 8
+        }
+        var isPrintableASCII = true
         while at < end {
             let byte = bytes[at]
             if byte == UInt8(ascii: "\"") {
                 index = at + 1
-                return UnsafeRawBufferPointer(rebasing: bytes[start..<at])
+                return (UnsafeRawBufferPointer(rebasing: bytes[start..<at]), isPrintableASCII)
             }
-            guard byte >= 0x20, byte <= highest, byte != UInt8(ascii: "\\") else { return nil }
+            guard byte >= 0x20, byte != UInt8(ascii: "\\") else { return nil }
+            if byte >= 0x7F { isPrintableASCII = false }
             at += 1
         }
         return nil
     }
 
-    /// Whether `bytes` are `name`'s UTF-8 bytes.
+    /// The high bit of each byte of `word` (in memory order, the lowest byte first) that is
+    /// not plain in a string — a `"`, a `\`, a control character, or from 0x7F up — set; exact
+    /// for the lowest such byte: a borrow or a carry into a higher byte starts only at a
+    /// flagged byte, so only flags above the lowest may be spurious.
+    @inline(__always)
+    private static func unplainBytes(_ word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        func zeroBytes(_ w: UInt64) -> UInt64 { (w &- ones) & ~w & highs }
+        let controls = (word &- ones &* 0x20) & ~word & highs
+        let fromDelete = (word | (word &+ ones)) & highs
+        return controls | fromDelete | zeroBytes(word ^ (ones &* 0x22)) | zeroBytes(word ^ (ones &* 0x5C))
+    }
+
+    /// Whether `bytes` are `name`'s UTF-8 bytes (inlinable: compared where the name is known).
+    @inlinable
     public static func equal(_ bytes: UnsafeRawBufferPointer, _ name: StaticString) -> Bool {
-        bytes.count == name.utf8CodeUnitCount
-            && bytes.elementsEqual(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        guard bytes.count == name.utf8CodeUnitCount else { return false }
+        for offset in 0..<bytes.count where bytes[offset] != name.utf8Start[offset] { return false }
+        return true
     }
 }

@@ -55,7 +55,8 @@ extension Agent.Decide {
 
         /// The action `name` is the raw value of, compared as bytes: no `String` is made for it.
         private static func action(named name: UnsafeRawBufferPointer) -> Action? {
-            actions.first { name.elementsEqual($0.name) }?.action
+            for (bytes, action) in actions where bytes.count == name.count && bytes.elementsEqual(name) { return action }
+            return nil
         }
 
         private static let actions = Action.allCases.map { (name: Array($0.rawValue.utf8), action: $0) }
