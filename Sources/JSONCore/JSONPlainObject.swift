@@ -73,6 +73,7 @@ public struct JSONPlainObject {
 
     /// The quoted string at `index`, its bytes between the quotes, and whether they are all
     /// printable ASCII (none from 0x7F up); `index` then follows its closing quote.
+    @inline(__always)
     private mutating func quoted() -> (bytes: UnsafeRawBufferPointer, isPrintableASCII: Bool)? {
         let end = bytes.count - 1
         guard index < end, bytes[index] == UInt8(ascii: "\"") else { return nil }

@@ -55,11 +55,13 @@ public struct VarlinkDirectMethod<Context> {
     }
 }
 
-/// A direct method's answer bound to one connection's context, its interface's admission
-/// folded in (`VarlinkService.directMethods(boundTo:)`): its type names no generic
-/// parameter, so picking and calling one reads no generic metadata at run time.
-typealias VarlinkBoundDirectMethod = (_ parameters: UnsafeRawBufferPointer, _ sender: SenderCredentials?,
-                                      _ out: inout [UInt8]) -> Bool
+/// A direct method bound to one connection's context (`VarlinkService.directMethods(boundTo:)`):
+/// the start of its plain calls (`VarlinkPlainCall.prefix(of:)`) and its answer, the
+/// interface's admission folded in. Its type names no generic parameter, so picking and
+/// calling one reads no generic metadata at run time; and the connection keeps it, so a call
+/// reads no property of the service (each a dynamic exclusivity check).
+typealias VarlinkBoundDirectMethod = (prefix: [UInt8], answer: (_ parameters: UnsafeRawBufferPointer,
+                                                                _ sender: SenderCredentials?, _ out: inout [UInt8]) -> Bool)
 
 /// The envelope of a call in its plain form, `{"method":"M","parameters":{…}}`.
 enum VarlinkPlainCall {

@@ -151,8 +151,8 @@ public final class VarlinkService<Context> {
 
     /// The direct methods, in `directPrefixes`' order, bound to one connection's `context`.
     func directMethods(boundTo context: Context) -> [VarlinkBoundDirectMethod] {
-        directMethods.map { direct in
-            { parameters, sender, out in direct.method.answer(parameters, sender, context, direct.admission, &out) }
+        zip(directPrefixes, directMethods).map { prefix, direct in
+            (prefix, { parameters, sender, out in direct.method.answer(parameters, sender, context, direct.admission, &out) })
         }
     }
 
@@ -160,14 +160,13 @@ public final class VarlinkService<Context> {
     /// method in its plain form, appending the reply to `out`; false otherwise, when nothing
     /// was run or written and the caller dispatches the call the general way.
     /// `methods` are the direct methods bound to the connection's context
-    /// (`directMethods(boundTo:)`): neither their type nor `directPrefixes`' is generic, so the
-    /// code that picks and calls one is specialized, not generic at run time.
+    /// (`directMethods(boundTo:)`): their type is not generic, so the code that picks and
+    /// calls one is specialized, not generic at run time.
     func answerDirectly(_ frame: UnsafeRawBufferPointer, sender: SenderCredentials?,
                         using methods: [VarlinkBoundDirectMethod], into out: inout [UInt8]) -> Bool {
-        let prefixes = directPrefixes
-        for index in prefixes.indices where index < methods.count {
-            guard let parameters = VarlinkPlainCall.parameters(of: frame, prefix: prefixes[index]) else { continue }
-            guard methods[index](parameters, sender, &out) else { return false }
+        for method in methods {
+            guard let parameters = VarlinkPlainCall.parameters(of: frame, prefix: method.prefix) else { continue }
+            guard method.answer(parameters, sender, &out) else { return false }
             directlyAnsweredCalls += 1
             return true
         }
