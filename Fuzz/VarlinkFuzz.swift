@@ -32,15 +32,10 @@ private func makeService() -> VarlinkService<Int> {
     return service
 }
 
-/// `Ping`'s parameters when they are `text` alone, as the direct way reads them.
-private func readPing(_ reader: inout JSONPullReader) throws(JSONParseError) -> String? {
-    guard try reader.peek() == .object else { return nil }
-    try reader.beginObject()
-    var text: String?
-    while let key = try reader.nextKey(among: [Array("text".utf8)]) {
-        guard key == 0, text == nil, try reader.peek() == .string else { return nil }
-        text = try reader.string()
-    }
+/// `Ping`'s parameters when they are `text` alone, written plainly, as the direct way reads them.
+private func readPing(_ parameters: UnsafeRawBufferPointer) -> String? {
+    guard var object = JSONPlainObject(parameters), object.hasMember, let key = object.key(),
+          JSONPlainObject.equal(key, "text"), let text = object.text(), !object.hasMember else { return nil }
     return text
 }
 

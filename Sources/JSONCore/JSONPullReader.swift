@@ -61,71 +61,17 @@ public struct JSONPullReader {
 
     /// The next key of the innermost object, its `:` consumed; nil at its end (consumed).
     public mutating func nextKey() throws(JSONParseError) -> String? {
-        guard try keyFollows() else { return nil }
-        let key = try reader.parseString()
-        try consumeColon(after: key)
-        return key
-    }
-
-    /// The next key of the innermost object as an index into `names` (`names.count` for a key
-    /// that is none of them), its `:` consumed; nil at the object's end (consumed). What
-    /// `nextKey()` reads, compared with `names` without making a `String` for a key that has
-    /// no escape (a reader that knows its keys, on a hot path).
-    public mutating func nextKey(among names: [[UInt8]]) throws(JSONParseError) -> Int? {
-        guard try keyFollows() else { return nil }
-        let key = try readString(among: names)
-        try consumeColon(after: key < names.count ? String(decoding: names[key], as: UTF8.self) : "…")
-        return key
-    }
-
-    /// Steps to the next member's key (its opening quote); false at the object's end (consumed).
-    private mutating func keyFollows() throws(JSONParseError) -> Bool {
-        guard try nextMember(closing: UInt8(ascii: "}")) else { return false }
+        guard try nextMember(closing: UInt8(ascii: "}")) else { return nil }
         guard reader.index < reader.bytes.count, reader.bytes[reader.index] == UInt8(ascii: "\"") else {
             throw reader.error("expected a key in double quotes")
         }
-        return true
-    }
-
-    /// `key` names the key in the error, made only then.
-    private mutating func consumeColon(after key: @autoclosure () -> String) throws(JSONParseError) {
+        let key = try reader.parseString()
         reader.skipWhitespace()
         guard reader.index < reader.bytes.count, reader.bytes[reader.index] == UInt8(ascii: ":") else {
-            throw reader.error("expected ':' after the key \"\(key())\"")
+            throw reader.error("expected ':' after the key \"\(key)\"")
         }
         reader.index += 1
-    }
-
-    /// The string that must come next as an index into `choices` (`choices.count` for none
-    /// of them): what `string()` reads, compared without making a `String` when it has no escape.
-    public mutating func string(among choices: [[UInt8]]) throws(JSONParseError) -> Int {
-        try expect(.string)
-        return try readString(among: choices)
-    }
-
-    /// Reads the string at `reader.index` (its opening quote). One of printable ASCII without
-    /// an escape is its own bytes, compared as they are; any other goes through the parser's
-    /// `parseString`, which checks and decodes it as `string()` does.
-    private mutating func readString(among choices: [[UInt8]]) throws(JSONParseError) -> Int {
-        let bytes = reader.bytes
-        let start = reader.index + 1
-        var end = start
-        var isPlain = true
-        while end < bytes.count, bytes[end] != UInt8(ascii: "\"") {
-            let byte = bytes[end]
-            if byte == UInt8(ascii: "\\") || byte < 0x20 || byte >= 0x80 {
-                isPlain = false
-                break
-            }
-            end += 1
-        }
-        guard isPlain, end < bytes.count else {
-            let text = try reader.parseString()
-            return choices.firstIndex { $0.elementsEqual(text.utf8) } ?? choices.count
-        }
-        reader.index = end + 1
-        let plain = bytes[start..<end]
-        return choices.firstIndex { $0.elementsEqual(plain) } ?? choices.count
+        return key
     }
 
     /// Consumes the `[` of the array that must come next.

@@ -18,7 +18,8 @@ extension Daemon {
             try register(request, sentBy: call.sender, context)
         }
         table.answer(Agent.Decide.self) { [unowned self] request, call, context throws(VarlinkError) in
-            Agent.Decide.Reply(try decide(request, sentBy: call.sender, context))
+            Agent.Decide.Reply(decide(request.action, target: request.target, size: request.size,
+                                      for: try session(request.session, sentBy: call.sender, in: context)))
         }
         table.answer(Agent.ReportEvent.self) { [unowned self] request, call, context throws(VarlinkError) in
             let session = try session(request.session, sentBy: call.sender, in: context)
@@ -62,28 +63,26 @@ extension Daemon {
         return table.methods
     }
 
-    /// `Decide`'s handler, whichever way the call came: its bytes read straight into the
-    /// request (`agentDirectMethods`, a call in its plain form) or through the general path.
-    /// The decision is the reply: the direct path writes it as bytes, the general one as
-    /// `Agent.Decide.Reply`.
-    private func decide(_ request: Agent.Decide.Request, sentBy sender: SenderCredentials?,
-                        _ context: ConnectionContext) throws(VarlinkError) -> Decision {
-        let session = try session(request.session, sentBy: sender, in: context)
+    /// `Decide`'s handler once the caller's session is found, whichever way the call came: its
+    /// bytes read straight into the request (`addAgentDirectMethods`, a call in its plain
+    /// form) or through the general path. The decision is the reply: the direct path writes
+    /// it as bytes, the general one as `Agent.Decide.Reply`.
+    private func decide(_ action: Action, target: String?, size: Int?, for session: AgentSession) -> Decision {
         // By its parts: a `DecisionRequest` would copy, then free, the app id, target and version.
         // Only a launch reads the version, and passing it copies it (two arrays).
-        let decision = active.compiled.decide(app: session.appID, request.action, target: request.target, size: request.size,
-                                              appVersion: request.action == .launch ? session.semanticVersion : nil)
-        record(decision, app: session.appID, request.action, target: request.target,
-               closingFields: session.decisionLogFields)
+        let decision = active.compiled.decide(app: session.appID, action, target: target, size: size,
+                                              appVersion: action == .launch ? session.semanticVersion : nil)
+        record(decision, app: session.appID, action, target: target, closingFields: session.decisionLogFields)
         return decision
     }
 
     /// The Agent methods also answered from their call's bytes (`VarlinkDirectMethod`): `Decide`,
     /// the call apps make all the time.
     func addAgentDirectMethods(to service: VarlinkService<ConnectionContext>) {
-        service.addDirectMethod(Agent.Decide.qualifiedName, VarlinkDirectMethod(read: Agent.Decide.Request.read(from:)) {
+        service.addDirectMethod(Agent.Decide.qualifiedName, VarlinkDirectMethod(read: Agent.Decide.PlainRequest.read) {
             [unowned self] request, sender, context throws(VarlinkError) in
-            Agent.Decide.DirectReply(try decide(request, sentBy: sender, context))
+            Agent.Decide.DirectReply(decide(request.action, target: request.target, size: request.size,
+                                            for: try session(idBytes: request.session, sentBy: sender, in: context)))
         })
     }
 
@@ -252,10 +251,23 @@ extension Daemon {
     /// keeps it while a child registers as a trusted binary — cannot act as the app.
     private func session(_ id: String, sentBy sender: SenderCredentials?,
                          in context: ConnectionContext) throws(VarlinkError) -> AgentSession {
-        guard let session = context.session(id) else { throw AgentError.invalidSession(id) }
+        try verified(context.session(id), named: id, sentBy: sender)
+    }
+
+    /// As `session(_:sentBy:in:)` for an id given as its UTF-8 bytes (a plain `Decide`'s),
+    /// made a `String` only when it names no session.
+    private func session(idBytes id: UnsafeRawBufferPointer, sentBy sender: SenderCredentials?,
+                         in context: ConnectionContext) throws(VarlinkError) -> AgentSession {
+        try verified(context.session(idBytes: id), named: String(decoding: id, as: UTF8.self), sentBy: sender)
+    }
+
+    /// `found`, the session `id` names, if `sender` may use it.
+    private func verified(_ found: AgentSession?, named id: @autoclosure () -> String,
+                          sentBy sender: SenderCredentials?) throws(VarlinkError) -> AgentSession {
+        guard let session = found else { throw AgentError.invalidSession(id()) }
         if verifiesCallers, !session.isRegisteringProcess(sender) {
             let from = sender.map { "pid \($0.pid)" } ?? "more than one process"
-            throw AgentError.identityMismatch(session.appID, "session \(id) belongs to the process that registered it "
+            throw AgentError.identityMismatch(session.appID, "session \(session.id) belongs to the process that registered it "
                 + "(pid \(session.peer.pid)); this call came from \(from)")
         }
         return session

@@ -1,3 +1,4 @@
+import Glibc
 import JSONCore
 import LinuxIO
 import ProctorPolicy
@@ -46,6 +47,16 @@ final class ConnectionContext {
         return found
     }
 
+    /// The session whose id's UTF-8 bytes are `id`: compared with the session found last
+    /// before a `String` is made, which only a call naming another session costs.
+    func session(idBytes id: UnsafeRawBufferPointer) -> AgentSession? {
+        if let last = lastSessionFound, !id.isEmpty, last.idBytes.count == id.count,
+           last.idBytes.withUnsafeBytes({ memcmp($0.baseAddress!, id.baseAddress!, id.count) == 0 }) {
+            return last
+        }
+        return session(String(decoding: id, as: UTF8.self))
+    }
+
     func receiveSenderProcesses(_ on: Bool) {
         guard on != receivesSenderProcesses else { return }
         receivesSenderProcesses = on
@@ -66,6 +77,8 @@ final class ConnectionContext {
 /// A registered app on one connection.
 final class AgentSession {
     let id: String
+    /// `id`'s UTF-8 bytes, which a plain `Decide` call's are compared with (`ConnectionContext.session(idBytes:)`).
+    let idBytes: [UInt8]
     let appID: AppID
     /// The process that sent `Register`, as verified then (logs, `proctorctl app`).
     let peer: PeerIdentity
@@ -101,6 +114,7 @@ final class AgentSession {
     init(id: String, appID: AppID, peer: PeerIdentity, process: ProcessHandle? = nil, appVersion: String?,
          registeredAt: Int64) {
         self.id = id
+        idBytes = Array(id.utf8)
         self.appID = appID
         self.peer = peer
         self.process = process

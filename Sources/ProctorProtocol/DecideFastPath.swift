@@ -1,53 +1,63 @@
-public import JSONCore
-import ProctorPolicy
+import JSONCore
+public import ProctorPolicy
 
-/// `Decide` straight from and to bytes (`VarlinkDirectMethod`): proctord's hot call, where
-/// reading its parameters into `[String: JSONValue]` and the request from that, and writing
-/// the reply through a dictionary, cost more than the decision itself.
-extension Agent.Decide.Request {
-    /// Reads the parameters object of a plain `Decide` call, or returns nil for anything the
-    /// general path must answer: a member that is not one of the four or comes twice (the
-    /// parser refuses the second), a null, a value of another type, an action that is not
-    /// one, a size that is not an integer the interface's `int` accepts. What it accepts, it
-    /// reads to the same values as `init(_:)` does from the parsed object.
-    public static func read(from reader: inout JSONPullReader) throws(JSONParseError) -> Self? {
-        guard try reader.peek() == .object else { return nil }
-        try reader.beginObject()
-        var session: String?
-        var action: Action?
-        var target: String?
-        var size: Int?
-        var hasTarget = false, hasSize = false
-        // Keys and actions are compared as bytes: no `String` is made for them.
-        while let key = try reader.nextKey(among: keys) {
-            switch key {
-            case 0:
-                guard session == nil, try reader.peek() == .string else { return nil }
-                session = try reader.string()
-            case 1:
-                guard action == nil, try reader.peek() == .string else { return nil }
-                let named = try reader.string(among: actionNames)
-                guard named < actionNames.count else { return nil }
-                action = actions[named]
-            case 2:
-                guard !hasTarget, try reader.peek() == .string else { return nil }
-                (target, hasTarget) = (try reader.string(), true)
-            case 3:
-                // `JSONValue.intValue` is what the interface's `int` and the request's reader take.
-                guard !hasSize, try reader.peek() == .number,
-                      let integer = JSONValue.number(try reader.number()).intValue else { return nil }
-                (size, hasSize) = (integer, true)
-            default:
-                return nil
+/// `Decide` straight from its call's bytes (`VarlinkDirectMethod`; the reply side is
+/// DecideReply.swift): proctord's hot call, where reading its parameters into
+/// `[String: JSONValue]` and the request from that cost more than the decision itself.
+extension Agent.Decide {
+    /// A plain `Decide` call's parameters as they lie in its frame (`VarlinkDirectMethod`):
+    /// the session id is left as bytes, for the connection to compare with the session it
+    /// found last before making a `String` of it.
+    public struct PlainRequest {
+        /// The session id's bytes (printable ASCII), in the call's frame: valid only while
+        /// the call is answered.
+        public let session: UnsafeRawBufferPointer
+        public let action: Action
+        public let target: String?
+        public let size: Int?
+
+        /// Reads the parameters of a `Decide` call written the plainest way
+        /// (`JSONPlainObject`), or returns nil for anything the general path must answer: a
+        /// member that is not one of the four or comes twice, a value of another type (a
+        /// null too), an action that is not one, a size beyond 15 digits or not written as
+        /// an integer, an escape, white space, a session id that is not ASCII, invalid UTF-8.
+        /// What it accepts, `Agent.Decide.Request(_:)` reads to the same values from the
+        /// parsed object.
+        public static func read(_ parameters: UnsafeRawBufferPointer) -> Self? {
+            guard var object = JSONPlainObject(parameters) else { return nil }
+            var session: UnsafeRawBufferPointer?
+            var action: Action?
+            // Neither can be null here, so nil means "not seen yet".
+            var target: String?
+            var size: Int?
+            while object.hasMember {
+                guard let key = object.key() else { return nil }
+                if JSONPlainObject.equal(key, "session") {
+                    guard session == nil, let id = object.asciiString() else { return nil }
+                    session = id
+                } else if JSONPlainObject.equal(key, "action") {
+                    guard action == nil, let name = object.asciiString(), let named = Self.action(named: name) else { return nil }
+                    action = named
+                } else if JSONPlainObject.equal(key, "target") {
+                    guard target == nil, let text = object.text() else { return nil }
+                    target = text
+                } else if JSONPlainObject.equal(key, "size") {
+                    guard size == nil, let integer = object.integer() else { return nil }
+                    size = integer
+                } else {
+                    return nil
+                }
             }
+            guard let session, let action else { return nil }
+            return Self(session: session, action: action, target: target, size: size)
         }
-        guard let session, let action else { return nil }
-        return Self(session: session, action: action, target: target, size: size)
-    }
 
-    /// The members `read(from:)` takes, by the index `JSONPullReader.nextKey(among:)` gives.
-    private static let keys = ["session", "action", "target", "size"].map { Array($0.utf8) }
-    /// Every action, and its raw value at the same index.
-    private static let actions = Array(Action.allCases)
-    private static let actionNames = actions.map { Array($0.rawValue.utf8) }
+        /// The action `name` is the raw value of, compared as bytes: no `String` is made for it.
+        private static func action(named name: UnsafeRawBufferPointer) -> Action? {
+            for (bytes, action) in actions where bytes.count == name.count && bytes.elementsEqual(name) { return action }
+            return nil
+        }
+
+        private static let actions = Action.allCases.map { (name: Array($0.rawValue.utf8), action: $0) }
+    }
 }

@@ -1,30 +1,33 @@
-public import JSONCore
 public import LinuxIO
+import Glibc
 
-/// A method a service answers straight from the bytes of its call: its parameters read by a
-/// `JSONPullReader` into the handler's own request type, its reply written from the
-/// handler's own reply type — no `[String: JSONValue]` tree, no `VarlinkCall`, no reply
-/// handle in between. For the one hot call of a service (proctord's `Decide`), where
-/// building and reading those costs more than answering.
+/// A method a service answers straight from the bytes of its call: its parameters read by
+/// the handler's own reader into its own request type, its reply written from its own reply
+/// type — no `[String: JSONValue]` tree, no `VarlinkCall`, no reply handle in between. For
+/// the one hot call of a service (proctord's `Decide`), where building and reading those
+/// costs more than answering.
 ///
-/// Only a call in its plain form is answered so: `{"method": M, "parameters": {…}}`, the
-/// method first and nothing else in the envelope (no `oneway`, `more` or `upgrade`), and
-/// parameters that `read` takes. `read` returns nil for anything it is not sure of — a
-/// member it does not know or has seen already, a null, a value of another type, a value
-/// the method's request would refuse. Any such call, and any the reader finds malformed,
-/// goes the general way (`VarlinkService.dispatch`) from its first byte, which gives it its
-/// error reply: the direct way has no error replies of its own but the handler's, so a
-/// call gets the same reply whichever way it went (`DirectMethodTests` compares the two).
+/// Only a call in its plain form is answered so: exactly `{"method":"M","parameters":{…}}`,
+/// byte for byte up to the parameters (no white space, no escape, the method first, nothing
+/// else in the envelope: no `oneway`, `more` or `upgrade`), and parameters that `read`
+/// takes. `read` returns nil for anything it is not sure of — a member it does not know or
+/// has seen already, a null, a value of another type, a value the method's request would
+/// refuse, a form it does not read (white space, an escape). Any such call goes the general
+/// way (`VarlinkService.dispatch`) from its first byte, which gives it its error reply: the
+/// direct way has no error replies of its own but the handler's, so a call gets the same
+/// reply whichever way it went (`DirectMethodTests` compares the two).
 public struct VarlinkDirectMethod<Context> {
-    /// Answers the call whose envelope has been read up to its parameters' value into `out`
-    /// and returns true; or returns false, having run nothing and written nothing.
-    @usableFromInline let answer: (_ reader: inout JSONPullReader, _ sender: SenderCredentials?, _ context: Context,
+    /// Answers the call whose parameters are `parameters` into `out` and returns true; or
+    /// returns false, having run nothing and written nothing.
+    @usableFromInline let answer: (_ parameters: UnsafeRawBufferPointer, _ sender: SenderCredentials?, _ context: Context,
                  _ admission: VarlinkService<Context>.Admission?, _ out: inout [UInt8]) -> Bool
 
     /// - Parameters:
-    ///   - read: reads the parameters object (the reader is at its `{`), or returns nil when
-    ///     the general path must answer. It must accept only what the interface and the
-    ///     general handler's request accept, and read it to the same values.
+    ///   - read: reads the parameters: the call's bytes after `"parameters":` up to the
+    ///     envelope's closing `}`, which must be exactly one object it takes; or returns nil
+    ///     when the general path must answer. It must accept only what the interface and the
+    ///     general handler's request accept, and read it to the same values. The request may
+    ///     point into those bytes: they stay valid until `answer` returns.
     ///   - answer: the handler, as the general path's handler for the method: who sent the
     ///     call (`VarlinkCall.sender`), the connection's context. A thrown error is the
     ///     call's error reply.
@@ -33,19 +36,11 @@ public struct VarlinkDirectMethod<Context> {
     /// and context types: generic at run time, it read their metadata on every call.
     @inlinable
     public init<Request, Reply: VarlinkDirectReply>(
-        read: @escaping (inout JSONPullReader) throws(JSONParseError) -> Request?,
+        read: @escaping (UnsafeRawBufferPointer) -> Request?,
         answer: @escaping (Request, SenderCredentials?, Context) throws(VarlinkError) -> Reply)
     {
-        self.answer = { reader, sender, context, admission, out in
-            let request: Request
-            do throws(JSONParseError) {
-                // The envelope must end after the parameters: a flag after them is not the plain form.
-                guard let parameters = try read(&reader), try reader.nextKey(among: []) == nil else { return false }
-                try reader.end()
-                request = parameters
-            } catch {
-                return false
-            }
+        self.answer = { parameters, sender, context, admission, out in
+            guard let request = read(parameters) else { return false }
             // As `VarlinkService.dispatch` runs them once the call is known to be well formed:
             // the interface's admission first, then the handler.
             do throws(VarlinkError) {
@@ -60,26 +55,27 @@ public struct VarlinkDirectMethod<Context> {
     }
 }
 
-/// A direct method's answer bound to one connection's context, its interface's admission
-/// folded in (`VarlinkService.directMethods(boundTo:)`): its type names no generic
-/// parameter, so picking and calling one reads no generic metadata at run time.
-typealias VarlinkBoundDirectMethod = (_ reader: inout JSONPullReader, _ sender: SenderCredentials?,
-                                      _ out: inout [UInt8]) -> Bool
+/// A direct method bound to one connection's context (`VarlinkService.directMethods(boundTo:)`):
+/// the start of its plain calls (`VarlinkPlainCall.prefix(of:)`) and its answer, the
+/// interface's admission folded in. Its type names no generic parameter, so picking and
+/// calling one reads no generic metadata at run time; and the connection keeps it, so a call
+/// reads no property of the service (each a dynamic exclusivity check).
+typealias VarlinkBoundDirectMethod = (prefix: [UInt8], answer: (_ parameters: UnsafeRawBufferPointer,
+                                                                _ sender: SenderCredentials?, _ out: inout [UInt8]) -> Bool)
 
-/// The envelope of a call in its plain form, `{"method": "…", "parameters": {…}}`.
+/// The envelope of a call in its plain form, `{"method":"M","parameters":{…}}`.
 enum VarlinkPlainCall {
-    private static let method = Array("method".utf8), parameters = Array("parameters".utf8)
-    private static let members = [method, parameters]
+    /// The bytes of the envelope before the parameters of a call of `method` (fully qualified).
+    static func prefix(of method: String) -> [UInt8] {
+        Array(#"{"method":""#.utf8) + Array(method.utf8) + Array(#"","parameters":"#.utf8)
+    }
 
-    /// Reads a call's envelope up to its parameters' value: the index of its method in
-    /// `names` (fully qualified names, as bytes) when the call starts `{"method": "…",
-    /// "parameters":`, `names.count` for another method, nil for another start.
-    static func method(_ reader: inout JSONPullReader, among names: [[UInt8]]) throws(JSONParseError) -> Int? {
-        try reader.beginObject()
-        guard try reader.nextKey(among: members) == 0, try reader.peek() == .string else { return nil }
-        let method = try reader.string(among: names)
-        guard try reader.nextKey(among: members) == 1 else { return nil }
-        return method
+    /// The parameters of `frame` (one message, without its NUL) if it is a plain call whose
+    /// envelope begins with `prefix`: the bytes between that and the envelope's closing `}`.
+    static func parameters(of frame: UnsafeRawBufferPointer, prefix: [UInt8]) -> UnsafeRawBufferPointer? {
+        guard frame.count > prefix.count + 1, frame[frame.count - 1] == UInt8(ascii: "}"),
+              prefix.withUnsafeBytes({ memcmp($0.baseAddress!, frame.baseAddress!, $0.count) == 0 }) else { return nil }
+        return UnsafeRawBufferPointer(rebasing: frame[prefix.count..<(frame.count - 1)])
     }
 }
 

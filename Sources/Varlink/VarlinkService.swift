@@ -65,9 +65,9 @@ public final class VarlinkService<Context> {
     private var interfaceOrder: [String] = []
     /// Keyed by the fully qualified method name: one lookup per call on the hot path.
     private var entries: [String: Entry] = [:]
-    /// The methods also answered from their call's bytes: their fully qualified names, as
-    /// bytes, and at the same index how to answer them.
-    private var directNames: [[UInt8]] = []
+    /// The methods also answered from their call's bytes: the start of their plain calls
+    /// (`VarlinkPlainCall.prefix(of:)`) and at the same index how to answer them.
+    private var directPrefixes: [[UInt8]] = []
     private var directMethods: [(method: VarlinkDirectMethod<Context>, admission: Admission?)] = []
     /// Changes whenever a direct method is added or replaced, so connections bind them anew.
     private(set) var directMethodsGeneration = 0
@@ -139,19 +139,20 @@ public final class VarlinkService<Context> {
         guard let entry = entries[method], let implementation = entry.implementation, !implementation.requiresMore else {
             preconditionFailure("\(method): a direct method needs the same method with a handler that answers once")
         }
-        if let index = directNames.firstIndex(of: Array(method.utf8)) {
+        let prefix = VarlinkPlainCall.prefix(of: method)
+        if let index = directPrefixes.firstIndex(of: prefix) {
             directMethods[index] = (direct, entry.admission)
         } else {
-            directNames.append(Array(method.utf8))
+            directPrefixes.append(prefix)
             directMethods.append((direct, entry.admission))
         }
         directMethodsGeneration += 1
     }
 
-    /// The direct methods, in `directNames`' order, bound to one connection's `context`.
+    /// The direct methods, in `directPrefixes`' order, bound to one connection's `context`.
     func directMethods(boundTo context: Context) -> [VarlinkBoundDirectMethod] {
-        directMethods.map { direct in
-            { reader, sender, out in direct.method.answer(&reader, sender, context, direct.admission, &out) }
+        zip(directPrefixes, directMethods).map { prefix, direct in
+            (prefix, { parameters, sender, out in direct.method.answer(parameters, sender, context, direct.admission, &out) })
         }
     }
 
@@ -159,35 +160,18 @@ public final class VarlinkService<Context> {
     /// method in its plain form, appending the reply to `out`; false otherwise, when nothing
     /// was run or written and the caller dispatches the call the general way.
     /// `methods` are the direct methods bound to the connection's context
-    /// (`directMethods(boundTo:)`): neither their type nor `directNames`' is generic, so the
-    /// code that picks and calls one is specialized, not generic at run time.
+    /// (`directMethods(boundTo:)`): their type is not generic, so the code that picks and
+    /// calls one is specialized, not generic at run time.
     func answerDirectly(_ frame: UnsafeRawBufferPointer, sender: SenderCredentials?,
                         using methods: [VarlinkBoundDirectMethod], into out: inout [UInt8]) -> Bool {
-        guard !directNames.isEmpty else { return false }
-        // The reader needs an array: the frame is copied into one kept for the next call
-        // (taken out meanwhile, so a handler that reenters cannot share it).
-        var bytes: [UInt8] = []
-        swap(&bytes, &frameCopy)
-        bytes.removeAll(keepingCapacity: true)
-        bytes.append(contentsOf: frame)
-        let answered = answerDirectly(bytes, sender: sender, using: methods, into: &out)
-        if bytes.capacity <= Self.keptFrameCopyCapacity { swap(&bytes, &frameCopy) }
-        return answered
+        for method in methods {
+            guard let parameters = VarlinkPlainCall.parameters(of: frame, prefix: method.prefix) else { continue }
+            guard method.answer(parameters, sender, &out) else { return false }
+            directlyAnsweredCalls += 1
+            return true
+        }
+        return false
     }
-
-    private func answerDirectly(_ frame: [UInt8], sender: SenderCredentials?, using methods: [VarlinkBoundDirectMethod],
-                                into out: inout [UInt8]) -> Bool {
-        var reader = JSONPullReader(frame)
-        guard let index = try? VarlinkPlainCall.method(&reader, among: directNames), index < methods.count
-        else { return false }
-        guard methods[index](&reader, sender, &out) else { return false }
-        directlyAnsweredCalls += 1
-        return true
-    }
-
-    /// The last direct call's bytes, kept for their buffer while it is small.
-    private var frameCopy: [UInt8] = []
-    private static var keptFrameCopyCapacity: Int { 4096 }
 
     /// Calls answered from their bytes so far (tests check that the direct way is taken).
     package private(set) var directlyAnsweredCalls = 0

@@ -18,27 +18,62 @@ import Varlink
 
     private static let decide = Agent.Decide.qualifiedName
 
-    /// Calls the direct way answers; `$s` is the connection's session.
+    /// Calls the direct way answers; `$s` is the connection's session, `$t` an id of its length
+    /// that differs from it in the last byte only, `$p` its first 31 bytes.
     static let plainCalls = [
         #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print"}}"#,
         #"{"method":"\#(decide)","parameters":{"action":"clipboard.copy","session":"$s","size":12}}"#,
         #"{"method":"\#(decide)","parameters":{"session":"$s","action":"file.export","target":"/tmp/x","size":0}}"#,
-        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"file.export","target":"/home/ü/Documents/€ \"q\".txt"}}"#,
-        // Escapes in keys and values, white space anywhere, a size the interface's int takes.
-        #" {"method" : "io.proctor.Agent.D\u0065cide", "parameters" : {"s\u0065ssion": "$s", "action":"file.export", "target": "\/home\/a\/Documents\/b\ttab", "size": 1.0e3 } } "#,
-        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"launch","size":-9007199254740992}}"#,
-        // Read as 9007199254740992 by both ways: the nearest double.
-        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":9007199254740993}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"file.export","target":"/home/ü/Documents/€ 𝄞 q.txt"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"file.export","target":"/home/a/Documents/{},:[]"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"file.export","target":""}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","target":"}"}}"#,
+        #"{"method":"\#(decide)","parameters":{"target":"/home/a/Documents/x","size":7,"action":"file.export","session":"$s"}}"#,
+        // Sizes of up to 15 digits, either sign, and zero written as -0.
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"clipboard.copy","size":999999999999999}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"clipboard.copy","size":-999999999999999}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"launch","size":-1}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":-0}}"#,
         // Not this connection's session: the handler's own error.
         #"{"method":"\#(decide)","parameters":{"session":"0123456789abcdef0123456789abcdef","action":"print"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$t","action":"print"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$p","action":"print"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s0","action":"print"}}"#,
         #"{"method":"\#(decide)","parameters":{"session":"","action":"print"}}"#,
-        // An escaped NUL and a surrogate pair in strings; zero written as -0, -0.0 and 0e5.
+        #"{"method":"\#(decide)","parameters":{"session":" ~!","action":"print"}}"#,
+    ]
+
+    /// Calls in another form than the plainest one (white space, an escape, a number written
+    /// otherwise, a long size, a non-ASCII session id), answered alike the general way.
+    static let otherForms = [
+        #" {"method" : "io.proctor.Agent.D\u0065cide", "parameters" : {"s\u0065ssion": "$s", "action":"file.export", "target": "\/home\/a\/Documents\/b\ttab", "size": 1.0e3 } } "#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"file.export","target":"/home/ü/Documents/€ \"q\".txt"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s", "action":"print"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print"} }"#,
+        #"{"method":"\#(decide)","parameters": {"session":"$s","action":"print"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session" :"$s","action":"print"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":1 }}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"pr\u0069nt"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","act\u0069on":"print"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"launch","size":-9007199254740992}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"clipboard.copy","size":1000000000000000}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"clipboard.copy","size":-1000000000000000}}"#,
+        // Read as 9007199254740992 by both ways: the nearest double.
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":9007199254740993}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":12.0}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":1e3}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":1E3}}"#,
+        // An escaped NUL and a surrogate pair in strings; zero written as -0.0 and 0e5.
         #"{"method":"\#(decide)","parameters":{"session":"$s","action":"file.export","target":"/tmp/a\u0000b"}}"#,
         #"{"method":"\#(decide)","parameters":{"session":"$s","action":"file.export","target":"/home/a/Documents/\ud834\udd1e"}}"#,
         #"{"method":"\#(decide)","parameters":{"session":"$s\u0000","action":"print"}}"#,
-        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":-0}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"\u0024s","action":"print"}}"#,
         #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":-0.0}}"#,
         #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":0e5}}"#,
+        // A session id that is not ASCII, then one with a control character.
+        #"{"method":"\#(decide)","parameters":{"session":"$sé","action":"print"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"é","action":"print"}}"#,
+        "{\"method\":\"\(decide)\",\"parameters\":{\"session\":\"$s\u{7F}\",\"action\":\"print\"}}",
     ]
 
     /// Calls the general way answers, each with its error or its reply.
@@ -60,6 +95,40 @@ import Varlink
         #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":"3"}}"#,
         #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":1.5}}"#,
         #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":1e300}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":-1.5}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":01}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":-01}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":-}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":1.}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":+1}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":true}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","size":[]}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","target":true}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","target":{}}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":{},"action":"print"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":null}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":""}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"Print"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print "}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"clipboard.copyx"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","":1}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","sessio":"$s"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","sessions":"$s"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print",}}"#,
+        #"{"method":"\#(decide)","parameters":{,"session":"$s","action":"print"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s""action":"print"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print"}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print"}},"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","target":"a}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","target":"a\#t"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print"},"more":{"a":"}"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","target":"a"},"oneway":"}"}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print"},"parameters":{"session":"$s","action":"print"}}"#,
+        #"{"method":"\#(decide)","method":"\#(decide)","parameters":{"session":"$s","action":"print"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print"},"method":"\#(decide)"}"#,
+        #"{"method":"io.proctor.Agent.Decid","parameters":{"session":"$s","action":"print"}}"#,
+        #"{"method":"\#(decide)x","parameters":{"session":"$s","action":"print"}}"#,
+        #"{"method":"\#(decide)","parameter":{"session":"$s","action":"print"}}"#,
         #"{"method":"\#(decide)","parameters":{"session":null,"action":"print"}}"#,
         #"{"method":"\#(decide)","parameters":{"action":"print"}}"#,
         #"{"method":"\#(decide)","parameters":{"session":"$s"}}"#,
@@ -118,15 +187,20 @@ import Varlink
         var decoder = VarlinkFrameDecoder()
         decoder.append(connection.takeOutput().bytes)
         let session = try #require(try decoder.nextReply()?.parameters["session"]?.stringValue)
+        #expect(session.utf8.count == 32)
+        let lastByteChanged = session.dropLast() + (session.hasSuffix("0") ? "1" : "0")
+        // Back in the output, the id that differs in the last byte first, then the session,
+        // then the rest of its prefix.
+        let placeholders = [("$t", String(lastByteChanged)), ("$s", session), ("$p", String(session.dropLast()))]
         var output = VarlinkConnectionOutput()
         for input in reads {
-            connection.send(Self.replacing("$s", with: session, in: input))
+            connection.send(placeholders.reduce(input) { Self.replacing($1.0, with: $1.1, in: $0) })
             try daemon.settle()
             let taken = connection.takeOutput()
             output.bytes += taken.bytes
             output.close = output.close ?? taken.close
         }
-        output.bytes = Self.replacing(session, with: "$s", in: output.bytes)
+        output.bytes = placeholders.reduce(output.bytes) { Self.replacing($1.1, with: $1.0, in: $0) }
         return output
     }
 
@@ -169,9 +243,35 @@ import Varlink
         #expect(try compare(Array((call + "\0").utf8)) == 1)
     }
 
-    @Test(arguments: otherCalls)
+    @Test(arguments: otherCalls + otherForms)
     func everyOtherCallGetsTheGeneralWaysAnswer(_ call: String) throws {
         #expect(try compare(Array((call + "\0").utf8)) == 0)
+    }
+
+    /// The four members in every order, each call answered directly as the general way answers it.
+    @Test func theMembersAreReadInAnyOrder() throws {
+        let members = [#""session":"$s""#, #""action":"file.export""#, #""target":"/home/a/Documents/x""#, #""size":3"#]
+        func orders(_ rest: [String]) -> [[String]] {
+            rest.isEmpty ? [[]] : rest.indices.flatMap { index in
+                orders(rest.enumerated().filter { $0.offset != index }.map(\.element)).map { [rest[index]] + $0 }
+            }
+        }
+        let calls = orders(members).map { #"{"method":"\#(Self.decide)","parameters":{\#($0.joined(separator: ","))}}"# }
+        #expect(calls.count == 24)
+        #expect(try compare(reads: calls.map { Array(($0 + "\0").utf8) }) == 24)
+    }
+
+    /// Invalid UTF-8 in any string of a call that is otherwise plain: the general way closes
+    /// the connection, so the direct way must leave it alone.
+    @Test(arguments: [
+        (#""session":""#, #"","action":"print""#), (#""session":"$s","action":""#, #"""#),
+        (#""session":"$s","action":"file.export","target":""#, #"""#), (#""session":"$s","action":"print",""#, #"":1"#),
+    ])
+    func invalidUTF8InAnyStringIsLeftToTheGeneralWay(_ before: String, _ after: String) throws {
+        for invalid: [UInt8] in [[0xFF], [0xC3, 0x28], [0xED, 0xA0, 0x80], [0xC0, 0xAF], [0xE2, 0x82]] {
+            let call = Array(#"{"method":"\#(Self.decide)","parameters":{\#(before)"#.utf8) + invalid + Array((after + "}}\0").utf8)
+            #expect(try compare(call) == 0)
+        }
     }
 
     @Test func invalidUTF8AndAnOversizedCallCloseTheConnectionEitherWay() throws {
@@ -184,7 +284,7 @@ import Varlink
     }
 
     @Test func pipelinedCallsAreAnsweredInOrderEitherWay() throws {
-        let calls = [Self.plainCalls[0], Self.otherCalls[8], Self.plainCalls[2], Self.otherCalls[22], Self.plainCalls[6],
+        let calls = [Self.plainCalls[0], Self.otherCalls[8], Self.plainCalls[2], Self.otherCalls[56], Self.plainCalls[6],
                      Self.plainCalls[3]]
         #expect(try compare(Array(calls.map { $0 + "\0" }.joined().utf8)) == 4)
     }
@@ -196,8 +296,11 @@ import Varlink
         let known = #"{"method":"\#(Self.decide)","parameters":{"session":"$s","action":"print"}}"#
         let unknown = #"{"method":"\#(Self.decide)","parameters":{"session":"0123456789abcdef0123456789abcdef","action":"print"}}"#
         let prefix = #"{"method":"\#(Self.decide)","parameters":{"session":"$s","action":"print"}}"#.dropLast(3)
-        let calls = [known, unknown, known, known, String(prefix) + "x\"}}", known]
-        #expect(try compare(reads: calls.map { Array(($0 + "\0").utf8) }) == 5)
+        let lastByte = #"{"method":"\#(Self.decide)","parameters":{"session":"$t","action":"print"}}"#
+        let shorter = #"{"method":"\#(Self.decide)","parameters":{"session":"$p","action":"print"}}"#
+        let calls = [known, unknown, known, known, String(prefix) + "x\"}}", known, lastByte, known, shorter, lastByte,
+                     known, Self.otherForms[2], known]
+        #expect(try compare(reads: calls.map { Array(($0 + "\0").utf8) }) == 11)
     }
 
     /// Two policies whose rules name the asking app's entry (`apps["…"]`, escaped in the

@@ -6,27 +6,56 @@ import Testing
 /// `Agent.Decide` read from bytes for the direct way: the same values as the general reading
 /// (`DecideReplyTests`: the reply written).
 @Suite struct DecideFastPathTests {
-    private static func readDirectly(_ text: String) throws -> Agent.Decide.Request? {
-        var reader = JSONPullReader(Array(text.utf8))
-        return try Agent.Decide.Request.read(from: &reader)
+    /// What the direct reader reads from `bytes`, its session made a `String` to compare.
+    private static func readDirectly(_ bytes: [UInt8]) -> Agent.Decide.Request? {
+        bytes.withUnsafeBytes { parameters in
+            Agent.Decide.PlainRequest.read(parameters).map {
+                Agent.Decide.Request(session: String(decoding: $0.session, as: UTF8.self), action: $0.action,
+                                     target: $0.target, size: $0.size)
+            }
+        }
     }
 
     @Test(arguments: [
         #"{"session":"s","action":"launch"}"#,
         #"{"size":-3,"target":"","action":"share.send","session":"abc"}"#,
-        #"{"session":"\u0041\n\"\\\/","action":"file.export","target":"/home/ü/€ 𝄞.txt","size":4.2e1}"#,
+        #"{"session":"0123456789abcdef0123456789abcdef","action":"file.export","target":"/home/ü/€ 𝄞.txt","size":42}"#,
+        #"{"action":"clipboard.copy","session":" ~!","size":999999999999999,"target":"{}[],:"}"#,
+        #"{"target":"io.proctor.a","action":"clipboard.paste","size":-999999999999999,"session":""}"#,
+        #"{"session":"s","action":"notification","target":"org","size":0}"#,
+        #"{"session":"s","action":"print","size":-0}"#,
     ])
     func whatTheDirectReaderTakesItReadsAsTheGeneralReaderDoes(_ text: String) throws {
         let general = try Agent.Decide.Request(try #require(try JSONParser.parse(Array(text.utf8)).objectValue))
-        #expect(try Self.readDirectly(text) == general)
+        #expect(Self.readDirectly(Array(text.utf8)) == general)
+    }
+
+    /// Every action, by its name's bytes.
+    @Test(arguments: Action.allCases)
+    func everyActionIsReadByItsName(_ action: Action) {
+        let text = #"{"session":"s","action":"\#(action.rawValue)"}"#
+        #expect(Self.readDirectly(Array(text.utf8))?.action == action)
     }
 
     @Test(arguments: [
         #"{"session":"s","action":"launch","session":"t"}"#, #"{"session":"s","action":"launch","extra":1}"#,
         #"{"session":"s","action":"fly"}"#, #"{"session":"s","action":"launch","target":null}"#,
         #"{"session":"s","action":"launch","size":0.5}"#, #"{"session":"s"}"#, #"{"action":"launch"}"#, "[]", "null",
+        #"{"session":"s","action":"launch","size":1.0}"#, #"{"session":"s","action":"launch","size":1e2}"#,
+        #"{"session":"s","action":"launch","size":1000000000000000}"#, #"{"session":"s","action":"launch","size":01}"#,
+        #"{"session":"s","action":"launch","size":-}"#, #"{"session":"s","action":"launch","size":"1"}"#,
+        #"{"session":"s", "action":"launch"}"#, #" {"session":"s","action":"launch"}"#, #"{"session":"s","action":"launch"} "#,
+        #"{"session":"\u0073","action":"launch"}"#, #"{"session":"é","action":"launch"}"#,
+        #"{"session":"s","action":"launch","target":"a\/b"}"#, #"{"session":"s","action":"launch","target":"a"#,
+        #"{"session":"s","action":"launch"}}"#, #"{"session":"s","action":"launch"},{}"#, #"{"session":"s","action":"launch",}"#,
+        #"{"session":"s","action":"launch""size":1}"#, #"{"session":"s","action":"launch","size":1"#, "{}", "{", "",
     ])
     func anythingElseIsLeftToTheGeneralReader(_ text: String) throws {
-        #expect(try Self.readDirectly(text) == nil)
+        #expect(Self.readDirectly(Array(text.utf8)) == nil)
+    }
+
+    @Test func invalidUTF8InTheTargetIsLeftToTheGeneralReader() {
+        let bytes = Array(#"{"session":"s","action":"launch","target":""#.utf8) + [0xED, 0xA0, 0x80] + Array(#""}"#.utf8)
+        #expect(Self.readDirectly(bytes) == nil)
     }
 }

@@ -18,15 +18,10 @@ import Testing
         }
     }
 
-    /// `Ping(text)` only: `mode` and anything else go the general way.
-    private static func readPing(_ reader: inout JSONPullReader) throws(JSONParseError) -> String? {
-        guard try reader.peek() == .object else { return nil }
-        try reader.beginObject()
-        var text: String?
-        while let key = try reader.nextKey() {
-            guard key == "text", text == nil, try reader.peek() == .string else { return nil }
-            text = try reader.string()
-        }
+    /// `Ping(text)` only, written plainly: `mode`, anything else and any other form go the general way.
+    private static func readPing(_ parameters: UnsafeRawBufferPointer) -> String? {
+        guard var object = JSONPlainObject(parameters), object.hasMember, let key = object.key(),
+              JSONPlainObject.equal(key, "text"), let text = object.text(), !object.hasMember else { return nil }
         return text
     }
 
@@ -56,11 +51,20 @@ import Testing
 
     static let plainCalls = [
         #"{"method":"org.example.ping.Ping","parameters":{"text":"hi"}}"#,
-        #" { "method" : "org.example.ping.Ping" , "parameters" : { "text" : "h\u00e9\"\n\/" } } "#,
-        #"{"m\u0065thod":"org.example.ping.Ping","parameters":{"text":"ü€𝄞"}}"#,
+        #"{"method":"org.example.ping.Ping","parameters":{"text":""}}"#,
+        #"{"method":"org.example.ping.Ping","parameters":{"text":"ü€𝄞 /:,{}[]"}}"#,
     ]
 
     static let otherCalls = [
+        // White space or an escape anywhere: not the plain form, though the same call.
+        #" { "method" : "org.example.ping.Ping" , "parameters" : { "text" : "h\u00e9\"\n\/" } } "#,
+        #"{"m\u0065thod":"org.example.ping.Ping","parameters":{"text":"ü€𝄞"}}"#,
+        #"{"method":"org.example.ping.P\u0069ng","parameters":{"text":"hi"}}"#,
+        #"{"method":"org.example.ping.Ping","parameters":{"t\u0065xt":"hi"}}"#,
+        #"{"method":"org.example.ping.Ping","parameters":{"text":"h\"i"}}"#,
+        #"{"method":"org.example.ping.Ping","parameters": {"text":"hi"}}"#,
+        #"{"method":"org.example.ping.Ping","parameters":{"text":"hi"} }"#,
+        #"{"method":"org.example.ping.Ping","parameters":{"text" :"hi"}}"#,
         // Flags, before or after the parameters, true or false.
         #"{"method":"org.example.ping.Ping","parameters":{"text":"hi"},"oneway":true}"#,
         #"{"method":"org.example.ping.Ping","parameters":{"text":"hi"},"more":true}"#,
@@ -132,7 +136,7 @@ import Testing
 
     /// Calls read together are answered in order, each whichever way it qualifies for.
     @Test func pipelinedCallsAreAnsweredInOrder() throws {
-        let calls = [Self.plainCalls[0], Self.otherCalls[10], Self.plainCalls[1], Self.otherCalls[0], Self.plainCalls[2]]
+        let calls = [Self.plainCalls[0], Self.otherCalls[18], Self.plainCalls[1], Self.otherCalls[8], Self.plainCalls[2]]
         let input = calls.map { $0 + "\0" }.joined()
         let general = try Self.answer(input, directly: false)
         let direct = try Self.answer(input, directly: true)

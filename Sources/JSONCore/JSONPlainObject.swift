@@ -1,0 +1,126 @@
+/// Reads a JSON object written the plainest way, member by member straight from its bytes:
+/// no white space, keys of printable ASCII, strings without an escape or a control
+/// character, integers of at most 15 digits (exact as doubles) — what a compact writer
+/// produces for small messages. For a hot path that hands anything else to the full
+/// parser: every method returns nil where the bytes are not in that form, and then the
+/// caller gives up, whether the bytes are JSON in another form or no JSON at all (the full
+/// parser, run on the same bytes, tells which). Nothing is copied or allocated.
+///
+/// The bytes must stay valid while the reader and what it returned are used.
+public struct JSONPlainObject {
+    private let bytes: UnsafeRawBufferPointer
+    /// The next byte to read; the object's closing `}` is the last byte, at `bytes.count - 1`.
+    private var index = 1
+
+    /// A reader of `bytes`, which must be one object from its `{` to its `}`, nothing around it.
+    public init?(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count >= 2, bytes[0] == UInt8(ascii: "{"), bytes[bytes.count - 1] == UInt8(ascii: "}") else {
+            return nil
+        }
+        self.bytes = bytes
+    }
+
+    /// Whether a member is still to be read: false once the last one has been, when the object
+    /// is read whole (the members end exactly at its closing `}`).
+    public var hasMember: Bool { index < bytes.count - 1 }
+
+    /// The next member's key, its bytes between the quotes (printable ASCII), with the `,`
+    /// before it and the `:` after it consumed.
+    public mutating func key() -> UnsafeRawBufferPointer? {
+        if index > 1 {
+            guard bytes[index] == UInt8(ascii: ",") else { return nil }
+            index += 1
+        }
+        guard let key = asciiString(), index < bytes.count - 1, bytes[index] == UInt8(ascii: ":") else {
+            return nil
+        }
+        index += 1
+        return key
+    }
+
+    /// The string value that must come next, of printable ASCII only.
+    public mutating func asciiString() -> UnsafeRawBufferPointer? {
+        guard let string = quoted(), string.isPrintableASCII else { return nil }
+        return string.bytes
+    }
+
+    /// The string value that must come next as a `String`; nil also for invalid UTF-8.
+    public mutating func text() -> String? {
+        guard let string = quoted() else { return nil }
+        // ASCII needs no validation (the parser's `parseString` does the same).
+        return string.isPrintableASCII ? String(decoding: string.bytes, as: UTF8.self) : String(validating: string.bytes, as: UTF8.self)
+    }
+
+    /// The integer that must come next: `-?(0|[1-9][0-9]*)` of at most 15 digits, no
+    /// fraction or exponent (a `.` or an `e` after the digits is left unread, and the next
+    /// `key()` refuses it).
+    public mutating func integer() -> Int? {
+        let end = bytes.count - 1
+        var at = index
+        let negative = at < end && bytes[at] == UInt8(ascii: "-")
+        if negative { at += 1 }
+        let digitsStart = at
+        var value = 0
+        while at < end, at - digitsStart < 16, case let digit = bytes[at] &- UInt8(ascii: "0"), digit < 10 {
+            value = value &* 10 &+ Int(digit)
+            at += 1
+        }
+        let digits = at - digitsStart
+        guard digits > 0, digits <= 15, digits == 1 || bytes[digitsStart] != UInt8(ascii: "0") else { return nil }
+        index = at
+        return negative ? -value : value
+    }
+
+    /// The quoted string at `index`, its bytes between the quotes, and whether they are all
+    /// printable ASCII (none from 0x7F up); `index` then follows its closing quote.
+    @inline(__always)
+    private mutating func quoted() -> (bytes: UnsafeRawBufferPointer, isPrintableASCII: Bool)? {
+        let end = bytes.count - 1
+        guard index < end, bytes[index] == UInt8(ascii: "\"") else { return nil }
+        let start = index + 1
+        var at = start
+        // Eight bytes at a time up to the first byte that is not plain, found by its flag;
+        // from there (the closing quote, most often) byte by byte.
+        while end - at >= 8 {
+            let flags = Self.unplainBytes(UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self)))
+            guard flags == 0 else {
+                at += flags.trailingZeroBitCount / 8
+                break
+            }
+            at += 8
+        }
+        var isPrintableASCII = true
+        while at < end {
+            let byte = bytes[at]
+            if byte == UInt8(ascii: "\"") {
+                index = at + 1
+                return (UnsafeRawBufferPointer(rebasing: bytes[start..<at]), isPrintableASCII)
+            }
+            guard byte >= 0x20, byte != UInt8(ascii: "\\") else { return nil }
+            if byte >= 0x7F { isPrintableASCII = false }
+            at += 1
+        }
+        return nil
+    }
+
+    /// The high bit of each byte of `word` (in memory order, the lowest byte first) that is
+    /// not plain in a string — a `"`, a `\`, a control character, or from 0x7F up — set; exact
+    /// for the lowest such byte: a borrow or a carry into a higher byte starts only at a
+    /// flagged byte, so only flags above the lowest may be spurious.
+    @inline(__always)
+    private static func unplainBytes(_ word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        func zeroBytes(_ w: UInt64) -> UInt64 { (w &- ones) & ~w & highs }
+        let controls = (word &- ones &* 0x20) & ~word & highs
+        let fromDelete = (word | (word &+ ones)) & highs
+        return controls | fromDelete | zeroBytes(word ^ (ones &* 0x22)) | zeroBytes(word ^ (ones &* 0x5C))
+    }
+
+    /// Whether `bytes` are `name`'s UTF-8 bytes (inlinable: compared where the name is known).
+    @inlinable
+    public static func equal(_ bytes: UnsafeRawBufferPointer, _ name: StaticString) -> Bool {
+        guard bytes.count == name.utf8CodeUnitCount else { return false }
+        for offset in 0..<bytes.count where bytes[offset] != name.utf8Start[offset] { return false }
+        return true
+    }
+}

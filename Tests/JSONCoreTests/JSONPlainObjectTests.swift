@@ -1,0 +1,87 @@
+import JSONCore
+import Testing
+
+/// `JSONPlainObject`: what it reads, it reads as `JSONParser` does; the plainest form only.
+@Suite struct JSONPlainObjectTests {
+    /// The one string member of `{"k":"<content>"}` as `text()` and `asciiString()` read it.
+    private func read(_ content: [UInt8]) -> (text: String?, ascii: String?) {
+        let bytes = Array(#"{"k":""#.utf8) + content + Array(#""}"#.utf8)
+        return bytes.withUnsafeBytes { buffer in
+            var object = JSONPlainObject(buffer)
+            guard object?.key() != nil else { return (nil, nil) }
+            var again = object
+            let text = object?.text()
+            let ascii = again?.asciiString().map { String(decoding: $0, as: UTF8.self) }
+            // The member must end the object either way.
+            return (object?.hasMember == false ? text : nil, again?.hasMember == false ? ascii : nil)
+        }
+    }
+
+    /// Each kind of byte at every place of strings around the eight bytes read at once.
+    @Test(arguments: 0..<20)
+    func everyByteIsJudgedWhereverItIs(_ length: Int) throws {
+        for position in 0..<max(length, 1) {
+            for special: [UInt8] in [[0x22], [0x5C], [0x1F], [0x00], [0x7F], [0xC3, 0xA9], [0xFF], [0x20], [0x7E]] {
+                var content = Array(repeating: UInt8(ascii: "a"), count: length)
+                if length > 0 { content.replaceSubrange(position...position, with: special) } else { content = special }
+                let (text, ascii) = read(content)
+                let parsed = try? JSONParser.parse(Array(#"{"k":""#.utf8) + content + Array(#""}"#.utf8))
+                switch special {
+                case [0x22], [0x5C], [0x1F], [0x00], [0xFF]:
+                    // Ends the string early, needs an escape or is not UTF-8: never plain.
+                    #expect(text == nil && ascii == nil, "\(content)")
+                case [0x7F], [0xC3, 0xA9]:
+                    #expect(text != nil && text == parsed?.objectValue?["k"]?.stringValue, "\(content)")
+                    #expect(ascii == nil, "\(content)")
+                default:
+                    #expect(text != nil && text == parsed?.objectValue?["k"]?.stringValue, "\(content)")
+                    #expect(ascii == text, "\(content)")
+                }
+            }
+        }
+    }
+
+    @Test(arguments: [
+        ("0", 0), ("-0", 0), ("7", 7), ("-12", -12), ("999999999999999", 999_999_999_999_999),
+        ("-999999999999999", -999_999_999_999_999),
+    ])
+    func integersOfUpTo15DigitsAreRead(_ text: String, _ value: Int) {
+        let bytes = Array(#"{"n":\#(text)}"#.utf8)
+        bytes.withUnsafeBytes { buffer in
+            var object = JSONPlainObject(buffer)
+            _ = object?.key()
+            #expect(object?.integer() == value)
+            #expect(object?.hasMember == false)
+        }
+    }
+
+    @Test(arguments: ["1000000000000000", "01", "-", "", "+1", "1.5", "1e3", "1E3", "1.0", "-01", "\"1\"", "null", " 1"])
+    func otherNumbersAreNotPlain(_ text: String) {
+        let bytes = Array(#"{"n":\#(text)}"#.utf8)
+        bytes.withUnsafeBytes { buffer in
+            var object = JSONPlainObject(buffer)
+            _ = object?.key()
+            // Either refused at once, or the rest (`.5`, `e3`) is left and the object not read whole.
+            #expect(object?.integer() == nil || object?.hasMember == true)
+        }
+    }
+
+    @Test(arguments: [
+        "", "{", "}", "[]", #"{"a":"b""#, #"{"a":"b"} "#, #" {"a":"b"}"#, #"{"a" :"b"}"#, #"{"a": "b"}"#,
+        #"{"a":"b",}"#, #"{,"a":"b"}"#, #"{"a":"b""c":"d"}"#, #"{"\u0061":"b"}"#, #"{"é":"b"}"#, #"{a:"b"}"#,
+    ])
+    func keysOutsideThePlainestFormAreNotRead(_ text: String) {
+        let bytes = Array(text.utf8)
+        bytes.withUnsafeBytes { buffer in
+            guard var object = JSONPlainObject(buffer) else { return }
+            var complete = true
+            while object.hasMember {
+                guard object.key() != nil, object.text() != nil else {
+                    complete = false
+                    break
+                }
+            }
+            #expect(!complete)
+        }
+    }
+}
