@@ -221,7 +221,9 @@ extension Daemon {
     }
 
     func wipe(_ appID: AppID, _ context: ConnectionContext) throws(VarlinkError) -> Admin.Wipe.Reply {
-        guard active.compiled.state(of: appID) != nil || ((try? store.knownApps().contains(appID)) ?? false) else {
+        // The store finds an app by bytes; `String`'s `==` would take "\u{212A}it" (KELVIN SIGN) for "Kit".
+        let known = (try? store.knownApps().contains { $0.utf8.elementsEqual(appID.utf8) }) ?? false
+        guard active.compiled.state(of: appID) != nil || known else {
             throw AdminError.unknownApp(appID)
         }
         let directive: WipeDirective

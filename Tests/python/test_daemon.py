@@ -92,6 +92,23 @@ def test_identity_mismatch_and_unknown_app(daemon):
     assert "Registration refused" in daemon.wait_for_log("Registration refused")
 
 
+def test_a_wipe_names_its_app_by_bytes(daemon):
+    """U+212A KELVIN SIGN is canonically equivalent to "K": a wipe of "io.proctor.test.\u212Ait"
+    is not a wipe of the known app io.proctor.test.Kit (its keys and pending wipes are found by
+    bytes), so it is refused as an unknown app rather than acknowledged and half done."""
+    kit = "io.proctor.test.Kit"
+    write_policy(daemon.config_dir, base_policy("test.2", **{kit: {
+        "state": "authorized", "match": {"executable": this_executable(), "users": ["*"]}}}))
+    assert raw_call(daemon.admin, "io.proctor.Admin.Reload")["parameters"]["result"]["ok"] is True
+    with agent(daemon) as client, client.open("io.proctor.Agent") as con:
+        con.Register(kit)
+    write_policy(daemon.config_dir, base_policy("test.3"))  # known from its registration only
+    assert raw_call(daemon.admin, "io.proctor.Admin.Reload")["parameters"]["result"]["ok"] is True
+    refused = raw_call(daemon.admin, "io.proctor.Admin.Wipe", {"appId": "io.proctor.test.\u212Ait"})
+    assert refused.get("error") == "io.proctor.Admin.UnknownApp", refused
+    assert "error" not in raw_call(daemon.admin, "io.proctor.Admin.Wipe", {"appId": kit})
+
+
 def test_blocked_app_is_told_so(daemon):
     with agent(daemon) as client, client.open("io.proctor.Agent") as con:
         reply = con.Register("io.proctor.test.blocked")
