@@ -109,7 +109,8 @@ extension Daemon {
                      reply: @escaping (Result<Admin.AppliedPolicy, VarlinkError>) -> Void) {
         do throws(VarlinkError) { try refuseUnsignedIfRequired(context) } catch { return reply(.failure(error)) }
         submit(.change { [unowned self] finished in
-            if let expected = request.expectedVersion, expected != active.version {
+            // By bytes, as the history names versions: `!=` would take "cafe\u{301}" for "caf\u{E9}".
+            if let expected = request.expectedVersion, !expected.utf8.elementsEqual(active.version.utf8) {
                 reply(.failure(AdminError.versionConflict(expected: expected, current: active.version)))
                 return finished()
             }

@@ -342,6 +342,26 @@ def test_reload_of_changed_content_under_the_same_version_is_refused(daemon):
         assert con.Status()["policy"]["version"] == "test.2"
 
 
+def test_a_version_respelt_in_another_unicode_form_is_another_version(daemon):
+    """Versions are named by their bytes, as the policy history stores them: "caf\u00e9.1" and
+    "cafe\u0301.1" are canonically equivalent (String's ==) but two versions. A policy.d reload
+    to the other one is not a reused version; a compare-and-swap naming the other one conflicts."""
+    composed, decomposed = "caf\u00e9.1", "cafe\u0301.1"
+    write_policy(daemon.config_dir, base_policy(composed))
+    assert raw_call(daemon.admin, "io.proctor.Admin.Reload")["parameters"]["result"]["ok"] is True
+    changed = base_policy(decomposed)
+    changed["apps"]["io.proctor.test.notes"]["config"] = {"syncDays": 99}
+    write_policy(daemon.config_dir, changed)
+    result = raw_call(daemon.admin, "io.proctor.Admin.Reload")["parameters"]
+    assert result["result"]["ok"] is True, result
+    assert result["policy"]["version"].encode() == decomposed.encode()
+    with admin(daemon) as client, client.open("io.proctor.Admin") as con:
+        with pytest.raises(varlink.VarlinkError) as excinfo:
+            con.ApplyPolicy(base_policy("pushed.1"), composed)
+        assert error_name(excinfo) == "io.proctor.Admin.VersionConflict"
+        assert con.ApplyPolicy(base_policy("pushed.1"), decomposed)["version"] == "pushed.1"
+
+
 def test_second_daemon_on_same_directory_refuses(daemon):
     second = Daemon(daemon.root)
     second.stderr_path = os.path.join(daemon.root, "second.stderr")
