@@ -1,5 +1,6 @@
 import Glibc
 public import ProctorCrypto
+import ProctorPolicy
 
 /// The public keys a machine trusts to sign bundles: every `*.pub` file in one directory
 /// (`/etc/proctor/keys.d`), more than one while keys are rotated.
@@ -22,7 +23,7 @@ public struct TrustedKeys: Sendable {
         var names: [String] = []
         while let entry = readdir(stream) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
-            if name.hasSuffix(".pub"), !name.hasPrefix(".") { names.append(name) }
+            if PolicyDirectory.isVisible(name, endingWith: ".pub") { names.append(name) }
         }
         closedir(stream)
         var keys: [SigningPublicKey] = []

@@ -44,17 +44,26 @@ struct PolicyDiff {
     /// The two policies are the same (same canonical form, hence the same sha256).
     var isEmpty: Bool { current.canonicalBytes == proposed.canonicalBytes }
 
+    /// By bytes, as the canonical form and the sha256: a path or value respelt in another Unicode
+    /// form (an executable "/opt/cafe\u{301}" for "/opt/caf\u{E9}": another file) is a change,
+    /// though `String`'s `==` and `[String: …]` keys find the two spellings equal.
     private static func changes(_ before: JSONValue?, _ after: JSONValue?, at path: JSONPath) -> [Change] {
-        func settings(_ value: JSONValue?) -> [String: JSONValue] {
+        func settings(_ value: JSONValue?) -> [[UInt8]: (path: String, value: JSONValue)] {
             guard let value else { return [:] }
-            var byPath: [String: JSONValue] = [:]
-            for leaf in JSONLeaves.of(value, at: path) { byPath[leaf.path.description] = leaf.value }
+            var byPath: [[UInt8]: (path: String, value: JSONValue)] = [:]
+            for leaf in JSONLeaves.of(value, at: path) {
+                let description = leaf.path.description
+                byPath[Array(description.utf8)] = (description, leaf.value)
+            }
             return byPath
         }
         let old = settings(before)
         let new = settings(after)
-        return Set(old.keys).union(new.keys).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            .compactMap { key in old[key] == new[key] ? nil : Change(path: key, current: old[key], proposed: new[key]) }
+        return Set(old.keys).union(new.keys).sorted { $0.lexicographicallyPrecedes($1) }.compactMap { key in
+            let (was, now) = (old[key], new[key])
+            if let was, let now, was.value.hasSameBytes(as: now.value) { return nil }
+            return Change(path: (was ?? now)!.path, current: was?.value, proposed: now?.value)
+        }
     }
 
     var json: JSONValue {
@@ -81,7 +90,7 @@ struct PolicyDiff {
             return ["no difference: \(proposedName) is the policy in force (version \(current.version), sha256 \(current.sha256))"]
         }
         var fields = FieldList()
-        fields.add("version", current.version == proposed.version
+        fields.add("version", current.version.utf8.elementsEqual(proposed.version.utf8)
             ? "\(current.version) (unchanged)" : "\(current.version) -> \(proposed.version)")
         fields.add("sha256", "\(current.sha256) -> \(proposed.sha256)")
         fields.add("apps added", appsAdded.isEmpty ? "none" : appsAdded.joined(separator: ", "))

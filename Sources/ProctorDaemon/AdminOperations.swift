@@ -109,7 +109,8 @@ extension Daemon {
                      reply: @escaping (Result<Admin.AppliedPolicy, VarlinkError>) -> Void) {
         do throws(VarlinkError) { try refuseUnsignedIfRequired(context) } catch { return reply(.failure(error)) }
         submit(.change { [unowned self] finished in
-            if let expected = request.expectedVersion, expected != active.version {
+            // By bytes, as the history names versions: `!=` would take "cafe\u{301}" for "caf\u{E9}".
+            if let expected = request.expectedVersion, !expected.utf8.elementsEqual(active.version.utf8) {
                 reply(.failure(AdminError.versionConflict(expected: expected, current: active.version)))
                 return finished()
             }
@@ -221,7 +222,9 @@ extension Daemon {
     }
 
     func wipe(_ appID: AppID, _ context: ConnectionContext) throws(VarlinkError) -> Admin.Wipe.Reply {
-        guard active.compiled.state(of: appID) != nil || ((try? store.knownApps().contains(appID)) ?? false) else {
+        // The store finds an app by bytes; `String`'s `==` would take "\u{212A}it" (KELVIN SIGN) for "Kit".
+        let known = (try? store.knownApps().contains { $0.utf8.elementsEqual(appID.utf8) }) ?? false
+        guard active.compiled.state(of: appID) != nil || known else {
             throw AdminError.unknownApp(appID)
         }
         let directive: WipeDirective

@@ -21,7 +21,9 @@ extension Daemon {
         let verdict = IdentityCheck.verify(peer, against: match, appID: appID) { path in
             IdentityCheck.ExecutableEvidence(
                 onDisk: Result { () throws(Errno) in try FileIdentity(ofPath: path) },
-                pinned: pins.first { $0.executable == path }.map { FileIdentity(device: $0.device, inode: $0.inode) })
+                // The path as written, by bytes: another Unicode form of it is another file.
+                pinned: pins.first { $0.executable.utf8.elementsEqual(path.utf8) }
+                    .map { FileIdentity(device: $0.device, inode: $0.inode) })
         }
         if case .acceptedByFile(let executable, let file) = verdict, let bootID = Self.bootID, let startTime = peer.startTime {
             pruneIdentityPins()

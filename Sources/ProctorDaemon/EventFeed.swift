@@ -107,7 +107,7 @@ final class EventFeed {
         guard !subscribers.isEmpty else { return }
         var reply: [String: JSONValue]?
         for (key, subscriber) in subscribers {
-            if let wanted = subscriber.appID, wanted != appID { continue }
+            if let wanted = subscriber.appID, appID?.utf8.elementsEqual(wanted.utf8) != true { continue }  // bytes, as the history
             if let kinds = subscriber.kinds, !kinds.contains(kind) { continue }
             guard subscriber.handle.isConnected else {
                 subscribers[key] = nil

@@ -133,7 +133,8 @@ enum IdentityCheck {
         }
         if let users = match.users, !users.contains("*") {
             let name = peer.userName ?? String(peer.uid)
-            if !users.contains(name) {
+            // By bytes: "\u{212A}ate" (KELVIN SIGN) is canonically equivalent to "Kate", another account.
+            if !users.contains(where: { $0.utf8.elementsEqual(name.utf8) }) {
                 return .mismatch("user \(name) is not one of \(users.joined(separator: ", "))")
             }
         }

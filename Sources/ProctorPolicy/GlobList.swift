@@ -30,7 +30,9 @@ struct GlobList: Sendable {
     /// The position of the first pattern that matches `text`, or nil.
     func firstMatch(_ text: String) -> Int? {
         guard !patterns.isEmpty else { return nil }
-        var best = literals[text]
+        // The table finds a key by canonical equivalence ("\u{212A}" KELVIN SIGN equals "K"): the
+        // pattern it finds must have the same bytes.
+        var best = literals[text].flatMap { patterns[$0].utf8.elementsEqual(text.utf8) ? $0 : nil }
         var text = text
         text.withUTF8 { bytes in
             for wildcard in wildcards {

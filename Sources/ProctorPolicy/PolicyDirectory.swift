@@ -104,6 +104,13 @@ public enum PolicyDirectory {
         return results.withLock { $0.map { $0! } }
     }
 
+    /// Whether a file name does not start with "." and ends with `suffix`, by its bytes as the
+    /// file system reads it: `hasPrefix` and `hasSuffix` compare Characters, and "." followed by
+    /// a combining mark (or preceded by U+0600, a prepended mark) is one Character that is not ".".
+    public static func isVisible(_ name: String, endingWith suffix: String) -> Bool {
+        name.utf8.first != UInt8(ascii: ".") && name.utf8.suffix(suffix.utf8.count).elementsEqual(suffix.utf8)
+    }
+
     /// The names of the policy files in `directoryPath`, sorted by their UTF-8 bytes.
     public static func policyFileNames(in directoryPath: String) throws(PolicyProblems) -> [String] {
         let entries: [String]
@@ -114,7 +121,7 @@ public enum PolicyDirectory {
             throw PolicyProblems([PolicyProblem(source: directoryPath, message: "policy directory \(directoryPath) \(reason)")])
         }
         let names = entries.filter { name in
-            !name.hasPrefix(".") && name.hasSuffix(".json") && Directory.isRegularFile(directoryPath + "/" + name)
+            isVisible(name, endingWith: ".json") && Directory.isRegularFile(directoryPath + "/" + name)
         }
         guard !names.isEmpty else {
             throw PolicyProblems([PolicyProblem(

@@ -37,7 +37,10 @@ extension StateStore {
         return try writeTransaction { () throws(StoreError) -> BundleRecord in
             if let expectedVersion {
                 let current = try currentBundle()?.version
-                guard current == expectedVersion else { throw .versionConflict(expected: expectedVersion, current: current) }
+                // By bytes, as SQLite compares versions: `==` would take "cafe\u{301}" for "caf\u{E9}".
+                guard current?.utf8.elementsEqual(expectedVersion.utf8) == true else {
+                    throw .versionConflict(expected: expectedVersion, current: current)
+                }
             }
             if let signed {
                 try FieldLimit.check(signed.keyID, field: "keyId", maxCharacters: 64)

@@ -215,6 +215,34 @@ import Varlink
         #expect(report["changes"]?.arrayValue?[1] == ["path": "apps[\"io.proctor.demo.notes\"].config.theme", "current": "dark"])
     }
 
+    /// An executable path, a config member or value respelt in another Unicode form is another
+    /// file or setting (the sha256 differs): the diff names it, though `String`'s `==` finds the
+    /// two spellings equal.
+    @Test func policyDiffListsASettingRespeltInAnotherUnicodeForm() throws {
+        var current = try AdminFixtures.examplePolicy()
+        current.apps["io.proctor.demo.notes"]?.match = MatchRule(executable: "/opt/caf\u{E9}/notes")
+        current.apps["io.proctor.demo.notes"]?.config["theme"] = "caf\u{E9}"
+        let inForce = current
+        let server = try FakeAdminServer(replies: ["GetPolicy": { _ in
+            ["policy": inForce.canonicalJSON, "info": AdminFixtures.policyInfo(inForce)]
+        }])
+        defer { server.stop() }
+        var proposed = current
+        proposed.apps["io.proctor.demo.notes"]?.match = MatchRule(executable: "/opt/cafe\u{301}/notes")
+        proposed.apps["io.proctor.demo.notes"]?.config["theme"] = "cafe\u{301}"
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let file = try directory.write("proposed.json", PrettyPrinted.policy(proposed))
+        let json = try proctorctl(["policy", "diff", file, "--json", "--address", server.path])
+        #expect(json.status == 1)
+        let report = try JSONParser.parse(json.output)
+        #expect(report["appsChanged"] == ["io.proctor.demo.notes"])
+        let paths = report["changes"]?.arrayValue?.compactMap { $0["path"]?.stringValue } ?? []
+        #expect(paths.map { Array($0.utf8) } == [
+            #"apps["io.proctor.demo.notes"].config.theme"#, #"apps["io.proctor.demo.notes"].match.executable"#,
+        ].map { Array($0.utf8) })
+    }
+
     @Test func policyHistoryAndRollback() throws {
         let server = try FakeAdminServer(replies: [
             "PolicyHistory": { _ in AdminFixtures.history },

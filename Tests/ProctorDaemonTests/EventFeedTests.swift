@@ -39,6 +39,15 @@ import Testing
         }
     }
 
+    /// Events not yet written match a filter as the store's SQL does, by bytes: "\u{212A}it"
+    /// (KELVIN SIGN) is canonically equivalent to "Kit" but is not its app id.
+    @Test func aPendingEventMatchesAFilterByBytes() {
+        let feed = EventFeed(lastID: 0)
+        feed.emit(kind: "decision", appID: "io.example.Kit", data: [:])
+        #expect(feed.pending(matching: EventQuery(appID: "io.example.\u{212A}it")).isEmpty)
+        #expect(feed.pending(matching: EventQuery(appID: "io.example.Kit")).map(\.id) == [1])
+    }
+
     @Test func aFullQueueDropsTheOldestAndCountsThem() {
         let feed = EventFeed(lastID: 0, maxPending: 3)
         for _ in 1...5 { feed.emit(kind: "decision", appID: nil, data: [:]) }

@@ -73,6 +73,16 @@ import Testing
         #expect(verify(nameless, MatchRule(users: ["alice"])) == .mismatch("user 1000 is not one of alice"))
     }
 
+    /// A user is named by the bytes of the name: U+212A KELVIN SIGN is canonically equivalent to
+    /// "K", so `String`'s `==` found the account "\u{212A}ate" to be the policy's user "Kate".
+    @Test func aUserNameInAnotherUnicodeFormIsAnotherUser() {
+        var kelvin = notes
+        kelvin.userName = "\u{212A}ate"
+        #expect(verify(kelvin, MatchRule(users: ["Kate"])) == .mismatch("user \u{212A}ate is not one of Kate"))
+        kelvin.userName = "Kate"
+        #expect(verify(kelvin, MatchRule(users: ["Kate"])) == .accepted)
+    }
+
     @Test func rootAndTheAdminGroupMayAdminister() {
         var root = notes
         root.uid = 0

@@ -15,6 +15,7 @@ import Testing
         ("/home/bo*/x", "/home/ann", "/home"),
         ("/*/x", "/home/ann", "/home/x"),
         ("/media/*/*/x", "/home/ann", "/media"),
+        ("/srv/x*\u{301}/z", "/home/ann", "/srv"),  // "*" then a combining mark is one Character, still a wildcard
     ] as [(String, String?, String)])
     func aPatternConfinesWritesToItsLiteralDirectoryResolvedForTheUser(pattern: String, home: String?, directory: String) {
         #expect(ExportConfinement.writableDirectory(of: pattern, home: home) == directory)
@@ -45,5 +46,20 @@ import Testing
     @Test func beneathComparesComponents() {
         #expect("/export/sub".isBeneath("/export") && "/export".isBeneath("/export") && "/x".isBeneath("/"))
         #expect(!"/exported".isBeneath("/export"))
+    }
+
+    /// The kernel confines by the bytes of a path, while `String`'s `==` and `hasPrefix` compare by
+    /// canonical equivalence and Characters: "café" composed and decomposed are two directories.
+    @Test func beneathComparesBytes() {
+        let composed = "/data/caf\u{E9}", decomposed = "/data/cafe\u{301}"
+        #expect(!composed.isBeneath(decomposed) && !"\(composed)/x".isBeneath(decomposed))
+        #expect(!"/data/a/\u{301}x".isBeneath("/data/a/\u{301}") && !"/data/a\u{301}".isBeneath("/data/a"))
+        #expect("/data/a/\u{301}x".isBeneath("/data/a"), "\"/\" then a combining mark is still a component boundary")
+
+        // A rule moved to the other spelling allows another directory: a new layer, and a restart.
+        var confinement = ExportConfinement()
+        confinement.restricted([composed])
+        #expect(confinement.actions(for: [decomposed]) == [.restrict([decomposed]), .askRestart(
+            reason: "the export rule now allows writing to \(decomposed), which the kernel keeps refusing until the app restarts")])
     }
 }

@@ -143,6 +143,32 @@ import TestSupport
         #expect(try relaunched.terminate() == 0)
     }
 
+    /// The kernel names directories by bytes: "Café" composed and decomposed are two of them. A
+    /// rule moved from one spelling to the other allows another directory: the kernel intersects
+    /// the layers, so the old one is refused at once and the new one waits for a restart.
+    @Test func aRuleMovedToAnotherUnicodeFormOfItsDirectoryIsAnotherDirectory() throws {
+        let daemon = try RunningDaemon(policy: ["schema": 1, "version": "ll.0", "apps": [:]])
+        let places = try Places(daemon)
+        let (composed, decomposed) = ("Caf\u{E9}", "Cafe\u{301}")
+        for folder in [composed, decomposed] {
+            try FileManager.default.createDirectory(atPath: places.home + "/" + folder, withIntermediateDirectories: true)
+        }
+        _ = try daemon.admin("ApplyPolicy", ["policy": try Self.policy(version: "ll.1", allow: [places.pattern(composed)])])
+        let files = [places.home + "/\(composed)/a", places.home + "/\(decomposed)/b"]
+        let app = try launch(daemon, places, writing: files)
+        try app.waitForOutputLine("delegate didBecomeActive")
+        #expect(try writes(app, count: 2, round: 1).map { $0.hasSuffix("main=ok worker=ok") } == [true, false], "\(app.errorOutput)")
+
+        try push(daemon, version: "ll.2", allow: [places.pattern(decomposed)])
+        let restart = "delegate shouldRestart reason=the export rule now allows writing to \(places.home)/\(decomposed), "
+            + "which the kernel keeps refusing until the app restarts"
+        #expect(try app.waitForOutputLine(restart).contains { $0.utf8.elementsEqual(restart.utf8) })
+        try app.send(SIGHUP)
+        #expect(try writes(app, count: 2, round: 2).map { $0.hasSuffix("main=errno=13 worker=errno=13") } == [true, true],
+                "\(app.errorOutput)")
+        #expect(try app.terminate() == 0)
+    }
+
     /// Landlock keeps at most 16 layers: a tighter rule past that cannot be added, so the app is
     /// asked to restart, and the layers in force go on refusing.
     @Test func aTighteningPastTheKernelsLayerLimitAsksForARestart() throws {

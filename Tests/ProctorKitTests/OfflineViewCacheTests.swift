@@ -82,6 +82,9 @@ import TestSupport
         let socket = VarlinkAgentTransport(path: "/run/proctor/io.proctor.Agent")
         #expect(OfflineViewCache.forApp("com.example.notes", environment: [:], transport: socket) == nil)
         #expect(OfflineViewCache.forApp("../evil", environment: ["HOME": "/home/x"], transport: socket) == nil)
+        // "/" or "." followed by a combining mark is one Character that is neither: checked by bytes.
+        #expect(OfflineViewCache.forApp("a/\u{301}b", environment: ["HOME": "/home/x"], transport: socket) == nil)
+        #expect(OfflineViewCache.forApp(".\u{301}b", environment: ["HOME": "/home/x"], transport: socket) == nil)
         #expect(OfflineViewCache.forApp("com.example.notes", environment: ["XDG_STATE_HOME": "/state", "HOME": "/home/x"],
                                         transport: socket)?.path == "/state/proctor/com.example.notes.view")
     }

@@ -181,6 +181,30 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: "\(home)/notes.sqlite"))
     }
 
+    /// The file system names by bytes; `String`'s `hasPrefix` by canonically equivalent Characters.
+    @Test func aPathInAnotherUnicodeFormOfTheHomeIsOutsideIt() throws {
+        let root = try TemporaryDirectory()
+        let home = root.appending("caf\u{E9}").path, other = root.appending("cafe\u{301}").path
+        for directory in [home, other] {
+            try FileManager.default.createDirectory(atPath: "\(directory)/data", withIntermediateDirectories: true)
+            #expect(FileManager.default.createFile(atPath: "\(directory)/data/file", contents: Data(directory.utf8)))
+        }
+        let outcome = DataWiper(home: home, stateDirectories: []).wipe(["\(other)/data"])
+        #expect(outcome.refused.map(\.path) == ["\(other)/data"] && outcome.removed == [])
+        #expect(FileManager.default.fileExists(atPath: "\(home)/data/file") && FileManager.default.fileExists(atPath: "\(other)/data/file"))
+    }
+
+    /// "/" followed by a combining mark is one Character, but two components to the kernel: the
+    /// walk goes one component at a time, never through a "/" inside a name.
+    @Test func aComponentStartingWithACombiningMarkIsItsOwnComponent() throws {
+        let root = try TemporaryDirectory()
+        let home = try #require(DataWiper.resolved(root.path))
+        try FileManager.default.createDirectory(atPath: "\(home)/a/\u{301}b", withIntermediateDirectories: true)
+        let wiper = DataWiper(home: home, stateDirectories: [])
+        #expect(wiper.check("~/a/\u{301}b", roots: [home]) == .remove(.init(root: home, components: ["a", "\u{301}b"], keepDirectory: false)))
+        #expect(DataWiper.lexicallyNormalised("/x/a/\u{301}b/../c") == "/x/a/c")
+    }
+
     @Test func withoutAHomeTildeIsRefused() {
         let outcome = DataWiper(home: nil, stateDirectories: []).wipe(["~/data"])
         #expect(outcome.refused.map(\.reason) == ["no home directory to expand ~ against"])

@@ -181,6 +181,16 @@ import Testing
         #expect(throws: ProtectedStorageError.notConfigured) { try ProtectedStorage().names() }
     }
 
+    /// "/" followed by a combining mark is one Character that is not "/", "." followed by one is
+    /// not "."; the file system reads bytes: a name is checked by its bytes.
+    @Test func aSlashOrALeadingDotBeforeACombiningMarkIsRefused() throws {
+        mkdir(protectedDirectory + "/subdirectory", 0o700)
+        for (name, reason) in [("subdirectory/\u{301}x", "it contains \"/\""), (".\u{301}x", "it starts with \".\"")] {
+            #expect(throws: ProtectedStorageError.invalidName(name, reason: reason)) { try storage.write(Data("org".utf8), to: name) }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: protectedDirectory + "/subdirectory") == [])
+    }
+
     @Test func anUncommittedWriteLeavesTheOldContentAndNoTemporaryFile() throws {
         try storage.write(Data("version 1".utf8), to: "doc")
         do {

@@ -83,6 +83,21 @@ import Testing
         #expect(decision.rule == EngineFixtures.appPath(Self.asker) + expectedRule)
     }
 
+    /// U+212A KELVIN SIGN is canonically equivalent to "K": `String`'s `==` and a `[String: …]`
+    /// key find "com.test.\u{212A}it" equal to "com.test.Kit", yet it is another target (not
+    /// even an app id). The app itself, a managed app and an exempt one are named by their bytes.
+    @Test func aTargetIsNamedByItsBytes() {
+        let asker = "com.test.Kit", kelvin = "com.test.\u{212A}it"
+        let engine = CompiledPolicy(EngineFixtures.policy([
+            asker: EngineFixtures.app(DLPSettings(clipboardLevel: .managed, shareSend: .managed, shareExempt: ["org.Kde.viewer"])),
+        ]))
+        let copy = engine.decide(DecisionRequest(app: asker, action: .clipboardCopy, target: kelvin, size: 1))
+        #expect(!copy.allowed && copy.rule == EngineFixtures.appPath(asker) + ".dlp.clipboard.level")
+        let share = engine.decide(DecisionRequest(app: asker, action: .shareSend, target: "org.\u{212A}de.viewer"))
+        #expect(!share.allowed && share.rule == EngineFixtures.appPath(asker) + ".dlp.share.send")
+        #expect(engine.decide(DecisionRequest(app: asker, action: .shareSend, target: "org.Kde.viewer")).allowed)
+    }
+
     @Test func exemptBlockedAppCountsAsAllowed() {
         let engine = Self.engine(DLPSettings(shareSend: .managed, shareExempt: ["com.example.*"]))
         let decision = engine.decide(DecisionRequest(app: Self.asker, action: .shareSend, target: EngineFixtures.blockedTarget))

@@ -102,13 +102,15 @@ private func load(_ path: String) -> Result<LoadedPolicy, PolicyProblems> {
             "Z-upper.json": #"{"schema": 1, "defaults": {"dlp": {"notifications": "block"}}}"#,
             "a-lower.json": #"{"schema": 1, "defaults": {"dlp": {"notifications": "allow"}}}"#,
             ".hidden.json": "not even JSON",
+            ".\u{301}hidden.json": "hidden too: '.' then a combining mark is one Character, but starts with the byte '.'",
+            "b\u{600}.json": #"{"schema": 1}"#,  // U+0600 joins the "." after it into one Character: still *.json
             "notes.txt": "not JSON either",
             "10-b.json~": "an editor's backup",
         ])
         defer { directory.remove() }
         let loaded = try load(directory.path).get()
         // Byte order: digits, then upper case, then lower case.
-        #expect(loaded.sources == ["02-a.json", "10-b.json", "Z-upper.json", "a-lower.json"])
+        #expect(loaded.sources == ["02-a.json", "10-b.json", "Z-upper.json", "a-lower.json", "b\u{600}.json"])
         #expect(loaded.policy.version == "from-b")
         #expect(loaded.policy.defaults.dlp == DLPSettings(print: .block, screenCapture: .block, notifications: .allow))
     }

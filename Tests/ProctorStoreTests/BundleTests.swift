@@ -33,6 +33,10 @@ import TestSupport
         #expect(try store.history().map(\.version) == ["1"])
         try store.applyForTest("2", expected: "1")
         #expect(try store.currentBundle()?.version == "2")
+        // By bytes, as the history finds versions: "cafe\u{301}" is not "caf\u{E9}" (String's == says it is).
+        try store.applyForTest("caf\u{E9}")
+        #expect(throws: StoreError.self) { try store.applyForTest("3", expected: "cafe\u{301}") }
+        #expect(try store.currentBundle()?.version.utf8.elementsEqual("caf\u{E9}".utf8) == true)
     }
 
     @Test func historyKeepsOnlyTheConfiguredNumberOfEntries() throws {

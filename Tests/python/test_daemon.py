@@ -95,6 +95,23 @@ def test_identity_mismatch_and_unknown_app(daemon):
     assert "Registration refused" in daemon.wait_for_log("Registration refused")
 
 
+def test_a_wipe_names_its_app_by_bytes(daemon):
+    """U+212A KELVIN SIGN is canonically equivalent to "K": a wipe of "io.proctor.test.\u212Ait"
+    is not a wipe of the known app io.proctor.test.Kit (its keys and pending wipes are found by
+    bytes), so it is refused as an unknown app rather than acknowledged and half done."""
+    kit = "io.proctor.test.Kit"
+    write_policy(daemon.config_dir, base_policy("test.2", **{kit: {
+        "state": "authorized", "match": {"executable": this_executable(), "users": ["*"]}}}))
+    assert raw_call(daemon.admin, "io.proctor.Admin.Reload")["parameters"]["result"]["ok"] is True
+    with agent(daemon) as client, client.open("io.proctor.Agent") as con:
+        con.Register(kit)
+    write_policy(daemon.config_dir, base_policy("test.3"))  # known from its registration only
+    assert raw_call(daemon.admin, "io.proctor.Admin.Reload")["parameters"]["result"]["ok"] is True
+    refused = raw_call(daemon.admin, "io.proctor.Admin.Wipe", {"appId": "io.proctor.test.\u212Ait"})
+    assert refused.get("error") == "io.proctor.Admin.UnknownApp", refused
+    assert "error" not in raw_call(daemon.admin, "io.proctor.Admin.Wipe", {"appId": kit})
+
+
 def test_blocked_app_is_told_so(daemon):
     with agent(daemon) as client, client.open("io.proctor.Agent") as con:
         reply = con.Register("io.proctor.test.blocked")
@@ -326,6 +343,26 @@ def test_reload_of_changed_content_under_the_same_version_is_refused(daemon):
         write_policy(daemon.config_dir, changed)
         assert con.Reload()["result"]["ok"] is True
         assert con.Status()["policy"]["version"] == "test.2"
+
+
+def test_a_version_respelt_in_another_unicode_form_is_another_version(daemon):
+    """Versions are named by their bytes, as the policy history stores them: "caf\u00e9.1" and
+    "cafe\u0301.1" are canonically equivalent (String's ==) but two versions. A policy.d reload
+    to the other one is not a reused version; a compare-and-swap naming the other one conflicts."""
+    composed, decomposed = "caf\u00e9.1", "cafe\u0301.1"
+    write_policy(daemon.config_dir, base_policy(composed))
+    assert raw_call(daemon.admin, "io.proctor.Admin.Reload")["parameters"]["result"]["ok"] is True
+    changed = base_policy(decomposed)
+    changed["apps"]["io.proctor.test.notes"]["config"] = {"syncDays": 99}
+    write_policy(daemon.config_dir, changed)
+    result = raw_call(daemon.admin, "io.proctor.Admin.Reload")["parameters"]
+    assert result["result"]["ok"] is True, result
+    assert result["policy"]["version"].encode() == decomposed.encode()
+    with admin(daemon) as client, client.open("io.proctor.Admin") as con:
+        with pytest.raises(varlink.VarlinkError) as excinfo:
+            con.ApplyPolicy(base_policy("pushed.1"), composed)
+        assert error_name(excinfo) == "io.proctor.Admin.VersionConflict"
+        assert con.ApplyPolicy(base_policy("pushed.1"), decomposed)["version"] == "pushed.1"
 
 
 def test_second_daemon_on_same_directory_refuses(daemon):

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import Daemon, base_policy, write_policy
+from conftest import Daemon, base_policy, raw_call, write_policy
 
 CLIENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "agent_register.py")
 PYTHON = "/usr/bin/python3"
@@ -155,6 +155,36 @@ def test_a_verified_process_keeps_its_identity_after_an_upgrade_and_a_restart(wo
         if unverified:
             unverified.kill()
             unverified.wait()
+        daemon.stop()
+
+
+def test_a_pin_holds_for_the_path_as_written_not_for_another_unicode_form_of_it(workdir):
+    """A pin remembers the path its process was verified against; the same text in another
+    Unicode form ("café" composed, then decomposed) is another path to the kernel, here another
+    file: a process pinned to the first is not the app once the policy names the second."""
+    composed = os.path.join(workdir, "bin", "caf\u00e9")
+    decomposed = os.path.join(workdir, "bin", "cafe\u0301")
+    os.makedirs(os.path.dirname(composed))
+    install(os.path.realpath(PYTHON), composed)
+    install(os.path.realpath(PYTHON), decomposed)
+    app_id = "io.proctor.test.cafe"
+
+    def entry(executable):
+        return {app_id: {"state": "authorized", "match": {"executable": executable, "users": ["*"]}}}
+    daemon = start_daemon(workdir, entry(composed))
+    app = None
+    try:
+        app = App(composed, daemon, app_id)
+        assert app.first == "registered"
+        write_policy(daemon.config_dir, base_policy("test.2", **entry(decomposed)))
+        assert raw_call(daemon.admin, "io.proctor.Admin.Reload")["parameters"]["result"]["ok"] is True
+        assert app.register() == "io.proctor.Agent.IdentityMismatch"
+        fresh = App(decomposed, daemon, app_id)
+        assert fresh.first == "registered"
+        fresh.stop()
+    finally:
+        if app:
+            app.stop()
         daemon.stop()
 
 

@@ -149,13 +149,13 @@ struct DataWiper {
         // A path that does not exist has nothing to remove, but must still have been allowed.
         let resolved = Self.resolved(lexical)
         let actual = resolved ?? lexical
-        guard let root = roots.first(where: { actual.hasPrefix($0 + "/") }) else {
+        guard let root = roots.first(where: { actual.utf8.count > $0.utf8.count && actual.isBeneath($0) }) else {
             return .refuse("outside the user's home and the app's state directories" + (actual != lexical ? " (resolves to \(actual))" : ""))
         }
         guard resolved != nil else { return .absent }
         var status = stat()
         let isLink = lstat(lexical, &status) == 0 && (status.st_mode & S_IFMT) == S_IFLNK
-        return .remove(Target(root: root, components: actual.dropFirst(root.count + 1).split(separator: "/"),
+        return .remove(Target(root: root, components: Array(actual.pathComponents.dropFirst(root.pathComponents.count)),
                               keepDirectory: isLink))
     }
 
@@ -168,7 +168,7 @@ struct DataWiper {
     /// `.` and empty segments dropped, `..` removing the folder before it.
     static func lexicallyNormalised(_ path: String) -> String {
         var segments: [Substring] = []
-        for segment in path.split(separator: "/", omittingEmptySubsequences: true) {
+        for segment in path.pathComponents {
             if segment == "." { continue }
             if segment == ".." { _ = segments.popLast(); continue }
             segments.append(segment)

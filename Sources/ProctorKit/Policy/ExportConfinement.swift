@@ -56,11 +56,11 @@ struct ExportConfinement: Equatable {
     /// pattern so far (`/home/*/Documents/Work/**` → `/home/ann/Documents/Work`). What follows
     /// (`*.pdf`, `**/x`) the kernel cannot express; DataGuard still answers it.
     static func writableDirectory(of pattern: String, home: String?) -> String {
-        let components = pattern.split(separator: "/", omittingEmptySubsequences: true)
-        let homeComponents = home?.split(separator: "/", omittingEmptySubsequences: true) ?? []
+        let components = pattern.pathComponents
+        let homeComponents = home?.pathComponents ?? []
         var directory: [Substring] = []
         for (index, component) in components.enumerated() {
-            if !component.contains("*") {
+            if !component.utf8.contains(UInt8(ascii: "*")) {
                 directory.append(component)
                 continue
             }
@@ -73,9 +73,19 @@ struct ExportConfinement: Equatable {
     }
 }
 
+// Paths are bytes to the kernel. `String`'s `==`, `hasPrefix` and `split` compare canonically
+// equivalent Characters: "café" composed and decomposed are one string but two directories, and
+// "/" followed by a combining mark is one Character that is not "/" but two components.
 extension String {
-    /// Whether this path is `base` or lies beneath it (by components, not characters).
+    /// Whether this path is `base` or lies beneath it, by components and bytes.
     func isBeneath(_ base: String) -> Bool {
-        base == "/" || self == base || hasPrefix(base.hasSuffix("/") ? base : base + "/")
+        guard utf8.starts(with: base.utf8) else { return false }
+        let rest = utf8.dropFirst(base.utf8.count)
+        return rest.isEmpty || rest.first == UInt8(ascii: "/") || base.utf8.last == UInt8(ascii: "/")
+    }
+
+    /// The path's components, split at each "/" byte, empty ones left out.
+    var pathComponents: [Substring] {
+        utf8.split(separator: UInt8(ascii: "/")).map { Substring($0) }
     }
 }

@@ -51,7 +51,9 @@ struct OfflineViewCache: Sendable {
     /// (no key to trust: the test kit's in-process agent), the user has no state or home
     /// directory, or the app id cannot name a file.
     static func forApp(_ appID: String, environment: [String: String], transport: any AgentTransport) -> OfflineViewCache? {
-        guard let socket = transport as? VarlinkAgentTransport, !appID.contains("/"), !appID.hasPrefix(".") else { return nil }
+        // By bytes: "/" or "." followed by a combining mark is one Character that is neither.
+        guard let socket = transport as? VarlinkAgentTransport, !appID.utf8.contains(UInt8(ascii: "/")),
+              appID.utf8.first != UInt8(ascii: ".") else { return nil }
         let base: String
         if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
             base = state

@@ -55,8 +55,8 @@ extension PolicyApplication {
             if FileManager.default.fileExists(atPath: directory) { places.append(directory) } else { missing.append(directory) }
         }
         places += Self.writableToRun.filter { FileManager.default.fileExists(atPath: $0) }
-        var seen = Set<String>()
-        return (places.filter { seen.insert($0).inserted }, missing)
+        var seen = Set<[UInt8]>()  // by bytes: two spellings of "café" are two directories
+        return (places.filter { seen.insert(Array($0.utf8)).inserted }, missing)
     }
 
     /// Adds the Landlock layer on every thread and tells proctord (`fileExportEnforcement`

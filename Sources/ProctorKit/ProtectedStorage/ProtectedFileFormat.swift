@@ -39,8 +39,10 @@ enum ProtectedFileFormat {
         if name.utf8.count > maximumNameLength {
             throw .invalidName(name, reason: "it is longer than \(maximumNameLength) bytes")
         }
-        if name.hasPrefix(".") { throw .invalidName(name, reason: "it starts with \".\"") }
-        if name.contains("/") { throw .invalidName(name, reason: "it contains \"/\"") }
+        // By bytes, as the file system reads the name: "." or "/" followed by a combining mark is
+        // one Character that is neither "." nor "/".
+        if name.utf8.first == UInt8(ascii: ".") { throw .invalidName(name, reason: "it starts with \".\"") }
+        if name.utf8.contains(UInt8(ascii: "/")) { throw .invalidName(name, reason: "it contains \"/\"") }
         if name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) {
             throw .invalidName(name, reason: "it contains a control character")
         }
