@@ -387,7 +387,8 @@ import Varlink
             let answered = daemon.directlyAnsweredCalls
             let general = try answer(reads: reads, daemon, directly: false)
             let direct = try answer(reads: reads, daemon, directly: true)
-            #expect(daemon.directlyAnsweredCalls - answered == reads.count)
+            // A call with an escape in a string is not in the plainest form: it goes the general way.
+            #expect(daemon.directlyAnsweredCalls - answered == reads.filter { !$0.contains(UInt8(ascii: "\\")) }.count)
             #expect(direct == general, "\(String(decoding: direct.bytes, as: UTF8.self)) ≠ \(String(decoding: general.bytes, as: UTF8.self))")
             generalReplies.append(general.bytes)
         }
