@@ -139,7 +139,7 @@ private struct ProcessAccount {
 
 /// bundle_server.py with `--trace`: one line on its standard output per request answered,
 /// `<method> <path> <status> <full|resumed|kept>`.
-private final class MDMServer {
+final class MDMServer {
     let process: Subprocess
     private(set) var port = 0
     private let output: CInt
