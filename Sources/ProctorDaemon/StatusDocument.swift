@@ -51,7 +51,9 @@ final class StatusDocumentBuilder: @unchecked Sendable {
         var out = Array(#"{"apps":["#.utf8)
         var first = true
         for appID in (compiled.appIDs + seenOutsidePolicy).sorted() {
-            guard let store, let inventory = try? store.app(appID: appID), let dataKeys = try? store.dataKeys(appID: appID),
+            // An app the store holds nothing about has no inventory (nil), which is not a failed read.
+            guard let store, case .success(let inventory) = Result(catching: { () throws(StoreError) in try store.app(appID: appID) }),
+                  let dataKeys = try? store.dataKeys(appID: appID),
                   let detail = Daemon.appDetail(appID, in: snapshot.active, inventory: inventory, dataKeys: dataKeys,
                                                 memory: snapshot.memory[appID] ?? AppMemory())
             else { continue }

@@ -28,13 +28,7 @@ enum StatusReportBench: BenchCommand {
         let workload = try BenchDaemonWorkload(appCount: appCount)
         try DaemonUnderTest.writePolicy(workload.policy, into: directory.path)
         try registerOnce(workload.policy.apps.keys.sorted(), stateDirectory: directory.path + "/state")
-        try writeFile(directory.path + "/config/proctord.conf", Array("""
-            [Source]
-            StatusURL=https://localhost:\(server.port)/report
-            StatusIntervalSec=1
-            CACertificate=\(directory.path)/mdm/ca.pem
-
-            """.utf8))
+        try server.writeConfiguration(into: directory.path, "StatusURL=https://localhost:\(server.port)/report\nStatusIntervalSec=1")
         let daemon = try DaemonUnderTest(options: options, directory: directory)
         defer { daemon.process.stop() }
 

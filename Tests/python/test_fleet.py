@@ -303,6 +303,9 @@ def test_status_documents_are_posted_after_apply_and_refusal(fleet, workdir):
 
 def test_a_status_document_lists_every_known_app_as_proctorctl_app_shows_it(fleet, workdir):
     mdm, key, daemon = fleet
+    local = base_policy("local.1")
+    del local["apps"]["io.proctor.test.mail"]  # only the bundles name it
+    write_policy(daemon.config_dir, local)
     mdm.publish(sign(key, base_policy("fleet.1"), workdir, serial=100))
     configure(daemon, mdm, interval=3600, status=f"StatusURL={mdm.url('report')}\nStatusIntervalSec=1\n")
     daemon.start()
