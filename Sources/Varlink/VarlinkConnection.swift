@@ -41,7 +41,9 @@ public enum VarlinkCloseReason: Sendable, Hashable, CustomStringConvertible {
 public final class VarlinkConnection<Context> {
     public let service: VarlinkService<Context>
     /// The value handed to every handler on this connection (peer credentials, session, …).
-    public var context: Context
+    public var context: Context {
+        didSet { boundDirectMethods = nil }  // bound to the one replaced
+    }
     /// Receives output produced outside `receive`. Set it before the first stream can reply.
     public var onLaterOutput: ((VarlinkConnectionOutput) -> Void)?
 

@@ -84,6 +84,11 @@ import Testing
         ("[Source]\nClientKey=@fleet/client.key", 2, "ClientKey",
          "expected a credential name after @ (a file name: no /, spaces or control characters, at most 255 bytes), "
             + "found \"@fleet/client.key\""),
+        // A "/" followed by a combining mark is one Character that is not "/": the name is
+        // checked by its scalars, so this one is not a path under $CREDENTIALS_DIRECTORY either.
+        ("[Source]\nClientKey=@fleet/\u{301}client.key", 2, "ClientKey",
+         "expected a credential name after @ (a file name: no /, spaces or control characters, at most 255 bytes), "
+            + "found \"@fleet/\u{301}client.key\""),
         ("[Source]\nClientKey=@..", 2, "ClientKey",
          "expected a credential name after @ (a file name: no /, spaces or control characters, at most 255 bytes), found \"@..\""),
         ("[Source]\nClientKey=@fleet-client.key", 2, "ClientKey",
