@@ -26,8 +26,12 @@ extension Daemon {
     }
 
     func status() -> Admin.Status.Reply {
+        status(appsKnown: active.compiled.appCount + ((try? seenAppsOutsidePolicy().count) ?? 0))
+    }
+
+    /// `Status` with `appsKnown` counted by the caller: from memory only.
+    func status(appsKnown: Int) -> Admin.Status.Reply {
         let uptime = Double(Clock.monotonicMicroseconds() - startedMonotonic) / 1_000_000
-        let appsKnown = active.compiled.appCount + ((try? seenAppsOutsidePolicy().count) ?? 0)
         return Admin.Status.Reply(
             version: Self.version, startedAt: Clock.rfc3339(startedAt), uptimeSeconds: uptime, policy: active.info,
             lastReload: lastReload?.result,
@@ -48,10 +52,11 @@ extension Daemon {
     /// force does not name: a lookup each, so `Status` counts the known apps without listing
     /// the policy's (100 000 strings at 100 000 apps).
     private func seenAppsOutsidePolicy() throws(VarlinkError) -> [AppID] {
-        let seen: [String]
-        do { seen = try store.knownApps() } catch { throw adminError(for: error, while: "listing apps") }
-        let compiled = active.compiled
-        return seen.filter { compiled.state(of: $0) == nil }
+        do { return try Self.appsOutside(active.compiled, seenIn: store) } catch { throw adminError(for: error, while: "listing apps") }
+    }
+
+    static func appsOutside(_ compiled: CompiledPolicy, seenIn store: StateStore) throws(StoreError) -> [AppID] {
+        try store.knownApps().filter { compiled.state(of: $0) == nil }
     }
 
     func appSummary(_ appID: AppID) -> Admin.AppSummary {
@@ -63,24 +68,48 @@ extension Daemon {
     }
 
     func appDetail(_ appID: AppID) throws(VarlinkError) -> Admin.AppDetail {
-        let inventory: AppInventory?
+        let inventory: AppInventory?, dataKeys: [DataKeyRecord]
         do { inventory = try store.app(appID: appID) } catch { throw adminError(for: error, while: "reading app \(appID)") }
-        let view = AppView(of: appID, in: active.compiled)
-        guard view != nil || inventory != nil else { throw AdminError.unknownApp(appID) }
+        do { dataKeys = try store.dataKeys(appID: appID) } catch { throw adminError(for: error, while: "reading data keys of \(appID)") }
+        guard let detail = Self.appDetail(appID, in: active, inventory: inventory, dataKeys: dataKeys, memory: appMemory(of: appID))
+        else { throw AdminError.unknownApp(appID) }
+        return detail
+    }
+
+    /// What `appDetail` takes from the loop's memory besides the policy: `appID`'s sessions,
+    /// and its latest lifecycle event still waiting for the history's write.
+    func appMemory(of appID: AppID) -> AppMemory {
         let sessions = (registry.sessionsByApp[appID]?.values.sorted { $0.registeredAt < $1.registeredAt } ?? []).map { session in
             Admin.Session(id: session.id, pid: Int(session.peer.pid), uid: Int(session.peer.uid),
                           executable: session.peer.executable ?? "", registeredAt: Clock.rfc3339(session.registeredAt),
                           subscribed: session.subscription != nil, fileExportEnforcement: session.fileExportEnforcement)
         }
+        let queued = events.pending.last { $0.kind == EventKind.lifecycle && $0.appID == appID }
+        return AppMemory(sessions: sessions, queuedLifecycleEvent: queued.flatMap(Self.lifecycleEvent))
+    }
+
+    /// A queued event's `Admin.LifecycleEvent` (nil if it names none).
+    static func lifecycleEvent(_ queued: EventFeed.Pending) -> Admin.LifecycleEvent? {
+        queued.data["event"]?.stringValue.map { Admin.LifecycleEvent(at: Clock.rfc3339(queued.occurredAt), event: $0) }
+    }
+
+    /// `appID`'s detail (`GetApp`, and each app of a status document) from what the store holds
+    /// about it and what the loop's memory does; nil when neither `active` nor the store knows it.
+    /// Pure, so a worker can build it from a snapshot.
+    static func appDetail(_ appID: AppID, in active: ActivePolicy, inventory: AppInventory?, dataKeys: [DataKeyRecord],
+                          memory: AppMemory) -> Admin.AppDetail? {
+        let view = AppView(of: appID, in: active.compiled)
+        guard view != nil || inventory != nil else { return nil }
         var detail = Admin.AppDetail(
-            appId: appID, inPolicy: view != nil, state: view?.state, sessions: sessions,
+            appId: appID, inPolicy: view != nil, state: view?.state, sessions: memory.sessions,
             lastRegistration: inventory?.registration.map(Admin.Registration.init),
-            lastEvent: lastLifecycleEvent(of: appID, stored: inventory?.lastEvent),
+            lastEvent: memory.queuedLifecycleEvent
+                ?? inventory?.lastEvent.map { Admin.LifecycleEvent(at: Clock.rfc3339($0.at), event: $0.event) },
             config: view?.config ?? [:], dlp: view?.dlp ?? [:], compliance: view?.compliance ?? [:],
             feedback: inventory?.feedback.map(Admin.Feedback.init) ?? [],
             acknowledgements: inventory?.acknowledgements.map(Admin.PolicyAcknowledgement.init) ?? [],
             wipes: inventory?.wipes.map(Admin.WipeRecord.init) ?? [])
-        do { detail.dataKeys = try dataKeyStates(of: appID) } catch { throw adminError(for: error, while: "reading data keys of \(appID)") }
+        detail.dataKeys = dataKeyStates(dataKeys)
         detail.policyVersion = active.version
         if view != nil, let registration = inventory?.registration {
             // The engine's own launch rule, for the version the app last registered with.
@@ -91,15 +120,6 @@ extension Daemon {
                                                            reason: versionRule ? launch.reason : "meets its compliance settings")
         }
         return detail
-    }
-
-    /// The app's latest lifecycle event: one still waiting for the history's write, else the store's.
-    private func lastLifecycleEvent(of appID: AppID, stored: LifecycleRecord?) -> Admin.LifecycleEvent? {
-        if let queued = events.pending.last(where: { $0.kind == EventKind.lifecycle && $0.appID == appID }),
-           let name = queued.data["event"]?.stringValue {
-            return Admin.LifecycleEvent(at: Clock.rfc3339(queued.occurredAt), event: name)
-        }
-        return stored.map { Admin.LifecycleEvent(at: Clock.rfc3339($0.at), event: $0.event) }
     }
 
     /// Validate and compile off the loop, then on the loop persist (one transaction,

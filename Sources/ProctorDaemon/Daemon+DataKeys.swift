@@ -79,9 +79,8 @@ extension Daemon {
         }
     }
 
-    /// `Admin.DataKeyState` of every key generation of `appID`; nil when it never had one.
-    func dataKeyStates(of appID: AppID) throws(StoreError) -> [Admin.DataKeyState]? {
-        let records = try store.dataKeys(appID: appID)
+    /// `Admin.DataKeyState` of every key generation in `records` (one app's); nil when it never had one.
+    static func dataKeyStates(_ records: [DataKeyRecord]) -> [Admin.DataKeyState]? {
         guard !records.isEmpty else { return nil }
         return records.map { record in
             Admin.DataKeyState(uid: Int(record.uid), generation: Int(record.generation), keyId: record.keyID,

@@ -21,6 +21,11 @@ struct FleetState {
     /// `StatusIntervalSec=`.
     var reporter: StatusReporter?
     var statusTimer: TimerHandle?
+    /// Builds status documents off the loop (kept for its store connection), and whether one is
+    /// being built and another was asked for meanwhile.
+    var reportBuilder: StatusDocumentBuilder?
+    var buildingReport = false
+    var reportWanted = false
     /// Bumped whenever the poller is replaced, so a late outcome of an old one is ignored.
     var generation = 0
     var lastAppliedSerial: Int?
@@ -142,16 +147,36 @@ extension Daemon {
         reportStatus()
     }
 
-    /// Hands the reporter a fresh status document (after each apply or refusal, and on the
-    /// timer): what `proctorctl status --json` and `apps --json` show, with the machine's id.
+    /// Has a fresh status document built and handed to the reporter (after each apply or
+    /// refusal, and on the timer): the loop takes only a snapshot of its memory, and
+    /// `StatusDocumentBuilder` reads the store and serialises on its own thread. One document is
+    /// built at a time; asked for meanwhile, one more is built after it, from the newest state.
     func reportStatus() {
-        guard let reporter = fleet.reporter else { return }
-        let apps = ((try? knownAppIDs()) ?? []).compactMap { try? appDetail($0).json }
-        let document = JSONValue.object([
-            "machineId": .string(machineID), "sentAt": .string(Clock.rfc3339(Clock.now())),
-            "status": status().json, "apps": .array(apps),
-        ])
-        reporter.submit(document.serialized())
+        guard fleet.reporter != nil else { return }
+        guard !fleet.buildingReport else { return fleet.reportWanted = true }
+        fleet.buildingReport = true
+        let builder = fleet.reportBuilder ?? StatusDocumentBuilder(databasePath: store.databasePath)
+        fleet.reportBuilder = builder
+        let snapshot = statusSnapshot()
+        offLoop(on: builder.queue, { builder.build(snapshot) }) { [unowned self] document in
+            fleet.buildingReport = false
+            fleet.reporter?.submit(document)
+            if fleet.reportWanted {
+                fleet.reportWanted = false
+                reportStatus()
+            }
+        }
+    }
+
+    /// The loop's part of a status document: memory only, a few microseconds per connected app.
+    private func statusSnapshot() -> StatusSnapshot {
+        var memory: [AppID: AppMemory] = [:]
+        for appID in registry.sessionsByApp.keys { memory[appID] = appMemory(of: appID) }
+        for queued in events.pending where queued.kind == EventKind.lifecycle {
+            if let appID = queued.appID, let event = Self.lifecycleEvent(queued) { memory[appID, default: AppMemory()].queuedLifecycleEvent = event }
+        }
+        return StatusSnapshot(machineID: machineID, sentAt: Clock.rfc3339(Clock.now()), status: status(appsKnown: 0),
+                              active: active, memory: memory)
     }
 
     /// A status POST's result, back on the loop: for Status, and the journal when it failed

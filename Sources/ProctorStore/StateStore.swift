@@ -83,6 +83,24 @@ public final class StateStore {
         }
     }
 
+    /// A second, read-only connection to the database at `path` (which `open` created and
+    /// migrated), for reads on another thread than the writer's: in WAL mode neither blocks the
+    /// other. Through the `-wal` and `-shm` when it can; else (a directory nobody may write, with
+    /// no write-ahead log) as an immutable file. Every write on it throws `.readOnly`.
+    public static func openReader(path: String, configuration: Configuration = Configuration()) throws(StoreError) -> StateStore {
+        func connect(_ access: SQLiteConnection.Access) throws(StoreError) -> (SQLiteConnection, Int32) {
+            let connection = try SQLiteConnection(path: path, access: access)
+            connection.setBusyTimeout(milliseconds: configuration.busyTimeoutMilliseconds)
+            return (connection, try userVersion(connection))  // the first read: SQLite opens the file lazily
+        }
+        let (connection, version): (SQLiteConnection, Int32)
+        do { (connection, version) = try connect(.readOnly) } catch { (connection, version) = try connect(.immutable) }
+        guard version == Schema.latestVersion else {
+            throw .cannotOpen(path: path, message: "schema version \(version), expected \(Schema.latestVersion): open it with `open` first")
+        }
+        return StateStore(connection: connection, configuration: configuration, recoveredCorruption: nil)
+    }
+
     /// Closes the database. Any later call on this store is a programmer error.
     public func close() { connection.close() }
 

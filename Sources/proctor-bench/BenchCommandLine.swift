@@ -32,6 +32,7 @@ enum BenchCommandLine {
     static let commands: [any BenchCommand.Type] = [
         DecideBench.self, CompileBench.self, RoundTripBench.self, ThroughputBench.self, PushBench.self,
         StartupBench.self, MemoryBench.self, ReloadBench.self, StorageBench.self, BundleBench.self, PollBench.self,
+        StatusReportBench.self,
     ]
 
     static let usage = """

@@ -40,13 +40,7 @@ enum PollBench: BenchCommand {
         try writeFile(directory.path + "/mdm/bundle", bundle)
         guard mkdir(directory.path + "/config/keys.d", 0o755) == 0 else { throw BenchError("cannot create keys.d") }
         try key.publicKey.save(to: directory.path + "/config/keys.d/bench.pub")
-        try writeFile(directory.path + "/config/proctord.conf", Array("""
-            [Source]
-            BundleURL=https://localhost:\(server.port)/bundle
-            PollIntervalSec=1
-            CACertificate=\(directory.path)/mdm/ca.pem
-
-            """.utf8))
+        try server.writeConfiguration(into: directory.path, "BundleURL=https://localhost:\(server.port)/bundle\nPollIntervalSec=1")
         let daemon = try DaemonUnderTest(options: options, directory: directory)
         defer { daemon.process.stop() }
 
@@ -139,7 +133,7 @@ private struct ProcessAccount {
 
 /// bundle_server.py with `--trace`: one line on its standard output per request answered,
 /// `<method> <path> <status> <full|resumed|kept>`.
-private final class MDMServer {
+final class MDMServer {
     let process: Subprocess
     private(set) var port = 0
     private let output: CInt
@@ -169,6 +163,13 @@ private final class MDMServer {
     }
 
     deinit { close(output) }
+
+    /// Writes `config/proctord.conf` into `directory` (the server's own being `directory/mdm`):
+    /// `[Source]` with `settings` and this server's CA.
+    func writeConfiguration(into directory: String, _ settings: String) throws(BenchError) {
+        try writeFile(directory + "/config/proctord.conf",
+                      Array("[Source]\n\(settings)\nCACertificate=\(directory)/mdm/ca.pem\n".utf8))
+    }
 
     /// The next request line; throws if the server stopped talking.
     func next() throws(BenchError) -> String {

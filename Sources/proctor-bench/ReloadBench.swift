@@ -39,7 +39,7 @@ enum ReloadBench: BenchCommand {
 
 /// A thread that sends `Decide` round trips as a registered app on its own connection (an
 /// unregistered one would be closed), 100 µs apart, until stopped, and keeps the longest.
-private final class Pinger: Sendable {
+final class Pinger: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let longest = Atomic<UInt64>(0)
     private let failed = Atomic<Bool>(false)
@@ -81,7 +81,7 @@ private final class Pinger: Sendable {
 }
 
 /// Hands a value made on one thread to another that alone uses it from then on.
-private struct UncheckedBox<Value>: @unchecked Sendable {
+struct UncheckedBox<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
 }

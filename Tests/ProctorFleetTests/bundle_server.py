@@ -8,7 +8,8 @@ Usage: bundle_server.py [--trace] [--keep-alive] [--idle-timeout=SECONDS] [--por
 Prints "READY <https port> <proxy port>" once both listen; with --trace then one line per
 request answered, "<method> <path> <status> <connection>" where connection is "full" (a new TLS
 connection, full handshake), "resumed" (a new connection resuming an earlier TLS session) or
-"kept" (a later request on a kept-alive connection); proctor-bench counts polls by them. The
+"kept" (a later request on a kept-alive connection), and for a POST to /report the body's size in
+bytes after that; proctor-bench counts polls and status reports by them. The
 server closes each connection after its answer (HTTP/1.0), as a server does with a client
 that polls minutes apart; with --keep-alive it speaks HTTP/1.1 and keeps connections open,
 with --idle-timeout=SECONDS only until one has been idle that long (as nginx's keepalive_timeout).
@@ -89,6 +90,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if os.path.exists(os.path.join(directory, "report-fails")):
             return self.reply(500, b"failing")
         log["posts"].append(json.loads(body))
+        if trace:
+            print("POST /report 204", self.connection_kind(), len(body), flush=True)
         self.send_response(204)
         self.end_headers()
 

@@ -36,6 +36,29 @@ import TestSupport
         #expect(try reopened.knownApps() == ["com.example.mail", "com.example.notes"])
     }
 
+    @Test func aReaderSeesEachCommittedWriteReadsWhileAWriteIsOpenAndCannotWrite() throws {
+        let store = try directory.openStore()
+        try store.recordRegistration(appID: "com.example.notes", at: 1, appVersion: "2.0", pid: 10, uid: 1000)
+        let reader = try StateStore.openReader(path: directory.databasePath)
+        #expect(try reader.app(appID: "com.example.notes")?.registration?.appVersion == "2.0")
+        try store.recordRegistration(appID: "com.example.mail", at: 2, appVersion: nil, pid: 11, uid: 1000)
+        #expect(try reader.knownApps() == ["com.example.mail", "com.example.notes"])
+        // A write transaction held open by another connection does not hold the reader (WAL).
+        let writer = try RawDatabase(path: directory.databasePath)
+        try writer.execute("BEGIN IMMEDIATE; DELETE FROM registrations")
+        #expect(try reader.knownApps() == ["com.example.mail", "com.example.notes"])
+        try writer.execute("COMMIT")
+        #expect(try reader.knownApps() == [])
+        #expect(throws: StoreError.readOnly(path: directory.databasePath)) {
+            try reader.recordRegistration(appID: "com.example.notes", at: 3, appVersion: nil, pid: 12, uid: 1000)
+        }
+    }
+
+    @Test func aReaderRefusesADatabaseTheStoreHasNotMigrated() throws {
+        try RawDatabase(path: directory.databasePath).execute("CREATE TABLE t (x)")
+        #expect(throws: StoreError.self) { try StateStore.openReader(path: directory.databasePath) }
+    }
+
     @Test func feedbackKeepsTheLatestValuePerKey() throws {
         let store = try directory.openStore()
         try store.recordFeedback(appID: "a", key: "sync", severity: .error, message: "failed", data: #"{"code":7}"#, at: 1)

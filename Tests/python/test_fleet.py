@@ -301,6 +301,42 @@ def test_status_documents_are_posted_after_apply_and_refusal(fleet, workdir):
     assert refused["status"]["policy"]["version"] == "fleet.1"
 
 
+def test_a_status_document_lists_every_known_app_as_proctorctl_app_shows_it(fleet, workdir):
+    mdm, key, daemon = fleet
+    local = base_policy("local.1")
+    del local["apps"]["io.proctor.test.mail"]  # only the bundles name it
+    write_policy(daemon.config_dir, local)
+    mdm.publish(sign(key, base_policy("fleet.1"), workdir, serial=100))
+    configure(daemon, mdm, interval=3600, status=f"StatusURL={mdm.url('report')}\nStatusIntervalSec=1\n")
+    daemon.start()
+    assert wait_for_fetch(daemon, None)["fleet"]["lastFetchResult"] == "applied"
+    with varlink.Client(address="unix:" + daemon.agent) as client, client.open("io.proctor.Agent") as con:
+        # mail registers once and leaves the policy: only the store knows it then.
+        con.Register("io.proctor.test.mail")
+    second = base_policy("fleet.2")
+    del second["apps"]["io.proctor.test.mail"]
+    mdm.publish(sign(key, second, workdir, serial=101))
+    proctorctl(daemon, "reload", check=0)
+    with varlink.Client(address="unix:" + daemon.agent) as client, client.open("io.proctor.Agent") as con:
+        session = con.Register("io.proctor.test.notes")["session"]
+        con.ReportFeedback(session, "policy", "info", "applied fleet.2")
+
+        def settled(document):
+            apps = {app["appId"]: app for app in document["apps"]}
+            notes = apps.get("io.proctor.test.notes", {})
+            return (document["status"]["policy"]["version"] == "fleet.2" and len(notes.get("sessions", [])) == 1
+                    and len(notes.get("feedback", [])) == 1)
+        document = wait_for_post(mdm, settled)
+        known = [app["appId"] for app in json.loads(proctorctl(daemon, "apps", "--json", check=0).stdout)["apps"]]
+        assert "io.proctor.test.mail" in known and [app["appId"] for app in document["apps"]] == sorted(known)
+        assert document["status"]["counts"]["appsKnown"] == len(known)
+        for app in document["apps"]:
+            shown = json.loads(proctorctl(daemon, "app", app["appId"], "--json", check=0).stdout)["app"]
+            assert app == shown
+    mail = next(app for app in document["apps"] if app["appId"] == "io.proctor.test.mail")
+    assert not mail["inPolicy"] and mail["lastRegistration"]
+
+
 def wait_for_delivery(daemon, predicate):
     """Status's `fleet.statusReports` once `predicate` holds for it."""
     def delivered(reply):

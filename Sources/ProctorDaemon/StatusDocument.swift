@@ -1,0 +1,79 @@
+import Dispatch
+import JSONCore
+import ProctorPolicy
+import ProctorProtocol
+import ProctorStore
+
+/// What an app's detail (`Daemon.appDetail`) takes from the loop's memory besides the policy.
+struct AppMemory: Sendable {
+    var sessions: [Admin.Session] = []
+    /// The latest lifecycle event still waiting for the history's write (newer than the store's).
+    var queuedLifecycleEvent: Admin.LifecycleEvent?
+}
+
+/// The loop's part of a status document, taken at once on the loop (no store read): `Status`
+/// without its count of known apps, the policy in force, and the memory of the apps that have
+/// any. The rest — the known apps, each one's stored inventory and data keys, and the JSON —
+/// is done by `StatusDocumentBuilder` on its own thread: with 10 000 known apps that is
+/// hundreds of milliseconds the loop's clients would otherwise wait (`proctor-bench status`).
+struct StatusSnapshot: Sendable {
+    let machineID: String
+    let sentAt: String
+    let status: Admin.Status.Reply
+    let active: ActivePolicy
+    let memory: [AppID: AppMemory]
+}
+
+/// Builds status documents on a thread of its own, reading `state.db` through a read-only
+/// connection of its own: the store is in WAL mode, so this reader never blocks the loop's
+/// writes (nor they it). The connection is opened at the first document and used only on `queue`.
+final class StatusDocumentBuilder: @unchecked Sendable {
+    /// Serial: documents are built, and handed back, in the order they were asked for.
+    let queue = DispatchQueue(label: "io.proctor.status-document")
+    private let databasePath: String
+    private var reader: StateStore?
+
+    init(databasePath: String) {
+        self.databasePath = databasePath
+    }
+
+    /// The document `snapshot` describes, serialised: what `proctorctl status --json` and one
+    /// `proctorctl app ID --json` per known app show, with the machine's id. An app the store
+    /// cannot be read for is left out, as is every app only the store knows while it cannot be opened.
+    func build(_ snapshot: StatusSnapshot) -> [UInt8] {
+        let store = openReader()
+        let compiled = snapshot.active.compiled
+        let seenOutsidePolicy = store.flatMap { try? Daemon.appsOutside(compiled, seenIn: $0) } ?? []
+        var status = snapshot.status
+        status.counts.appsKnown = compiled.appCount + seenOutsidePolicy.count
+        // Written app by app, in the canonical key order (apps, machineId, sentAt, status): at
+        // 100 000 apps a tree of the whole document would hold several times its 80 MB.
+        var out = Array(#"{"apps":["#.utf8)
+        var first = true
+        for appID in (compiled.appIDs + seenOutsidePolicy).sorted() {
+            // An app the store holds nothing about has no inventory (nil), which is not a failed read.
+            guard let store, case .success(let inventory) = Result(catching: { () throws(StoreError) in try store.app(appID: appID) }),
+                  let dataKeys = try? store.dataKeys(appID: appID),
+                  let detail = Daemon.appDetail(appID, in: snapshot.active, inventory: inventory, dataKeys: dataKeys,
+                                                memory: snapshot.memory[appID] ?? AppMemory())
+            else { continue }
+            if !first { out.append(UInt8(ascii: ",")) }
+            first = false
+            detail.json.write(to: &out)
+        }
+        out += #"],"machineId":"#.utf8
+        JSONValue.string(snapshot.machineID).write(to: &out)
+        out += #","sentAt":"#.utf8
+        JSONValue.string(snapshot.sentAt).write(to: &out)
+        out += #","status":"#.utf8
+        status.json.write(to: &out)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
+    /// The reader, opened now if it is not yet (or failed to open before).
+    private func openReader() -> StateStore? {
+        if reader == nil { reader = try? StateStore.openReader(path: databasePath) }
+        return reader
+    }
+}
