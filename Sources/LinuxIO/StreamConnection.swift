@@ -158,7 +158,9 @@ public final class StreamConnection {
     }
 
     /// Whether the connection is still open (possibly draining).
-    public var isOpen: Bool { state != .closed }
+    public var isOpen: Bool {
+        if case .closed = state { false } else { true }
+    }
     /// Whether the owner called `markEstablished()`.
     public private(set) var isEstablished = false
     /// Bytes sent but not yet taken by the socket.
@@ -197,7 +199,9 @@ public final class StreamConnection {
     /// Told when the connection closes, before `onClose` (the listener counts connections).
     var closeObserver: (() -> Void)?
 
-    private var isReading: Bool { state == .open }
+    private var isReading: Bool {
+        if case .open = state { true } else { false }
+    }
 
     /// Takes over the connected non-blocking socket `descriptor` and starts reading it on
     /// `loop`; set `onRead` and `onClose` before returning control to the loop.

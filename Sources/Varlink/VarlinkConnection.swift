@@ -56,9 +56,9 @@ public final class VarlinkConnection<Context> {
     /// `lastFrameStreamRange` (a call answered alone passes through neither).
     private var decodedByteCount = 0
     private static var maxSenderSegments: Int { 64 }
-    /// The replies gathered while calls are processed: the caller's buffer, moved in for the
-    /// time of `receive(_:from:appendingRepliesTo:)`, so that reply handles can write to it.
-    /// Empty otherwise. Like `StreamConnection`'s output, only loads, stores and `swap` touch
+    /// The replies gathered while calls are processed the general way: the caller's buffer,
+    /// moved in for the time of `receive(_:from:appendingRepliesTo:)`, so that reply handles
+    /// can write to it. Empty otherwise. Like `StreamConnection`'s output, only loads, stores and `swap` touch
     /// the property (`writeOutput(_:)`), so it needs no run-time exclusivity check.
     private var output: [UInt8] = []
     /// Why the protocol wants the connection closed, once it does.
@@ -110,11 +110,13 @@ public final class VarlinkConnection<Context> {
     func receive(_ bytes: UnsafeRawBufferPointer, from sender: SenderCredentials?,
                  appendingRepliesTo replies: inout [UInt8]) -> Bool {
         guard !isClosed else { return false }
-        swap(&replies, &output)
         isProcessing = true
-        if !answerAlone(bytes, from: sender) { decode(bytes, from: sender) }
+        if !answerAlone(bytes, from: sender, into: &replies) {
+            swap(&replies, &output)
+            decode(bytes, from: sender)
+            swap(&replies, &output)
+        }
         isProcessing = false
-        swap(&replies, &output)
         guard closeReason != nil else { return false }
         closed()
         return true
@@ -191,15 +193,21 @@ public final class VarlinkConnection<Context> {
     /// in its plain form (the read's only NUL is its last byte), with nothing buffered, open
     /// or pending. It is what `processCalls` would do with it, less the copy into the decoder
     /// and the sender bookkeeping; false when it did nothing and the read goes that way.
-    private func answerAlone(_ bytes: UnsafeRawBufferPointer, from sender: SenderCredentials?) -> Bool {
+    /// The reply goes straight to `replies`, not through `output`.
+    private func answerAlone(_ bytes: UnsafeRawBufferPointer, from sender: SenderCredentials?,
+                             into replies: inout [UInt8]) -> Bool {
         guard answersDirectlyStorage, openCall == nil, closeReason == nil, senders.isEmpty,
               decoder.bufferedByteCount == 0, bytes.count > 1, bytes.count - 1 <= maxMessageBytes,
               VarlinkFrameDecoder.firstNUL(in: bytes) == bytes.count - 1 else { return false }
         let frame = UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - 1)])
         let methods = directMethods()
-        let service = service
-        guard writeOutput({ service.answerDirectly(frame, sender: sender, using: methods, into: &$0) }) else {
-            return false
+        guard service.answerDirectly(frame, sender: sender, using: methods, into: &replies) else { return false }
+        // No reply of another call can be delivered meanwhile (none is open), but should one
+        // be, it is in `output`: keep it, after.
+        if !output.isEmpty {
+            var delivered: [UInt8] = []
+            swap(&delivered, &output)
+            replies.append(contentsOf: delivered)
         }
         return true
     }
