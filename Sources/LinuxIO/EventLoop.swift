@@ -165,8 +165,9 @@ public final class EventLoop: @unchecked Sendable {
             return slots[registration.slot].handler.take()
         }
         freeSlots.append(registration.slot)
-        // Released here, outside the update: it may hold the last reference to its owner.
-        _ = handler
+        // Taken out, and released only here: releasing it may run its owner's deinit, which
+        // may register or unregister, and must not while the slots are moved out.
+        _ = consume handler
     }
 
     /// Changes the slots on a local copy moved out of the property and back (see `slots`).

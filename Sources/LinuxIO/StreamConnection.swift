@@ -12,7 +12,8 @@ import CLinux
 ///
 /// Output: `send` writes at once when it can and keeps what the socket does not take; the
 /// connection listens for writability only while output is pending. Replies sent from inside
-/// `onRead` are gathered and written with one call after the read. A client that does not read
+/// `onRead` are gathered and written with one call after the read; `send(appending:)` has
+/// them encoded straight into the pending output, whose buffer is kept while it is small. A client that does not read
 /// its replies fills `Limits.maxOutputBuffer` and is closed rather than buffered without bound;
 /// an `OutputBudget` shared by many connections bounds their sum as well.
 ///
@@ -327,8 +328,9 @@ public final class StreamConnection {
     /// at once when nothing else is pending (after the read, when called from `onRead`), the
     /// connection closed with `.outputLimitExceeded` when the pending output passes
     /// `maxOutputBuffer`. `write` must only append; it runs in any case, and what it appends
-    /// is dropped if the connection is closed or `closeAfterFlushing()` was called, before or
-    /// while it runs. It must not send on this connection.
+    /// is dropped if the connection is closed, before or while it runs (an output budget may
+    /// cut it then), or `closeAfterFlushing()` was called before. It must not send on this
+    /// connection nor call `closeAfterFlushing()` (both trap): its pending output is lent out.
     public func send(appending write: (inout [UInt8]) -> Void) {
         precondition(!isOutputLent, "send(appending:) from inside send(appending:) on the same connection")
         let wasPending = pendingOutputCount > 0
@@ -444,6 +446,7 @@ public final class StreamConnection {
     /// Stops reading and closes once pending output has been delivered (at once if none is
     /// pending), e.g. after sending a final error reply; later `send`s are ignored.
     public func closeAfterFlushing() {
+        precondition(!isOutputLent, "closeAfterFlushing() from inside send(appending:) on the same connection")
         guard state == .open || state == .draining(reason: .peerClosed, acceptsSends: true) else { return }
         drain(reason: .closedLocally, acceptsSends: false)
     }
