@@ -15,6 +15,9 @@ public struct JSONParseError: Error, Hashable, Sendable, CustomStringConvertible
     /// The innermost value being read when the error was found, as far as the parser knew
     /// it (recorded by `parseDocument` and `syntaxError`; the root for `parse`).
     public var path: JSONPath = .root
+    /// Whether the document is JSON but repeats a key of an object (its message says which,
+    /// and whether in another Unicode form): a reader that answers per member can name it.
+    public var isDuplicateKey = false
     public var description: String { "\(location): \(message)" }
 }
 
@@ -112,6 +115,25 @@ public enum JSONParser {
         let end = min(offset, bytes.count)
         // Count scalars: every byte that is not a UTF-8 continuation byte starts one.
         return bytes[start..<max(start, end)].reduce(0) { $0 + (($1 & 0xC0) == 0x80 ? 0 : 1) } + 1
+    }
+
+    /// `text` with every scalar outside printable ASCII, `"` and `\\` written as a JSON escape
+    /// (`\\u00e9`; a surrogate pair beyond U+FFFF): two spellings that look alike, told apart.
+    static func escapingNonASCII(_ text: String) -> String {
+        var escaped = ""
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x22, 0x5C: escaped += "\\" + String(scalar)
+            case 0x20...0x7E: escaped.unicodeScalars.append(scalar)
+            default: for unit in String(scalar).utf16 { escaped += "\\u" + hex4(unit) }
+            }
+        }
+        return escaped
+    }
+
+    private static func hex4(_ unit: UInt16) -> String {
+        let digits = String(unit, radix: 16)
+        return String(repeating: "0", count: 4 - digits.count) + digits
     }
 
     struct Reader {
@@ -227,9 +249,7 @@ public enum JSONParser {
                 let keyStart = index
                 let key = try parseString()
                 if isDuplicate(key, membersFrom: firstMember, keySet: &keySet) {
-                    var duplicate = error("duplicate key \"\(key)\": an object may say each key once", at: keyStart)
-                    duplicate.path = JSONPath(path + [.key(key)])
-                    throw duplicate
+                    throw duplicateKeyError(key, at: keyStart, membersFrom: firstMember)
                 }
                 skipWhitespace()
                 guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
@@ -264,6 +284,22 @@ public enum JSONParser {
             }
             if keySet == nil { keySet = Set(pendingKeys[firstMember...]) }
             return !keySet!.insert(key).inserted
+        }
+
+        /// The error for `key`, which the object whose members start at `firstMember` already
+        /// has. `String`'s `==` and hashing are canonical equivalence, so the earlier key may be
+        /// the same text in another Unicode form ("é" as U+00E9, or as "e" and U+0301), which a
+        /// dictionary cannot hold both of: say so, spelling both keys out, as they look alike.
+        private func duplicateKeyError(_ key: String, at keyStart: Int, membersFrom firstMember: Int) -> JSONParseError {
+            let earlier = pendingKeys[firstMember...].first { $0 == key } ?? key
+            var duplicate = error(earlier.utf8.elementsEqual(key.utf8)
+                ? "duplicate key \"\(key)\": an object may say each key once"
+                : "duplicate key \"\(JSONParser.escapingNonASCII(key))\": the earlier key "
+                    + "\"\(JSONParser.escapingNonASCII(earlier))\" in another Unicode form; an object may say each key once",
+                at: keyStart)
+            duplicate.path = JSONPath(path + [.key(key)])
+            duplicate.isDuplicateKey = true
+            return duplicate
         }
 
         mutating func parseArray() throws(JSONParseError) -> JSONValue {

@@ -76,7 +76,7 @@ extension Daemon {
     func reloadFleetSettings() {
         do {
             let (settings, keys) = try Self.loadFleetSettings(configuration)
-            let changed = settings != fleet.configuration || keys.keys != fleet.trustedKeys.keys
+            let changed = !settings.isIdentical(to: fleet.configuration) || keys.keys != fleet.trustedKeys.keys
             fleet.configuration = settings
             fleet.trustedKeys = keys
             if changed { startFleetThreads() } else { fleet.poller?.pollNow() }

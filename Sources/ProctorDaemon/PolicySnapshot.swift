@@ -99,10 +99,10 @@ struct PolicySnapshot: Equatable, Sendable {
     /// The header at the start of `bytes`, its checksum checked first.
     static func decodeHeader(_ bytes: UnsafeRawBufferPointer) throws(Unusable) -> Header {
         var lines: [String] = []
-        var lineStart = 0
+        var lineStart = 0, checksumLineStart = 0
         for (offset, byte) in bytes.prefix(maxHeaderBytes).enumerated() where byte == UInt8(ascii: "\n") {
             lines.append(String(decoding: UnsafeRawBufferPointer(rebasing: bytes[lineStart..<offset]), as: UTF8.self))
-            lineStart = offset + 1
+            (checksumLineStart, lineStart) = (lineStart, offset + 1)
             if lines.count == 7 { break }
         }
         guard lines.count == 7 else {
@@ -110,7 +110,9 @@ struct PolicySnapshot: Equatable, Sendable {
                 ? "it is truncated (its header ends early)" : "its format is not '\(Self.format)'")
         }
         let checksum = lines[6]
-        let covered = Array(bytes[..<(lineStart - checksum.utf8.count - 1)])
+        // The lines above the checksum's, in the file's bytes: bytes that are not UTF-8 decode
+        // to longer text (three bytes each), so the text's length cannot say where they end.
+        let covered = Array(bytes[..<checksumLineStart])
         guard checksum.hasPrefix("checksum "), checksum.dropFirst("checksum ".count) == SHA256.hexDigest(covered) else {
             throw Unusable(description: lines[0] == Self.format
                 ? "its header's checksum does not match it (damaged or truncated)" : "its format is not '\(Self.format)'")

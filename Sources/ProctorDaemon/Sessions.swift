@@ -160,6 +160,14 @@ struct AppView: Equatable {
         dlp = rules["dlp"]?.objectValue ?? [:]
         compliance = rules["compliance"]?.objectValue ?? [:]
     }
+
+    /// The same bytes, not merely equal strings: a path or config value respelt in another
+    /// Unicode form is another view, which its subscribers must be sent.
+    static func == (left: AppView, right: AppView) -> Bool {
+        left.state == right.state && JSONValue.object(left.config).hasSameBytes(as: .object(right.config))
+            && JSONValue.object(left.dlp).hasSameBytes(as: .object(right.dlp))
+            && JSONValue.object(left.compliance).hasSameBytes(as: .object(right.compliance))
+    }
 }
 
 /// Session ids: 128 random bits, hex. Unguessable, so a session id proves nothing on its

@@ -197,6 +197,9 @@ private struct ConfigurationReader {
         guard value.utf8.count <= 2048, !value.contains(where: { $0.isWhitespace || $0.asciiValue.map { $0 < 0x20 } == true }) else {
             throw error(line, key, "expected a URL of at most 2048 bytes without spaces or control characters")
         }
+        if lowered.hasPrefix("https://"), let problem = FleetConfiguration.userInformationProblem(value) {
+            throw error(line, key, problem + ", found \"\(FleetConfiguration.redacted(value))\"")
+        }
         return value
     }
 
@@ -228,7 +231,9 @@ private struct ConfigurationReader {
         }
         let name = String(value.dropFirst())
         guard !name.isEmpty, name.utf8.count <= Int(NAME_MAX), name != ".", name != "..",
-              !name.contains(where: { $0 == "/" || $0.isWhitespace || $0.asciiValue.map { $0 < 0x20 } == true }) else {
+              // Scalars, not Characters: "/" and a combining mark after it are one Character.
+              !name.unicodeScalars.contains(where: { $0 == "/" || $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F })
+        else {
             throw error(line, key, "expected a credential name after @ (a file name: no /, spaces or control characters, "
                 + "at most \(NAME_MAX) bytes), found \"\(value)\"")
         }
@@ -261,7 +266,24 @@ extension Substring {
     }
 }
 
+extension FleetConfiguration {
+    /// Whether `other` is this configuration with the same bytes in every path and URL. `==`
+    /// compares them as Swift strings, by canonical equivalence ("café" with a composed é
+    /// equals "café" with a decomposed one), but a path is bytes to the kernel: respelt, it
+    /// names another file, and a reload that changed only that must take it.
+    public func isIdentical(to other: FleetConfiguration) -> Bool {
+        self == other && zip(source.texts, other.source.texts).allSatisfy { mine, theirs in
+            mine.map { Array($0.utf8) } == theirs.map { Array($0.utf8) }
+        }
+    }
+}
+
 extension FleetConfiguration.Source {
+    /// Every setting that is text, in a fixed order (a credential's path ends with its name).
+    fileprivate var texts: [String?] {
+        [bundleURL, caCertificate, clientCertificate?.path, clientKey?.path, statusURL, unixSocket]
+    }
+
     /// A request to `url` (the bundle or the status URL) with this source's TLS settings and socket.
     public func request(_ url: String, maximumBytes: Int) -> FetchRequest {
         var request = FetchRequest(url: url, caCertificate: caCertificate, clientCertificate: clientCertificate?.path,

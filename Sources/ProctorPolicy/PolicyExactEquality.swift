@@ -7,10 +7,12 @@ import JSONCore
 // and a config reaches its app as it was written. Otherwise a reload whose only edit is a
 // path's Unicode form would keep the old bytes in force. App ids, user names, app-id globs
 // and versions' identifiers are ASCII by the schema; the policy's `version` is free text.
+// `SemanticVersion`'s `==` is precedence, which ignores build metadata ("1.2.3+a" equals
+// "1.2.3+b"), while the canonical form writes it: a minimum version is compared as written.
 
 extension AppPolicy {
     /// Whether this entry and `other`, already `==`, also have the same bytes in every
-    /// string that may hold non-ASCII text.
+    /// string that may hold non-ASCII text (its config: `JSONValue.hasSameBytes`).
     func hasSameBytes(as other: AppPolicy) -> Bool {
         sameBytes(match?.executable, other.match?.executable) && settings.hasSameBytes(as: other.settings)
             && JSONValue.object(config).hasSameBytes(as: .object(other.config))
@@ -18,31 +20,11 @@ extension AppPolicy {
 }
 
 extension AppSettings {
-    /// Whether these settings and `other`, already `==`, also have the same bytes in their paths.
+    /// Whether these settings and `other`, already `==`, also have the same bytes in their paths
+    /// and their minimum version (build metadata included).
     func hasSameBytes(as other: AppSettings) -> Bool {
         sameBytes(dlp.fileExportAllow, other.dlp.fileExportAllow) && sameBytes(dlp.fileExportDeny, other.dlp.fileExportDeny)
-    }
-}
-
-extension JSONValue {
-    /// Whether this value and `other`, already `==`, also have the same bytes in every string
-    /// and member name.
-    func hasSameBytes(as other: JSONValue) -> Bool {
-        switch (self, other) {
-        case (.string(let mine), .string(let theirs)):
-            return sameBytes(mine, theirs)
-        case (.array(let mine), .array(let theirs)):
-            return mine.count == theirs.count && zip(mine, theirs).allSatisfy { $0.hasSameBytes(as: $1) }
-        case (.object(let mine), .object(let theirs)):
-            // A dictionary finds a key by canonical equivalence (and holds no two equivalent
-            // ones): the member it finds must also be spelt with the same bytes.
-            return mine.count == theirs.count && mine.allSatisfy { key, value in
-                guard let index = theirs.index(forKey: key), sameBytes(theirs[index].key, key) else { return false }
-                return value.hasSameBytes(as: theirs[index].value)
-            }
-        default:
-            return true
-        }
+            && sameBytes(compliance.minVersion?.description, other.compliance.minVersion?.description)
     }
 }
 

@@ -41,7 +41,9 @@ public enum VarlinkCloseReason: Sendable, Hashable, CustomStringConvertible {
 public final class VarlinkConnection<Context> {
     public let service: VarlinkService<Context>
     /// The value handed to every handler on this connection (peer credentials, session, …).
-    public var context: Context
+    public var context: Context {
+        didSet { boundDirectMethods = nil }  // bound to the one replaced
+    }
     /// Receives output produced outside `receive`. Set it before the first stream can reply.
     public var onLaterOutput: ((VarlinkConnectionOutput) -> Void)?
 
@@ -276,7 +278,8 @@ public final class VarlinkConnection<Context> {
         // A JSON object with a bad member is a call we can answer; anything else is not.
         switch error {
         case .missingMethod: writeOutput { VarlinkReply(error: .invalidParameter("method")).encode(to: &$0) }
-        case .invalidField(let name, _, _): writeOutput { VarlinkReply(error: .invalidParameter(name)).encode(to: &$0) }
+        case .invalidField(let name, _, _), .duplicateMember(let name, _):
+            writeOutput { VarlinkReply(error: .invalidParameter(name)).encode(to: &$0) }
         default: break
         }
         closeReason = .invalidInput(error)

@@ -95,10 +95,23 @@ public struct VarlinkFrameDecoder: Sendable {
         } catch {
             // Only a failed parse pays for the UTF-8 check that tells the two causes apart.
             if String(validating: frame, as: UTF8.self) == nil { try fail(.invalidUTF8) }
+            if error.isDuplicateKey, let parameter = Self.parameterRepeatingAKey(in: frame) {
+                try fail(.duplicateMember(parameter: parameter, error))
+            }
             try fail(.invalidJSON(error))
         }
         guard case .object(let members) = value else { try fail(.notAnObject(found: value.typeDescription)) }
         return members
+    }
+
+    /// The parameter of a message that holds a repeated key, or the protocol member repeated
+    /// (such as `method`), from the path the parser reached; parsed again, as `parse` does not
+    /// track it, only for such a message.
+    private static func parameterRepeatingAKey(in frame: ArraySlice<UInt8>) -> String? {
+        guard let components = JSONParser.syntaxError(in: Array(frame))?.path.components,
+              case .key(let member)? = components.first else { return nil }
+        guard member == "parameters", components.count > 1, case .key(let parameter) = components[1] else { return member }
+        return parameter
     }
 
     /// The next complete message decoded as a call. A message that is a JSON object but not a

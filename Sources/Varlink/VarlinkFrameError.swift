@@ -15,6 +15,9 @@ public enum VarlinkFrameError: Error, Sendable, Hashable, CustomStringConvertibl
     case missingMethod
     /// A protocol member (`method`, `parameters`, `more`, …) of the wrong JSON type.
     case invalidField(name: String, expected: String, found: String)
+    /// A message that repeats a key (exactly, or in another Unicode form) inside the parameter
+    /// `parameter`, or repeats the protocol member `parameter`: no dictionary holds both.
+    case duplicateMember(parameter: String, JSONParseError)
 
     public var description: String {
         switch self {
@@ -24,6 +27,7 @@ public enum VarlinkFrameError: Error, Sendable, Hashable, CustomStringConvertibl
         case .notAnObject(let found): "message is \(found), expected a JSON object"
         case .missingMethod: "call has no \"method\""
         case .invalidField(let name, let expected, let found): "\"\(name)\" is \(found), expected \(expected)"
+        case .duplicateMember(let parameter, let error): "\"\(parameter)\" repeats a key: \(error)"
         }
     }
 }

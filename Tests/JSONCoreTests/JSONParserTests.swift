@@ -124,6 +124,33 @@ private func parseError(_ bytes: [UInt8], maxDepth: Int = JSONParser.defaultMaxD
         #expect(error.path.description == "apps.x")
     }
 
+    /// Swift compares keys by canonical equivalence, so one spelled in two Unicode forms is a
+    /// duplicate a dictionary cannot hold: the error says so and spells out both, in either
+    /// order, in small and large objects, escaped in the source or not.
+    @Test(arguments: [("caf\u{E9}", "cafe\u{301}", #"caf\u00e9"#, #"cafe\u0301"#),
+                      ("cafe\u{301}", "caf\u{E9}", #"cafe\u0301"#, #"caf\u00e9"#),
+                      ("\u{212A}", "K", #"\u212a"#, "K"),
+                      ("\u{1D15E}\"", "\u{1D157}\u{1D165}\"", #"\ud834\udd5e\""#, #"\ud834\udd57\ud834\udd65\""#)])
+    func keyInAnotherUnicodeFormIsADuplicate(_ first: String, _ second: String, _ firstShown: String, _ secondShown: String) throws {
+        let expected = "duplicate key \"\(secondShown)\": the earlier key \"\(firstShown)\" in another Unicode form; "
+            + "an object may say each key once"
+        func quoted(_ key: String) -> String { key.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: #"\""#) }
+        let error = try #require(parseError("{\"config\": {\n  \"\(quoted(first))\": 1,\n  \"\(quoted(second))\": 2\n}}"))
+        #expect(error.message == expected)
+        #expect(error.location == SourceLocation(line: 3, column: 3))
+        #expect(error.path == JSONPath([.key("config"), .key(second)]))
+        let many = (0..<20).map { "\"k\($0)\": \($0)" }.joined(separator: ", ")
+        let escaped = "{\"\(firstShown)\": 1, \(many), \"\(secondShown)\": 2}"
+        #expect(parseError(escaped)?.message == expected)
+    }
+
+    /// Only canonical equivalence makes a duplicate: a compatibility form ("ﬁ", U+FB01) or a
+    /// different accent is another key.
+    @Test func keysThatOnlyLookAlikeAreDistinct() throws {
+        let parsed = try JSONParser.parse("{\"\u{FB01}\": 1, \"fi\": 2, \"caf\u{E9}\": 3, \"caf\u{E8}\": 4, \"cafe\u{300}\u{301}\": 5}")
+        #expect(parsed.objectValue?.count == 5)
+    }
+
     /// Large objects find duplicates through a set of their keys, small ones by comparing.
     @Test(arguments: [2, 8, 9, 40])
     func duplicateKeyInAnObjectOfManyMembers(_ memberCount: Int) throws {

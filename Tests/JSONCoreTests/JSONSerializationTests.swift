@@ -7,6 +7,27 @@ import JSONCore
         #expect(value.serializedString() == #"{"a":{"Z":false,"z":true},"aa":[],"b":1,"é":null}"#)
     }
 
+    @Test func hasSameBytesIsEqualityThatSerialisesAlike() {
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        let pairs: [(JSONValue, JSONValue)] = [
+            (.string(composed), .string(decomposed)),
+            (["k": .string(composed)], ["k": .string(decomposed)]),
+            ([.string(composed)], [.string(decomposed)]),
+            (.object([composed: 1]), .object([decomposed: 1])),
+        ]
+        for (mine, theirs) in pairs {
+            #expect(mine == theirs, "String's == is canonical equivalence")
+            #expect(!mine.serializedString().utf8.elementsEqual(theirs.serializedString().utf8))
+            #expect(!mine.hasSameBytes(as: theirs) && !theirs.hasSameBytes(as: mine))
+            #expect(mine.hasSameBytes(as: mine))
+        }
+        let value: JSONValue = ["a": [1, "x", nil, true, ["b": 2.5]]]
+        #expect(value.hasSameBytes(as: ["a": [1, "x", nil, true, ["b": 2.5]]]))
+        #expect(!value.hasSameBytes(as: ["a": [1, "x", nil, false, ["b": 2.5]]]))
+        #expect(!value.hasSameBytes(as: ["a": [1, "x", nil, true, ["b": 2.5], 3]]))
+        #expect(!JSONValue.number(1).hasSameBytes(as: .string("1")))
+    }
+
     @Test func escapesWhatJSONRequires() {
         let value: JSONValue = .string("q\"b\\n\nr\rt\t\u{1}\u{1F}/é")
         #expect(value.serializedString() == #""q\"b\\n\nr\rt\t\u0001\u001f/é""#)

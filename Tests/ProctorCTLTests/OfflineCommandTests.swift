@@ -47,6 +47,27 @@ import TestSupport
         #expect(Set(problems.compactMap { $0["path"]?.stringValue }) == [#"apps["a.b"].state"#, #"apps["a.b"].dlp.print"#])
     }
 
+    /// An app's managed `config` with one key in two Unicode forms ("é" composed, then "e" and
+    /// U+0301) cannot be kept as both: the drop-in is refused at the second key, which the
+    /// message spells out beside the first.
+    @Test func validateRefusesAKeyRepeatedInAnotherUnicodeForm() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        _ = try directory.write("00-defaults.json", #"{"schema": 1, "version": "1"}"#)
+        let file = try directory.write("10-app.json", """
+            {
+              "schema": 1,
+              "apps": { "a.b": { "state": "allowed", "config": {
+                "caf\u{E9}": 1,
+                "cafe\u{301}": 2 } } }
+            }
+            """)
+        let result = try proctorctl(["policy", "validate", directory.path])
+        #expect(result.status == 2)
+        #expect(result.error == "\(file):5:5: apps[\"a.b\"].config[\"cafe\u{301}\"]: invalid JSON: duplicate key \"cafe\\u0301\": "
+            + "the earlier key \"caf\\u00e9\" in another Unicode form; an object may say each key once\n")
+    }
+
     @Test func validateRefusesWhatIsNotAPolicy() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

@@ -195,6 +195,29 @@ import Varlink
         #expect(pushes(registry.activate(again)).isEmpty)
     }
 
+    /// A view is the bytes its app is sent: a config value, a config member's name or a path
+    /// respelt in another Unicode form (equal `String`s, other bytes) changes it, so the
+    /// subscriber is told (a reload takes such an edit as a change since `PolicyExactEquality`).
+    @Test func aViewWhoseOnlyChangeIsAStringsUnicodeFormIsPushed() throws {
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        let spellings = [
+            { (word: String) in #""com.example.notes": {"config": {"folder": "\#(word)"}}, "com.example.mail": {}"# },
+            { (word: String) in #""com.example.notes": {"config": {"\#(word)": 1}}, "com.example.mail": {}"# },
+            { (word: String) in #""com.example.notes": {"dlp": {"fileExport": {"deny": ["/srv/\#(word)/**"]}}}, "com.example.mail": {}"# },
+        ]
+        for (place, apps) in spellings.enumerated() {
+            let registry = AgentRegistry(active: try Self.policy(version: "1", apps: apps(composed)), store: store,
+                                         appsWithPendingWipes: [], viewSigner: viewSigner)
+            let notes = session("com.example.notes", "notes"), mail = session("com.example.mail", "mail")
+            _ = registry.register(notes)
+            _ = registry.register(mail)
+            _ = registry.subscribe(notes, through: IdleSubscription())
+            _ = registry.subscribe(mail, through: IdleSubscription())
+            let respelt = try Self.policy(version: "2", apps: apps(decomposed))
+            #expect(pushes(registry.activate(respelt)) == ["notes policy"], "place \(place)")
+        }
+    }
+
     @Test func aRaisedMinimumIsDecidedAgainForEachRunningSessionAtItsVersion() throws {
         let registry = try notesAndMailRegistry()
         let old = session("com.example.notes", "old", version: "1.0.0"), new = session("com.example.notes", "new", version: "2.5.0")

@@ -83,6 +83,17 @@ import TestSupport
         #expect(throws: PolicySnapshot.Unusable.self) { try decode(bytes + [0], matching: snapshot.key) }
     }
 
+    /// Bytes that are not UTF-8 in the header's lines (a bad sector, another file): each line is
+    /// measured in the file's bytes, not in the text it decodes to, where one such byte is three.
+    @Test func aHeaderThatIsNotUTF8IsRefused() {
+        let short = Array("a\nb\nc\nd\ne\nf\n".utf8)
+        for header in [short + [UInt8](repeating: 0xFF, count: 40) + [0x0A],
+                       short + Array("checksum ".utf8) + [UInt8](repeating: 0xC3, count: 64) + [0x0A],
+                       [UInt8](repeating: 0x80, count: 20) + [0x0A] + Array("b\nc\nd\ne\nf\n".utf8) + [0xFE, 0x0A]] {
+            #expect(throws: PolicySnapshot.Unusable.self) { try decode(header + [1, 2, 3], matching: snapshot.key) }
+        }
+    }
+
     @Test func aValidChecksumOverAnotherFormatIsRefused() throws {
         func withChecksum(_ text: String) -> [UInt8] {
             Array(text.utf8) + Array("checksum \(JSONCore.SHA256.hexDigest(Array(text.utf8)))\n".utf8)

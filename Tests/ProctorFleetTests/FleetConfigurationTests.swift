@@ -84,6 +84,11 @@ import Testing
         ("[Source]\nClientKey=@fleet/client.key", 2, "ClientKey",
          "expected a credential name after @ (a file name: no /, spaces or control characters, at most 255 bytes), "
             + "found \"@fleet/client.key\""),
+        // A "/" followed by a combining mark is one Character that is not "/": the name is
+        // checked by its scalars, so this one is not a path under $CREDENTIALS_DIRECTORY either.
+        ("[Source]\nClientKey=@fleet/\u{301}client.key", 2, "ClientKey",
+         "expected a credential name after @ (a file name: no /, spaces or control characters, at most 255 bytes), "
+            + "found \"@fleet/\u{301}client.key\""),
         ("[Source]\nClientKey=@..", 2, "ClientKey",
          "expected a credential name after @ (a file name: no /, spaces or control characters, at most 255 bytes), found \"@..\""),
         ("[Source]\nClientKey=@fleet-client.key", 2, "ClientKey",
@@ -106,19 +111,76 @@ import Testing
     @Test(arguments: [
         ("https://mdm.example.com/proctor/bundle.json", "https://mdm.example.com/proctor/bundle.json"),
         ("https://user:pass@mdm.example.com:8443/b", "https://<redacted>@mdm.example.com:8443/b"),
+        ("https://user@mdm.example.com/b", "https://<redacted>@mdm.example.com/b"),
+        ("https://us%40er:p%2F%3F%23%40ss@mdm.example.com/b?x=%40", "https://<redacted>@mdm.example.com/b?<redacted>"),
         ("https://a@b@mdm.example.com?x=1", "https://<redacted>@mdm.example.com?<redacted>"),
         ("https://mdm.example.com/s?X-Amz-Signature=abc#f", "https://mdm.example.com/s?<redacted>"),
-        ("https://mdm.example.com/p@q", "https://mdm.example.com/p@q"),
-        // A password written with its `#` or `?` unescaped: libcurl reads no user information
-        // there (its host would end at that character), but the password must not show.
-        ("https://user:pass#word@mdm.example.com/b", "https://<redacted>@mdm.example.com/b"),
-        ("https://user:pa?ss@mdm.example.com/b", "https://<redacted>@mdm.example.com/b"),
         ("https://mdm.example.com?token=a/b", "https://mdm.example.com?<redacted>"),
+        // A password with an unescaped "/": libcurl's host ends there (and with "127:18777/…"
+        // it connects to 0.0.0.127:18777), but nothing before the last "@" may show.
+        ("https://user:pa/ss@mdm.example.com/b", "https://<redacted>@mdm.example.com/b"),
+        ("https://127:18777/ss@mdm.example.com/b", "https://<redacted>@mdm.example.com/b"),
+        ("https://us/er:pass@mdm.example.com/b", "https://<redacted>@mdm.example.com/b"),
+        // An "@" after a "?" or "#" may be the query's: nothing after "//" shows.
+        ("https://user:pass#word@mdm.example.com/b", "https://<redacted>"),
+        ("https://user:pa?ss@mdm.example.com/b", "https://<redacted>"),
+        ("https://mdm.example.com/s?to=a@b", "https://<redacted>"),
+        ("https://mdm.example.com/p@q", "https://<redacted>@q"),
+        // A combining mark after "@" makes one Character of them, but libcurl reads bytes.
+        ("https://user:pass@\u{301}mdm.example.com/b", "https://<redacted>@\u{301}mdm.example.com/b"),
         ("file:///srv/bundle.json", "file:///srv/bundle.json"),
+        ("file:///srv/bundle@2.json?x", "file:///srv/bundle@2.json?<redacted>"),
+        ("user:pass@mdm.example.com/b", "<redacted>@mdm.example.com/b"),
+        // Only "SCHEME://" starts the authority: a "//" further on may be in the password.
+        ("user:pa//ss@mdm.example.com/b", "<redacted>@mdm.example.com/b"),
+        ("https:/user:pass@mdm.example.com/b", "<redacted>@mdm.example.com/b"),
+        ("x y://user:pass@mdm.example.com/b", "<redacted>@mdm.example.com/b"),
         ("not a url", "not a url"),
     ])
     func aURLIsShownWithoutItsUserInformationAndQuery(_ url: String, _ shown: String) {
         #expect(FleetConfiguration.redacted(url) == shown)
+    }
+
+    /// No byte of a password ("Z…Z") or of the query ("Y") shows, whatever the user name and
+    /// password hold, escaped or not.
+    @Test(arguments: ["", "/", "?", "#", "@", ":", "/@", "%2F", "%3F", "%23", "%40", "%"])
+    func noPartOfAPasswordOrQueryShows(_ separator: String) {
+        for user in ["u", "u\(separator)v", ""] {
+            for password in ["Z\(separator)Z", "\(separator)Z", "Z\(separator)"] {
+                let url = "https://\(user):\(password)@mdm.example.com/b?Y=Y#Y"
+                let shown = FleetConfiguration.redacted(url)
+                #expect(!shown.contains("Z") && !shown.contains("Y"), "\(url) shown as \(shown)")
+                #expect(shown.hasPrefix("https://<redacted>"))
+            }
+        }
+    }
+
+    /// A URL whose user information libcurl would not read as written is refused, naming the
+    /// setting; percent-encoded, the same credentials are accepted.
+    @Test(arguments: [
+        ("https://user:pa/ss@mdm.example.com/b", "https://<redacted>@mdm.example.com/b"),
+        ("https://127:18777/ss@mdm.example.com/b", "https://<redacted>@mdm.example.com/b"),
+        ("https://user:pa?ss@mdm.example.com/b", "https://<redacted>"),
+        ("https://user:pa#ss@mdm.example.com/b", "https://<redacted>"),
+        ("https://us@er:pass@mdm.example.com/b", "https://<redacted>@mdm.example.com/b"),
+        ("https://user:pass@mdm.example.com/p@q", "https://<redacted>@q"),
+        ("https://mdm.example.com/s?to=a@b", "https://<redacted>"),
+    ])
+    func anAtSignThatLibcurlWouldReadDifferentlyIsRefused(_ url: String, _ shown: String) throws {
+        let message = "expected \"@\" only once, after the user name and password: percent-encode \"/\", \"?\", \"#\" and \"@\" "
+            + "in them (%2F, %3F, %23, %40) and \"@\" in the path or query (%40), as libcurl ends the host at the first "
+            + "\"/\", \"?\" or \"#\", found \"\(shown)\""
+        for key in ["BundleURL", "StatusURL"] {
+            #expect(error("[Source]\n\(key)=\(url)") == ConfigurationFileError(file: "/etc/proctor/proctord.conf", line: 2, key: key,
+                                                                                message: message))
+        }
+    }
+
+    @Test func percentEncodedCredentialsAndAFileNameWithAnAtSignAreAccepted() throws {
+        let encoded = "https://us%40er:p%2F%3F%23%40ss@mdm.example.com:8443/b?to=a%40b"
+        #expect(try parse("[Source]\nBundleURL=\(encoded)").source.bundleURL == encoded)
+        #expect(try parse("[Source]\nStatusURL=https://user@mdm/s").source.statusURL == "https://user@mdm/s")
+        #expect(try parse("[Source]\nBundleURL=file:///srv/bundle@2.json").source.bundleURL == "file:///srv/bundle@2.json")
     }
 
     @Test func theMessageReadsLikeACompilerDiagnostic() {

@@ -101,6 +101,28 @@ import TestSupport
         }
     }
 
+    /// `SemanticVersion`'s `==` is precedence, which ignores build metadata, but the canonical
+    /// form and the compiled policy keep it: a minimum whose only change is its `+build` part
+    /// is another policy, in an app entry as under `defaults`.
+    @Test func isCompiledFromComparesAMinimumVersionsBuildMetadata() throws {
+        func policy(_ minimum: String, inDefaults: Bool) throws -> Policy {
+            let version = try #require(SemanticVersion(minimum))
+            var app = AppPolicy()
+            app.state = .authorized
+            var defaults = AppSettings()
+            if inDefaults { defaults.compliance.minVersion = version } else { app.settings.compliance.minVersion = version }
+            return Policy(version: "v1", defaults: defaults, apps: ["com.example.app": app])
+        }
+        for inDefaults in [false, true] {
+            let original = try policy("1.2.3+linux", inDefaults: inDefaults), rebuilt = try policy("1.2.3+macos", inDefaults: inDefaults)
+            #expect(original == rebuilt, "SemanticVersion's == ignores build metadata")
+            #expect(original.sha256 != rebuilt.sha256, "the canonical form keeps it")
+            let compiled = CompiledPolicy(original)
+            #expect(compiled.isCompiled(from: original))
+            #expect(!compiled.isCompiled(from: rebuilt), "defaults: \(inDefaults): another build is another policy")
+        }
+    }
+
     @Test func rebuildsTheExamplePolicies() throws {
         let loaded = try PolicyDirectory.load(PolicyTestSupport.repositoryRoot + "/config/examples")
         expectRebuilds(loaded.policy)

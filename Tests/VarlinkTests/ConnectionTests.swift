@@ -218,6 +218,27 @@ func call(_ method: String, _ parameters: [String: JSONValue] = [:], more: Bool 
         }
     }
 
+    /// A repeated key (exactly, or in another Unicode form, which a dictionary cannot hold
+    /// beside the first either) is answered InvalidParameter naming the parameter it is in,
+    /// or the protocol member repeated, then the connection closes.
+    @Test(arguments: [
+        (#"{"method":"org.example.ping.Ping","parameters":{"text":"a","text":"b"}}"#, "text"),
+        ("{\"method\":\"org.example.ping.Ping\",\"parameters\":{\"text\":{\"caf\u{E9}\":1,\"cafe\u{301}\":2}}}", "text"),
+        (#"{"method":"org.example.ping.Ping","parameters":{"text":{"caf\u00e9":1,"cafe\u0301":2}}}"#, "text"),
+        (#"{"method":"org.example.ping.Ping","method":"org.example.ping.Ping","parameters":{}}"#, "method"),
+        (#"{"method":"org.example.ping.Ping","parameters":{},"parameters":{}}"#, "parameters"),
+    ])
+    func aRepeatedKeyGetsInvalidParameterThenClose(_ text: String, _ parameter: String) throws {
+        let connection = VarlinkConnection(service: try makeService(), context: Peer(name: "a"))
+        let output = connection.receive(Array(text.utf8) + [0])
+        #expect(try replies(output.bytes) == [VarlinkReply(error: .invalidParameter(parameter))])
+        guard case .invalidInput(.duplicateMember(parameter, let error))? = output.close else {
+            Issue.record("closed with \(String(describing: output.close))")
+            return
+        }
+        #expect(error.message.hasPrefix("duplicate key"))
+    }
+
     @Test func addInterfaceRejectsBadInput() throws {
         let service = try makeService()
         #expect(throws: VarlinkServiceError.duplicateInterface("org.example.ping")) {

@@ -206,4 +206,16 @@ import Testing
         _ = connection.receive(ping, from: from(17))
         #expect(peer.log == ["10", "11", "12", "12", "13", "14", "nil", "16", "17"].map { "direct \($0)" })
     }
+
+    /// The context a connection's handlers are given is the one it has at the call: the direct
+    /// methods bound to its context are bound again when it is replaced.
+    @Test func aReplacedContextIsTheOneDirectCallsAreGiven() throws {
+        let first = Peer(name: "first"), second = Peer(name: "second")
+        let connection = VarlinkConnection(service: try Self.service(), context: first, maxMessageBytes: 256)
+        let ping = Array((Self.plainCalls[0] + "\0").utf8)
+        #expect(String(decoding: connection.receive(ping).bytes, as: UTF8.self).contains(#""peer":"first""#))
+        connection.context = second
+        #expect(String(decoding: connection.receive(ping).bytes, as: UTF8.self).contains(#""peer":"second""#))
+        #expect(first.log == ["direct"] && second.log == ["direct"])
+    }
 }

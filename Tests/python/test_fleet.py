@@ -259,6 +259,28 @@ def test_a_broken_proctord_conf_stops_start_up_and_a_broken_reload_keeps_the_set
     assert "unknown key in [Policy]" in daemon.wait_for_log("Fleet settings not reloaded")
 
 
+def test_a_password_with_an_unescaped_slash_stops_start_up_without_showing_it(fleet, workdir):
+    """libcurl ends the host at the first "/" after "//": such a password would not be sent as one
+    (docs/fleet.md). proctord refuses the URL, naming the setting, and shows no byte of the
+    password; percent-encoded, the same password is accepted."""
+    mdm, key, daemon = fleet
+    conf = os.path.join(daemon.config_dir, "proctord.conf")
+    configure(daemon, mdm, url=f"https://fleet:SeCrEt1/SeCrEt2@localhost:{mdm.port}/bundle", interval=3600)
+    with pytest.raises(RuntimeError):
+        daemon.start()
+    assert daemon.process.wait(timeout=10) == 78
+    assert (f'{conf}:2: BundleURL=: expected "@" only once, after the user name and password' in daemon.log())
+    assert f'found "https://<redacted>@localhost:{mdm.port}/bundle"' in daemon.log()
+    assert "SeCrEt" not in daemon.log()
+    mdm.publish(sign(key, base_policy("fleet.1"), workdir, serial=5))
+    configure(daemon, mdm, url=f"https://fleet:SeCrEt1%2FSeCrEt2@localhost:{mdm.port}/bundle", interval=3600)
+    daemon.start()
+    reply = wait_for_fetch(daemon, None)
+    assert reply["fleet"]["lastFetchResult"] == "applied"
+    assert reply["fleet"]["bundleUrl"] == f"https://<redacted>@localhost:{mdm.port}/bundle"
+    assert "SeCrEt" not in daemon.log()
+
+
 def test_status_documents_are_posted_after_apply_and_refusal(fleet, workdir):
     mdm, key, daemon = fleet
     mdm.publish(sign(key, base_policy("fleet.1"), workdir, serial=100))

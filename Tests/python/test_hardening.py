@@ -346,3 +346,24 @@ def test_an_app_id_no_policy_can_hold_is_refused_unlogged_and_unrecorded(workdir
         assert [event["appId"] for event in events if event["kind"] == "registration"] == ["io.proctor.test.rootprobe"]
     finally:
         d.stop()
+
+
+def test_a_key_repeated_in_another_unicode_form_gets_an_error_reply(daemon):
+    """ValidatePolicy with an app's `config` holding "café" twice, composed (U+00E9) and
+    decomposed (e U+0301): one dictionary cannot keep both, so the call is answered
+    InvalidParameter naming `policy`, as an exact repeat is, and its connection closed; proctord
+    serves on."""
+    policy = ('{"schema":1,"version":"u.1","apps":{"a.b":{"state":"allowed","config":'
+              '{"caf\u00e9":1,"cafe\u0301":2}}}}')
+    for repeated in (policy, policy.replace("cafe\u0301", "caf\u00e9")):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(10)
+            s.connect(daemon.admin)
+            s.sendall(('{"method":"io.proctor.Admin.ValidatePolicy","parameters":{"policy":%s}}' % repeated)
+                      .encode() + b"\0")
+            data = b""
+            while chunk := s.recv(65536):
+                data += chunk
+        assert json.loads(data.rstrip(b"\0")) == {"error": "org.varlink.service.InvalidParameter",
+                                                  "parameters": {"parameter": "policy"}}
+    assert raw_call(daemon.admin, "io.proctor.Admin.Status")["parameters"]["policy"]["version"]

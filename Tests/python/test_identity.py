@@ -90,6 +90,17 @@ def install(source, destination):
     os.rename(destination + ".new", destination)
 
 
+def start_with_a_trusted_copy_of_python(workdir):
+    """proctord with one app, io.proctor.test.trusted, whose executable is a copy of python
+    (another file than python's own); the daemon, the copy's path and the app's id."""
+    trusted = os.path.join(workdir, "bin", "trusted")
+    os.makedirs(os.path.dirname(trusted))
+    install(os.path.realpath(PYTHON), trusted)
+    app_id = "io.proctor.test.trusted"
+    daemon = start_daemon(workdir, {app_id: {"state": "authorized", "match": {"executable": trusted, "users": ["*"]}}})
+    return daemon, trusted, app_id
+
+
 def pinned_pids(daemon):
     with sqlite3.connect(os.path.join(daemon.state_dir, "state.db")) as connection:
         return sorted(row[0] for row in connection.execute("SELECT pid FROM identity_pins"))
@@ -220,11 +231,7 @@ print(reply.get("error", "registered"), reply.get("parameters", {}).get("reason"
 def test_the_process_that_sends_register_is_checked_not_the_one_that_connected(workdir):
     """Issue 11, exec after connect: a connection outlives the process image that opened it
     (fork, exec, descriptor passing). The identity is that of the process that sent Register."""
-    trusted = os.path.join(workdir, "bin", "trusted")
-    os.makedirs(os.path.dirname(trusted))
-    install(os.path.realpath(PYTHON), trusted)  # a copy: another file than python's own
-    app_id = "io.proctor.test.trusted"
-    daemon = start_daemon(workdir, {app_id: {"state": "authorized", "match": {"executable": trusted, "users": ["*"]}}})
+    daemon, trusted, app_id = start_with_a_trusted_copy_of_python(workdir)
 
     def connect_then_hand_on(connector, sender):
         done = subprocess.run([connector, "-c", HAND_ON, daemon.agent, sender, app_id],
@@ -251,6 +258,67 @@ def test_the_process_that_sends_register_is_checked_not_the_one_that_connected(w
                               capture_output=True, text=True, timeout=60)
         assert kept.stdout.startswith("decided io.proctor.Agent.IdentityMismatch"), (kept.stdout, kept.stderr)
         assert "belongs to the process that registered it" in kept.stdout
+    finally:
+        daemon.stop()
+
+
+# Registers, then sends Decide calls on its connection (the direct path answers a read that is
+# one whole call): its own; one it began and a forked child finished; one a forked child sent
+# whole; one the parent and a forked child each sent whole, back to back, in one write each;
+# its own again. Prints the outcomes: argv SOCKET APP_ID.
+DECIDE_SENDERS = CALL + """
+import os
+def reply(s):
+    data = b""
+    while not data.endswith(b"\\0"):
+        data += s.recv(65536)
+    return [json.loads(part) for part in data[:-1].split(b"\\0")]
+
+def outcome(message):
+    return message.get("error", "decided")
+
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(sys.argv[1])
+session = call(s, "io.proctor.Agent.Register", {"appId": sys.argv[2]})["parameters"]["session"]
+decide = json.dumps({"method": "io.proctor.Agent.Decide", "parameters": {"session": session, "action": "print"}}).encode() + b"\\0"
+
+def in_child(data):
+    child = os.fork()
+    if child == 0:
+        s.sendall(data)
+        os._exit(0)
+    os.waitpid(child, 0)
+
+outcomes = [outcome(call(s, "io.proctor.Agent.Decide", {"session": session, "action": "print"}))]
+s.sendall(decide[:20])
+in_child(decide[20:])
+outcomes.append(outcome(reply(s)[0]))
+in_child(decide)
+outcomes.append(outcome(reply(s)[0]))
+s.sendall(decide)
+in_child(decide)
+replies = reply(s)
+while len(replies) < 2:
+    replies += reply(s)
+outcomes += [outcome(message) for message in replies]
+outcomes.append(outcome(call(s, "io.proctor.Agent.Decide", {"session": session, "action": "print"})))
+print(*outcomes, flush=True)
+"""
+
+
+def test_each_decide_is_checked_against_the_process_that_sent_all_its_bytes(workdir):
+    """Decide's direct path (a read that is one whole call, answered without the frame
+    decoder) and the general one (split or pipelined calls) both hold a call to the one
+    process that wrote all its bytes: a session's own process is answered, a forked child
+    sharing the connection is refused, whether it wrote the whole call or its end."""
+    daemon, trusted, app_id = start_with_a_trusted_copy_of_python(workdir)
+    try:
+        done = subprocess.run([trusted, "-c", DECIDE_SENDERS, daemon.agent, app_id], capture_output=True, text=True,
+                              timeout=60)
+        mismatch = "io.proctor.Agent.IdentityMismatch"
+        assert done.stdout.split() == ["decided", mismatch, mismatch, "decided", mismatch, "decided"], (done.stdout,
+                                                                                                       done.stderr)
     finally:
         daemon.stop()
 
@@ -286,11 +354,7 @@ def test_register_on_a_connection_that_has_a_session_is_verified_on_a_pidfd(work
     session is checked against its registering process instead). A further Register from that
     process is verified on the session's pidfd; one from another process is refused once,
     with the connection taking pidfds again, so that sending it again verifies it."""
-    trusted = os.path.join(workdir, "bin", "trusted")
-    os.makedirs(os.path.dirname(trusted))
-    install(os.path.realpath(PYTHON), trusted)
-    app_id = "io.proctor.test.trusted"
-    daemon = start_daemon(workdir, {app_id: {"state": "authorized", "match": {"executable": trusted, "users": ["*"]}}})
+    daemon, trusted, app_id = start_with_a_trusted_copy_of_python(workdir)
     try:
         done = subprocess.run([trusted, "-c", REGISTER_AGAIN, "parent", daemon.agent, app_id, REGISTER_AGAIN],
                               capture_output=True, text=True, timeout=60)

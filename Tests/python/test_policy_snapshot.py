@@ -8,6 +8,7 @@ holds a planted hash with a valid checksum shows which path a start took: the pl
 force means the snapshot was read (and the policy came from its body), the policy's own hash
 that it was not."""
 import hashlib
+import json
 import os
 import signal
 import stat
@@ -170,7 +171,7 @@ def test_a_restart_reads_the_snapshot_written_after_the_start(settled):
 
 @pytest.mark.parametrize("damage", ["flipped header byte", "flipped body byte", "truncated", "truncated header",
                                     "empty", "garbage", "format 1", "policies counted 3", "apps counted 2**40",
-                                    "body of another policy"])
+                                    "body of another policy", "header not UTF-8"])
 def test_a_damaged_snapshot_is_logged_and_the_policy_worked_out_again(settled, damage):
     daemon, true_sha256, fields = settled
     body = fields["body bytes"]
@@ -200,6 +201,8 @@ def test_a_damaged_snapshot_is_logged_and_the_policy_worked_out_again(settled, d
         content = b""
     elif damage == "garbage":
         content = os.urandom(300)
+    elif damage == "header not UTF-8":
+        content = b"\xff\n" * 6 + b"\xff" * 40 + b"\n" + body  # a checksum line shorter in bytes than as text
     elif damage == "format 1":
         header = "proctor-policy-snapshot 1\n" + "".join(f"{name} {fields[name]}\n" for name in ("build", "files", "bundle"))
         header += f"sha256 {PLANTED}\n"
@@ -245,6 +248,48 @@ def test_an_added_policy_file_does_not_use_the_snapshot(settled):
     daemon.start()
     # The same policy merged from two files: its own hash, worked out again.
     assert policy_sha256(daemon) == true_sha256
+
+
+def test_a_file_replaced_with_its_size_and_times_kept_does_not_use_the_snapshot(settled):
+    """What an editor or an administrator might do that keeps every file's size and mtime, each
+    left to settle (so the files alone could key a snapshot): rewritten in place with its mtime
+    set back (touch -d), replaced by a rename, made a symlink to another file. The file's ctime
+    (and, for the last two, its inode) moved, so the snapshot of the files before is not used."""
+    daemon, true_sha256, fields = settled
+    policy_dir = os.path.join(daemon.config_dir, "policy.d")
+    path = os.path.join(policy_dir, "00-test.json")
+
+    def same_size_and_times(version, write):
+        before = os.stat(path)
+        write(version)
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns), follow_symlinks=True)
+        after = os.stat(path)
+        assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+
+    def in_place(version):
+        with open(path, "r+") as f:
+            f.write(json.dumps(base_policy(version), indent=2))
+
+    def renamed_over(version):
+        write_policy(daemon.config_dir, base_policy(version), name=".new")
+        os.rename(os.path.join(policy_dir, ".new"), path)
+
+    def symlinked(version):
+        target = os.path.join(daemon.config_dir, "elsewhere.json")
+        with open(target, "w") as f:
+            f.write(json.dumps(base_policy(version), indent=2))
+        os.unlink(path)
+        os.symlink(target, path)
+
+    for version, write in (("snap.2", in_place), ("snap.3", renamed_over), ("snap.4", symlinked)):
+        now = wait_for_snapshot(daemon, policy_sha256(daemon))
+        write_snapshot(daemon, dict(now, sha256=PLANTED))
+        daemon.stop()
+        same_size_and_times(version, write)
+        time.sleep(2.2)  # settled: the files' identity alone would key a snapshot
+        daemon.start()
+        assert policy_sha256(daemon) != PLANTED, f"{write.__name__}: the stale snapshot was used"
+        assert policy_in_force(daemon)["version"] == version
 
 
 def test_an_applied_bundle_keys_the_snapshot(settled):
