@@ -88,7 +88,7 @@ extension JSONValue {
             }
             let at = i, byte = utf8[at]
             i &+= 1
-            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            guard byteNeedsEscape(byte) else { continue }
             out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[unwritten..<at]))
             unwritten = at + 1
             switch byte {
@@ -107,6 +107,29 @@ extension JSONValue {
         out.append(UInt8(ascii: "\""))
     }
 
+    /// Whether `writeString` writes `utf8` as it is between its quotes: it holds no control
+    /// character, quote or backslash. For writers that copy such text into a buffer sized
+    /// beforehand (a `Decide` reply's rule).
+    public static func writesVerbatim(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        var i = 0
+        while utf8.count &- i >= 8 {
+            if wordNeedsEscape(UnsafeRawPointer(utf8.baseAddress!).loadUnaligned(fromByteOffset: i, as: UInt64.self)) {
+                return false
+            }
+            i &+= 8
+        }
+        while i < utf8.count {
+            if byteNeedsEscape(utf8[i]) { return false }
+            i &+= 1
+        }
+        return true
+    }
+
+    @inline(__always)
+    private static func byteNeedsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    }
+
     /// Whether one of the eight bytes of `word` is a control character, `"` or a backslash. Exact,
     /// in either byte order: a byte below 0x20, or one equal to the quote or backslash (zero
     /// after the XOR), sets its high bit in the test; a borrow that crosses into a higher byte
@@ -116,5 +139,14 @@ extension JSONValue {
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
         func hasByteBelow(_ bound: UInt64, _ w: UInt64) -> Bool { (w &- ones &* bound) & ~w & highs != 0 }
         return hasByteBelow(0x20, word) || hasByteBelow(1, word ^ (ones &* 0x22)) || hasByteBelow(1, word ^ (ones &* 0x5C))
+    }
+}
+
+extension [UInt8] {
+    /// Appends the UTF-8 bytes of `text` in one copy, for the fixed parts of a message written
+    /// on a hot path: a `String` literal's `utf8` view is appended through a generic loop.
+    @inlinable
+    public mutating func append(utf8 text: StaticString) {
+        append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 }

@@ -40,7 +40,7 @@ final class Daemon {
     let viewSigner: ViewSigner
     var active: ActivePolicy { registry.active }
     /// Decisions, refused registrations and storage failures since start (`DaemonCounters`).
-    var counters = DaemonCounters()
+    let counters = DaemonCounters()
     /// The `Admin.Events` streams and the queue of events not yet in the store's history.
     let events: EventFeed
     /// Signed bundles and the MDM poll (Daemon+Fleet.swift).

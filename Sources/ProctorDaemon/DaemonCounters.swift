@@ -2,10 +2,14 @@ import ProctorPolicy
 import ProctorProtocol
 
 /// Counters since start, for `Status` and `proctorctl metrics` (docs/fleet.md). Loop thread
-/// only. Counting a decision is one increment in a fixed array: it is on the request path.
-struct DaemonCounters {
-    /// Allowed and denied decisions per action, at `2 * actionIndex + (allowed ? 0 : 1)`.
-    private var decisions = [Int](repeating: 0, count: 2 * Action.allCases.count)
+/// only. Counting a decision is on the request path: one increment through a pointer the
+/// daemon's `let` reaches, with no exclusivity check of a class's stored property and no
+/// uniqueness check of an array.
+final class DaemonCounters {
+    /// Allowed and denied decisions per action, at `2 * actionIndex + (allowed ? 0 : 1)`:
+    /// `decisionSlots` counts, allocated with the counters and freed with them.
+    private let decisions: UnsafeMutablePointer<Int>
+    private static let decisionSlots = 2 * Action.allCases.count
     private(set) var registrationsRefused: [RegistrationRefusal: Int] = [:]
     /// State storage operations that failed (each also logged, MESSAGE_ID `931641ee…`).
     var storageFailures = 0
@@ -17,16 +21,24 @@ struct DaemonCounters {
         case sessionLimit = "session-limit"
     }
 
-    mutating func countDecision(_ action: Action, allowed: Bool) {
+    init() {
+        decisions = .allocate(capacity: Self.decisionSlots)
+        decisions.initialize(repeating: 0, count: Self.decisionSlots)
+    }
+
+    deinit { decisions.deallocate() }
+
+    /// `index(of:)` is below `Action.allCases.count`, so the slot is within the allocation.
+    func countDecision(_ action: Action, allowed: Bool) {
         decisions[2 * Self.index(of: action) + (allowed ? 0 : 1)] += 1
     }
 
-    mutating func countRefusal(_ refusal: RegistrationRefusal) {
+    func countRefusal(_ refusal: RegistrationRefusal) {
         registrationsRefused[refusal, default: 0] += 1
     }
 
-    var decisionsAllowed: Int { stride(from: 0, to: decisions.count, by: 2).reduce(0) { $0 + decisions[$1] } }
-    var decisionsDenied: Int { stride(from: 1, to: decisions.count, by: 2).reduce(0) { $0 + decisions[$1] } }
+    var decisionsAllowed: Int { stride(from: 0, to: Self.decisionSlots, by: 2).reduce(0) { $0 + decisions[$1] } }
+    var decisionsDenied: Int { stride(from: 1, to: Self.decisionSlots, by: 2).reduce(0) { $0 + decisions[$1] } }
 
     /// `DecisionCount`s of the Admin interface, every action in `Action.allCases` order.
     var decisionCounts: [Admin.DecisionCount] {

@@ -102,7 +102,8 @@ final class EventFeed {
         let now = Clock.now()
         if recorded { lastID += 1 }
         let event = Pending(id: lastID, occurredAt: occurredAt ?? now, receivedAt: now, kind: kind, appID: appID, payload: payload)
-        if recorded { enqueue([event]) }
+        // `CollectionOfOne`: an array literal allocated a buffer for every denial.
+        if recorded { enqueue(CollectionOfOne(event)) }
         guard !subscribers.isEmpty else { return }
         var reply: [String: JSONValue]?
         for (key, subscriber) in subscribers {
@@ -136,7 +137,7 @@ final class EventFeed {
         pending.filter { query.matches(id: $0.id, occurredAt: $0.occurredAt, kind: $0.kind, appID: $0.appID) }
     }
 
-    private func enqueue(_ events: [Pending], announcing: Bool = true) {
+    private func enqueue(_ events: some Collection<Pending>, announcing: Bool = true) {
         let wasEmpty = pending.isEmpty
         pending += events
         if pending.count > maxPending {

@@ -33,7 +33,18 @@ public struct CompiledPolicy: Sendable {
     }
 
     /// The decision for `request`, naming the rule that made it.
-    public func decide(_ request: DecisionRequest) -> Decision { storage.decide(request) }
+    public func decide(_ request: DecisionRequest) -> Decision {
+        storage.decide(app: request.app, request.action, target: request.target, size: request.size,
+                       appVersion: request.appVersion)
+    }
+
+    /// `decide(_:)` for a request given by its parts (`DecisionRequest`'s members), which the
+    /// caller keeps: proctord's `Decide` builds no request, so copies and frees none of its
+    /// strings on the hot path.
+    public func decide(app: AppID, _ action: Action, target: String?, size: Int?,
+                       appVersion: SemanticVersion?) -> Decision {
+        storage.decide(app: app, action, target: target, size: size, appVersion: appVersion)
+    }
 
     /// The policy's `version`.
     public var version: String { storage.version }

@@ -24,30 +24,30 @@ struct AskingApp {
 
 extension CompiledPolicyStorage {
     /// See `CompiledPolicy.decide`.
-    func decide(_ request: DecisionRequest) -> Decision {
-        guard let entry = table.find(request.app) else { return Self.unknownApp }
+    func decide(app id: AppID, _ action: Action, target: String?, size: Int?, appVersion: SemanticVersion?) -> Decision {
+        guard let entry = table.find(id) else { return Self.unknownApp }
         // The state comes from the hash slot; the record (one cache line, at the slot's
         // position so it loads beside the slot) is read in place, and the rule is named by
         // layer, setting and the asking app's id: no per-app memory besides slot and record.
         guard entry.state == .authorized else {
-            return Decision(allowed: false, ruleParts: .app(request.app, .state, entry: -1, form: entry.keyForm),
+            return Decision(allowed: false, ruleParts: .app(id, .state, entry: -1, form: entry.keyForm),
                             reason: entry.state == .blocked ? DecisionReason.blocked : DecisionReason.retired)
         }
         let record = UnsafePointer(records.baseAddress! + entry.position)
         let settings = UnsafeRawPointer(record).advanced(by: MemoryLayout<AppRecord>.offset(of: \AppRecord.settings)!)
             .assumingMemoryBound(to: ResolvedSettings.self)
-        let app = AskingApp(settings: settings, id: request.app, form: entry.keyForm)
-        switch request.action {
+        let app = AskingApp(settings: settings, id: id, form: entry.keyForm)
+        switch action {
         case .launch:
-            return decideLaunch(app, version: request.appVersion)
+            return decideLaunch(app, version: appVersion)
         case .clipboardCopy:
-            return decideCopy(app, to: standing(of: request.target, toward: request.app), size: request.size)
+            return decideCopy(app, to: standing(of: target, toward: id), size: size)
         case .clipboardPaste:
-            return decidePaste(app, from: standing(of: request.target, toward: request.app))
+            return decidePaste(app, from: standing(of: target, toward: id))
         case .shareSend:
-            return decideShare(app, sending: true, other: request.target, standing(of: request.target, toward: request.app))
+            return decideShare(app, sending: true, other: target, standing(of: target, toward: id))
         case .shareReceive:
-            return decideShare(app, sending: false, other: request.target, standing(of: request.target, toward: request.app))
+            return decideShare(app, sending: false, other: target, standing(of: target, toward: id))
         case .print:
             let print = settings.pointee.print
             return Decision(allowed: print == .allow, ruleParts: app.rule(.print), reason: DecisionReason.print(print))
@@ -56,9 +56,9 @@ extension CompiledPolicyStorage {
             return Decision(allowed: capture == .allow, ruleParts: app.rule(.screenCapture),
                             reason: DecisionReason.screenCapture(capture))
         case .fileExport:
-            return decideExport(app, path: request.target)
+            return decideExport(app, path: target)
         case .notification:
-            return decideNotification(app, showing: request.target)
+            return decideNotification(app, showing: target)
         }
     }
 
@@ -178,14 +178,14 @@ extension CompiledPolicyStorage {
         return nil
     }
 
-    private static let unknownApp = Decision(allowed: false, rule: BuiltinDefaults.Rule.unknownApp, reason: DecisionReason.unknownApp)
-    private static let sameApp = Decision(allowed: true, rule: BuiltinDefaults.Rule.sameApp, reason: DecisionReason.sameApp)
-    private static let exportPathMissing = Decision(allowed: false, rule: BuiltinDefaults.Rule.fileExportRelativePath,
+    private static let unknownApp = Decision(allowed: false, ruleParts: .text(BuiltinDefaults.Rule.unknownApp), reason: DecisionReason.unknownApp)
+    private static let sameApp = Decision(allowed: true, ruleParts: .text(BuiltinDefaults.Rule.sameApp), reason: DecisionReason.sameApp)
+    private static let exportPathMissing = Decision(allowed: false, ruleParts: .text(BuiltinDefaults.Rule.fileExportRelativePath),
                                                     reason: DecisionReason.exportPathMissing)
-    private static let exportPathRelative = Decision(allowed: false, rule: BuiltinDefaults.Rule.fileExportRelativePath,
+    private static let exportPathRelative = Decision(allowed: false, ruleParts: .text(BuiltinDefaults.Rule.fileExportRelativePath),
                                                      reason: DecisionReason.exportPathRelative)
-    private static let exportPathTooLong = Decision(allowed: false, rule: BuiltinDefaults.Rule.fileExportPathTooLong,
+    private static let exportPathTooLong = Decision(allowed: false, ruleParts: .text(BuiltinDefaults.Rule.fileExportPathTooLong),
                                                     reason: DecisionReason.exportPathTooLong)
-    private static let notificationTargetUnknown = Decision(allowed: false, rule: BuiltinDefaults.Rule.notificationTarget,
+    private static let notificationTargetUnknown = Decision(allowed: false, ruleParts: .text(BuiltinDefaults.Rule.notificationTarget),
                                                             reason: DecisionReason.notificationTargetUnknown)
 }

@@ -83,7 +83,11 @@ enum DecisionRule: Sendable {
     var text: String {
         if case .text(let text) = self { return text }
         let (form, count) = layout
-        return String(unsafeUninitializedCapacity: count) { render(into: UnsafeMutableRawBufferPointer($0), form: form) }
+        return String(unsafeUninitializedCapacity: count) { buffer in
+            var writer = ByteWriter(buffer: UnsafeMutableRawBufferPointer(buffer))
+            render(into: &writer, form: form, json: false)
+            return writer.count
+        }
     }
 
     /// The length of `text` in UTF-8 bytes, without rendering it.
@@ -94,8 +98,43 @@ enum DecisionRule: Sendable {
         if case .text(let text) = self { return out.append(contentsOf: text.utf8) }
         let (form, count) = layout
         withUnsafeTemporaryAllocation(byteCount: count, alignment: 1) { buffer in
-            let written = render(into: buffer, form: form)
-            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[..<written]))
+            var writer = ByteWriter(buffer: buffer)
+            render(into: &writer, form: form, json: false)
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[..<writer.count]))
+        }
+    }
+
+    /// The length of `text` as a JSON string, quotes included, when `renderJSON(into:)` can
+    /// write it; nil when it holds bytes to escape, which `JSONValue.writeString` writes. The
+    /// parts of a `defaults` rule, an identifier and an id in its quoted form hold none (see
+    /// `keyForm(of:)`), so the quotes of `apps["…"]` are the only escapes and are written as
+    /// `\"`; fixed text (a built-in rule) is checked; an id in its escaped form is rare.
+    var jsonByteCount: Int? {
+        switch self {
+        case .text(let text):
+            return AppTable.withBytes(of: text) { JSONValue.writesVerbatim($0) ? $0.count + 2 : nil }
+        case .defaults:
+            return layout.count + 2
+        case .app(_, _, _, let form):
+            return form == .escaped ? nil : layout.count + (form == .quoted ? 4 : 2)
+        }
+    }
+
+    /// Writes `text` as a JSON string into `writer`, which has room for `jsonByteCount` bytes
+    /// (not nil) more.
+    func renderJSON(into writer: inout ByteWriter) {
+        let form = if case .app(_, _, _, let form) = self { form } else { AppKeyForm.identifier }
+        render(into: &writer, form: form, json: true)
+    }
+
+    /// Appends `text` as a JSON string, byte for byte as `JSONValue.writeString` writes it,
+    /// without making the `String` when it can (`jsonByteCount`).
+    func appendJSON(to out: inout [UInt8]) {
+        guard let count = jsonByteCount else { return JSONValue.writeString(text, to: &out) }
+        withUnsafeTemporaryAllocation(byteCount: count, alignment: 1) { buffer in
+            var writer = ByteWriter(buffer: buffer)
+            renderJSON(into: &writer)
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[..<writer.count]))
         }
     }
 
@@ -111,10 +150,13 @@ enum DecisionRule: Sendable {
         }
     }
 
-    /// Writes `text` into `buffer`, which holds at least `byteCount` bytes; returns the count.
-    /// `form` is how an app rule writes its id (ignored otherwise).
-    private func render(into buffer: UnsafeMutableRawBufferPointer, form: AppKeyForm) -> Int {
-        var writer = ByteWriter(buffer: buffer)
+    /// Writes `text` into `writer`, which has room for `byteCount` bytes more. `form` is how
+    /// an app rule writes its id (ignored otherwise). With `json`, `text` as a JSON string
+    /// (`jsonByteCount`, not nil, bytes).
+    @inline(__always)
+    private func render(into writer: inout ByteWriter, form: AppKeyForm, json: Bool) {
+        let quote: StaticString = "\""
+        if json { writer.write(quote) }
         switch self {
         case .text(let text): writer.write(text)
         case .defaults(let setting, let entry):
@@ -124,19 +166,19 @@ enum DecisionRule: Sendable {
         case .app(let app, let setting, let entry, _):
             switch form {
             case .identifier:
-                writer.write("apps.")
+                writer.write("apps." as StaticString)
                 writer.write(app)
             case .quoted:
-                writer.write("apps[\"")
+                writer.write(json ? #"apps[\""# as StaticString : #"apps[""#)
                 writer.write(app)
-                writer.write("\"]")
+                writer.write(json ? #"\"]"# as StaticString : #""]"#)
             case .escaped:
                 writer.write(JSONPath([.key("apps"), .key(app)]).description)
             }
             writer.write(setting.suffix)
             writer.writeEntry(entry)
         }
-        return writer.count
+        if json { writer.write(quote) }
     }
 
     private static let defaultsPrefix: StaticString = "defaults"
@@ -185,28 +227,7 @@ enum AppKeyForm: UInt32, Sendable {
     case identifier, quoted, escaped
 }
 
-/// Copies parts into a buffer sized beforehand (`DecisionRule.byteCount`).
-private struct ByteWriter {
-    let buffer: UnsafeMutableRawBufferPointer
-    private(set) var count = 0
-
-    init(buffer: UnsafeMutableRawBufferPointer) { self.buffer = buffer }
-
-    mutating func write(_ text: StaticString) {
-        write(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
-    }
-
-    mutating func write(_ text: String) {
-        AppTable.withBytes(of: text) { write(UnsafeRawBufferPointer($0)) }
-    }
-
-    mutating func write(_ bytes: UnsafeRawBufferPointer) {
-        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
-        precondition(count + bytes.count <= buffer.count, "rule longer than its byte count")
-        (buffer.baseAddress! + count).copyMemory(from: source, byteCount: bytes.count)
-        count += bytes.count
-    }
-
+extension ByteWriter {
     /// `[n]`, or nothing for `-1`.
     mutating func writeEntry(_ entry: Int32) {
         guard entry >= 0 else { return }

@@ -1,6 +1,5 @@
 public import JSONCore
 import ProctorPolicy
-public import Varlink
 
 /// `Decide` straight from and to bytes (`VarlinkDirectMethod`): proctord's hot call, where
 /// reading its parameters into `[String: JSONValue]` and the request from that, and writing
@@ -51,15 +50,4 @@ extension Agent.Decide.Request {
     /// Every action, and its raw value at the same index.
     private static let actions = Array(Action.allCases)
     private static let actionNames = actions.map { Array($0.rawValue.utf8) }
-}
-
-extension Agent.Decide.Reply: VarlinkDirectReply {
-    /// `{"allowed":…,"reason":…,"rule":…}`: the members of `fields`, in their canonical order.
-    public func writeParameters(to out: inout [UInt8]) {
-        out.append(contentsOf: (allowed ? #"{"allowed":true,"reason":"# : #"{"allowed":false,"reason":"#).utf8)
-        JSONValue.writeString(reason, to: &out)
-        out.append(contentsOf: #","rule":"#.utf8)
-        JSONValue.writeString(rule, to: &out)
-        out.append(UInt8(ascii: "}"))
-    }
 }

@@ -54,15 +54,15 @@ public struct VarlinkReply: Sendable, Hashable {
         // room for a typical reply at once instead of growing through five reallocations.
         if out.isEmpty { out.reserveCapacity(512) }
         out.append(UInt8(ascii: "{"))
-        if continues { out.append(contentsOf: #""continues":true,"#.utf8) }
+        if continues { out.append(utf8: #""continues":true,"#) }
         if let error {
-            out.append(contentsOf: #""error":"#.utf8)
+            out.append(utf8: #""error":"#)
             JSONValue.writeString(error, to: &out)
             out.append(UInt8(ascii: ","))
         }
-        out.append(contentsOf: #""parameters":"#.utf8)
+        out.append(utf8: #""parameters":"#)
         writeParameters(&out)
-        out.append(contentsOf: [UInt8(ascii: "}"), 0])
+        out.append(utf8: "}\0")
     }
 
     /// The reply as one NUL-terminated message.

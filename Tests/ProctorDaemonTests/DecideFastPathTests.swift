@@ -199,4 +199,100 @@ import Varlink
         let calls = [known, unknown, known, known, String(prefix) + "x\"}}", known]
         #expect(try compare(reads: calls.map { Array(($0 + "\0").utf8) }) == 5)
     }
+
+    /// Two policies whose rules name the asking app's entry (`apps["…"]`, escaped in the
+    /// reply), `defaults` and built-in settings, and list entries; the second moves rules
+    /// between layers and lists, so after a reload the same calls are decided by other text.
+    private static let reloadPolicies = [
+        """
+        {"schema": 1, "version": "one",
+         "defaults": {"dlp": {"share": {"exempt": ["io.partner.*"]}, "fileExport": {"deny": ["/etc/**"]}}},
+         "apps": {"io.proctor.test.notes": {"state": "authorized", "match": {"executable": "/usr/bin/notes"},
+           "dlp": {"print": "block", "clipboard": {"level": "managed", "charLimit": 10}, "notifications": "block-org-data",
+                   "share": {"send": "managed", "receive": "none"},
+                   "fileExport": {"allow": ["/home/*/Documents/**"], "deny": ["/tmp/**", "/var/**"]}}},
+          "io.proctor.test.mail": {"state": "authorized", "match": {"executable": "/usr/bin/mail"}},
+          "io.proctor.test.old": {"state": "retired", "match": {"executable": "/usr/bin/old"}}}}
+        """,
+        """
+        {"schema": 1, "version": "two",
+         "defaults": {"dlp": {"print": "block", "screenCapture": "block", "share": {"send": "managed"},
+                              "fileExport": {"deny": ["/srv/**", "/tmp/**"]}},
+                      "compliance": {"minVersion": "2.0.0", "onViolation": "warn"}},
+         "apps": {"io.proctor.test.notes": {"state": "authorized", "match": {"executable": "/usr/bin/notes"},
+           "dlp": {"clipboard": {"level": "blocked"}, "notifications": "block",
+                   "share": {"exempt": ["io.other.*", "io.partner.*"]}}},
+          "io.proctor.test.mail": {"state": "blocked", "match": {"executable": "/usr/bin/mail"}}}}
+        """,
+    ]
+
+    /// Every action, allowed and denied where the policies allow both: their parameters
+    /// after the session's.
+    private static let everyAction = [
+        #""action":"launch""#,
+        #""action":"clipboard.copy","target":"io.proctor.test.mail""#,
+        #""action":"clipboard.copy","target":"io.proctor.test.notes""#,
+        #""action":"clipboard.copy","target":"org.elsewhere","size":5"#,
+        #""action":"clipboard.copy","target":"org.elsewhere","size":50"#,
+        #""action":"clipboard.paste","target":"io.proctor.test.mail""#,
+        #""action":"clipboard.paste""#,
+        #""action":"share.send","target":"io.partner.viewer""#,
+        #""action":"share.send","target":"io.proctor.test.mail""#,
+        #""action":"share.send","target":"io.proctor.test.old""#,
+        #""action":"share.receive","target":"io.partner.viewer""#,
+        #""action":"share.receive","target":"io.proctor.test.mail""#,
+        #""action":"print""#,
+        #""action":"screen-capture""#,
+        #""action":"file.export","target":"/home/ü/Documents/a \"b\"\tc.txt""#,
+        #""action":"file.export","target":"/tmp/x""#,
+        #""action":"file.export","target":"/var/x""#,
+        #""action":"file.export","target":"/srv/x""#,
+        #""action":"file.export","target":"/etc/x""#,
+        #""action":"file.export","target":"/home/a/Music/x""#,
+        #""action":"file.export","target":"relative/x""#,
+        #""action":"file.export""#,
+        #""action":"notification","target":"org""#,
+        #""action":"notification","target":"plain""#,
+        #""action":"notification","target":"other""#,
+    ].map { #"{"method":"\#(decide)","parameters":{"session":"$s",\#($0)}}"# }
+
+    /// The replies to every action are the same bytes either way, under the first policy and,
+    /// on the same daemon, after a reload to the second, which changes most of them.
+    @Test func everyActionIsAnsweredAlikeEitherWayBeforeAndAfterAReload() throws {
+        let directory = try TemporaryDirectory(prefix: "proctor-decide-reload")
+        defer { directory.remove() }
+        try FileManager.default.createDirectory(atPath: directory.path + "/config/policy.d", withIntermediateDirectories: true)
+        let policyFile = directory.appending("config/policy.d/00.json")
+        try Data(Self.reloadPolicies[0].utf8).write(to: policyFile)
+        let daemon = try SocketlessDaemon(directory: directory.path)
+        let reads = Self.everyAction.map { Array(($0 + "\0").utf8) }
+        var generalReplies: [[UInt8]] = []
+        for (round, policy) in Self.reloadPolicies.enumerated() {
+            if round > 0 {
+                try Data(policy.utf8).write(to: policyFile)
+                let admin = daemon.connect(to: .admin)
+                defer { admin.close() }
+                var reload: [UInt8] = []
+                VarlinkCall(method: Admin.Reload.qualifiedName).encode(to: &reload)
+                admin.send(reload)
+                try daemon.settle()
+                var decoder = VarlinkFrameDecoder()
+                decoder.append(admin.takeOutput().bytes)
+                #expect(try decoder.nextReply()?.error == nil)
+                #expect(daemon.policyInForce.version == "two")
+            }
+            let answered = daemon.directlyAnsweredCalls
+            let general = try answer(reads: reads, daemon, directly: false)
+            let direct = try answer(reads: reads, daemon, directly: true)
+            #expect(daemon.directlyAnsweredCalls - answered == reads.count)
+            #expect(direct == general, "\(String(decoding: direct.bytes, as: UTF8.self)) ≠ \(String(decoding: general.bytes, as: UTF8.self))")
+            generalReplies.append(general.bytes)
+        }
+        let replies = generalReplies.map { String(decoding: $0, as: UTF8.self) }
+        #expect(replies[0] != replies[1])
+        for text in [#""allowed":true"#, #""allowed":false"#, #"apps[\"io.proctor.test.notes\"].dlp."#, #"defaults.dlp."#,
+                     #"builtin."#, #".fileExport.deny[1]"#] {
+            #expect(replies.allSatisfy { $0.contains(text) }, "\(text) in every round")
+        }
+    }
 }

@@ -58,7 +58,8 @@ import Testing
         #expect(engine.decide(DecisionRequest(app: "blocked." + id, action: .launch)).rule == blocked + ".state")
     }
 
-    /// `appendRule(to:)` and `ruleByteCount` give the bytes of `rule` without building it,
+    /// `appendRule(to:)` and `ruleByteCount` give the bytes of `rule` without building it, and
+    /// `writeAnswer(to:)` the decision's JSON,
     /// for every kind of rule: app entry (of every id shape), defaults, built-in, list entries
     /// with one and with several digits, and text set by a caller.
     @Test(arguments: ["com.example.notes", "notes", "com.exämple.app", "say \"hi\"", "tab\there", ""])
@@ -80,6 +81,10 @@ import Testing
             decision.appendRule(to: &bytes)
             #expect(bytes == [1, 2] + Array(decision.rule.utf8))
             #expect(decision.ruleByteCount == decision.rule.utf8.count)
+            var answer: [UInt8] = []
+            decision.writeAnswer(to: &answer)
+            #expect(answer == JSONValue.object(["allowed": .bool(decision.allowed), "rule": .string(decision.rule),
+                                                "reason": .string(decision.reason)]).serialized())
         }
     }
 

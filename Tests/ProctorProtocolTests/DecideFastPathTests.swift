@@ -3,8 +3,8 @@ import ProctorPolicy
 import ProctorProtocol
 import Testing
 
-/// `Agent.Decide` read from and written to bytes for the direct way: the same values as the
-/// general reading, the same bytes as the general writing.
+/// `Agent.Decide` read from bytes for the direct way: the same values as the general reading
+/// (`DecideReplyTests`: the reply written).
 @Suite struct DecideFastPathTests {
     private static func readDirectly(_ text: String) throws -> Agent.Decide.Request? {
         var reader = JSONPullReader(Array(text.utf8))
@@ -28,16 +28,5 @@ import Testing
     ])
     func anythingElseIsLeftToTheGeneralReader(_ text: String) throws {
         #expect(try Self.readDirectly(text) == nil)
-    }
-
-    @Test func theReplyIsWrittenAsItsFieldsAreSerialized() {
-        for reply in [Agent.Decide.Reply(allowed: true, rule: "dlp.print", reason: "allowed by policy"),
-                      Agent.Decide.Reply(allowed: false, rule: "dlp.fileExport.deny[\"/tmp/**\"]",
-                                         reason: "denied: \u{1}\t\n \\ ü € 𝄞"),
-                      Agent.Decide.Reply(allowed: false, rule: "", reason: "")] {
-            var written: [UInt8] = []
-            reply.writeParameters(to: &written)
-            #expect(written == JSONValue.object(reply.fields).serialized())
-        }
     }
 }

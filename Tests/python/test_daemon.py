@@ -62,6 +62,9 @@ def test_register_decide_and_report(daemon):
         denied = con.Decide(session, "print")
         assert denied == {"allowed": False, "rule": 'apps["io.proctor.test.notes"].dlp.print',
                           "reason": denied["reason"]}
+        # A denial is logged with its verdict, action, app and reason, and the rule as a field.
+        line = "Denied print for io.proctor.test.notes: " + denied["reason"]
+        assert line in daemon.wait_for_log(line)
         allowed = con.Decide(session, "clipboard.copy", "io.proctor.test.mail", 10)
         assert allowed["allowed"] is True
         outside = con.Decide(session, "clipboard.copy", "org.example.unmanaged", 10)
