@@ -64,7 +64,11 @@ public final class VarlinkConnection<Context> {
     /// the property (`writeOutput(_:)`), so it needs no run-time exclusivity check.
     private var output: [UInt8] = []
     /// Why the protocol wants the connection closed, once it does.
-    private(set) var closeReason: VarlinkCloseReason?
+    private(set) var closeReason: VarlinkCloseReason? {
+        didSet { wantsClose = closeReason != nil }
+    }
+    /// `closeReason != nil`, which the calls' path tests: testing the optional itself copies it.
+    private var wantsClose = false
     private var openCall: VarlinkReplyHandle?
     /// While calls are being processed, output is collected; afterwards it is handed over at
     /// once (returned from `receive`, or given to `onLaterOutput`).
@@ -119,7 +123,7 @@ public final class VarlinkConnection<Context> {
             swap(&replies, &output)
         }
         isProcessing = false
-        guard closeReason != nil else { return false }
+        guard wantsClose else { return false }
         closed()
         return true
     }
@@ -198,7 +202,7 @@ public final class VarlinkConnection<Context> {
     /// The reply goes straight to `replies`, not through `output`.
     private func answerAlone(_ bytes: UnsafeRawBufferPointer, from sender: SenderCredentials?,
                              into replies: inout [UInt8]) -> Bool {
-        guard answersDirectlyStorage, openCall == nil, closeReason == nil, senders.isEmpty,
+        guard answersDirectlyStorage, openCall == nil, !wantsClose, senders.isEmpty,
               decoder.bufferedByteCount == 0, bytes.count > 1, bytes.count - 1 <= maxMessageBytes,
               VarlinkFrameDecoder.firstNUL(in: bytes) == bytes.count - 1 else { return false }
         let frame = UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - 1)])
@@ -215,7 +219,7 @@ public final class VarlinkConnection<Context> {
     }
 
     private func processCalls() {
-        while openCall == nil, !isClosed, closeReason == nil {
+        while openCall == nil, !isClosed, !wantsClose {
             var call: VarlinkCall
             do {
                 guard let frame = try withDecoder({ decoder throws(VarlinkFrameError) in try decoder.nextFrame() })
