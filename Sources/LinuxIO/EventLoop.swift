@@ -64,9 +64,14 @@ public final class EventLoop: @unchecked Sendable {
     /// The epoll instance (internal so tests can read what it watches in /proc/self/fdinfo).
     let epoll: FileDescriptor
     private let wakeUp: FileDescriptor
+    /// Read for every event; changed only through `updateSlots(_:)`, so that no exclusive
+    /// access to the property spans a call and it needs no run-time exclusivity check.
     private var slots: [Slot] = []
     private var freeSlots: [Int] = []
     private var timers = TimerQueue()
+    /// The earliest timer's deadline (`UInt64.max` when none), kept beside the queue so that
+    /// an iteration with no timer due reads one integer, not the queue.
+    private var nextDeadline = UInt64.max
     private var stopRequested = false
     private var loopThread: pthread_t?
     private let handedOver = Mutex<[@Sendable () -> Void]>([])
@@ -115,24 +120,27 @@ public final class EventLoop: @unchecked Sendable {
     public func register(_ descriptor: FileDescriptor, events interest: Interest,
                          handler: @escaping (Readiness) -> Void) throws(Errno) -> Registration {
         assertOnLoopThread()
-        let slot: Int
-        if let free = freeSlots.popLast() {
-            slot = free
-            slots[slot].descriptor = descriptor
-            slots[slot].generation &+= 1
-        } else {
-            slot = slots.count
-            slots.append(Slot(descriptor: descriptor, generation: 0))
+        let free = freeSlots.popLast()
+        let registration = updateSlots { slots in
+            let slot: Int
+            if let free {
+                slot = free
+                slots[slot].descriptor = descriptor
+                slots[slot].generation &+= 1
+            } else {
+                slot = slots.count
+                slots.append(Slot(descriptor: descriptor, generation: 0))
+            }
+            return Registration(descriptor: descriptor, slot: slot, generation: slots[slot].generation)
         }
-        let registration = Registration(descriptor: descriptor, slot: slot, generation: slots[slot].generation)
         do {
             try Syscall.epollControl(epoll.rawValue, EPOLL_CTL_ADD, descriptor.rawValue,
                                      events: interest.rawValue, data: Self.eventData(registration))
         } catch {
-            freeSlots.append(slot)
+            freeSlots.append(registration.slot)
             throw error
         }
-        slots[slot].handler = handler
+        updateSlots { $0[registration.slot].handler = handler }
         return registration
     }
 
@@ -152,9 +160,23 @@ public final class EventLoop: @unchecked Sendable {
         guard isCurrent(registration) else { return }
         // EPOLL_CTL_DEL fails only if the descriptor was closed already, which removed it.
         try? Syscall.epollControl(epoll.rawValue, EPOLL_CTL_DEL, registration.descriptor.rawValue, events: 0, data: 0)
-        slots[registration.slot].handler = nil
-        slots[registration.slot].generation &+= 1
+        let handler = updateSlots { slots in
+            slots[registration.slot].generation &+= 1
+            return slots[registration.slot].handler.take()
+        }
         freeSlots.append(registration.slot)
+        // Taken out, and released only here: releasing it may run its owner's deinit, which
+        // may register or unregister, and must not while the slots are moved out.
+        _ = consume handler
+    }
+
+    /// Changes the slots on a local copy moved out of the property and back (see `slots`).
+    private func updateSlots<Result>(_ update: (inout [Slot]) -> Result) -> Result {
+        var table: [Slot] = []
+        swap(&table, &slots)
+        let result = update(&table)
+        swap(&table, &slots)
+        return result
     }
 
     private func isCurrent(_ registration: Registration) -> Bool {
@@ -187,7 +209,9 @@ public final class EventLoop: @unchecked Sendable {
     /// that has fired, is harmless.
     public func cancel(_ timer: TimerHandle) {
         assertOnLoopThread()
-        if timers.remove(timer.entry) { timer.entry.action = {} }
+        guard timers.remove(timer.entry) else { return }
+        timer.entry.action = {}
+        nextDeadline = timers.earliest?.deadline ?? .max
     }
 
     /// Schedules at an absolute monotonic deadline in nanoseconds (for connections' timeouts).
@@ -195,6 +219,7 @@ public final class EventLoop: @unchecked Sendable {
         assertOnLoopThread()
         let entry = TimerEntry(deadline: deadline, period: period, action: action)
         timers.insert(entry)
+        nextDeadline = min(nextDeadline, deadline)
         return TimerHandle(entry: entry)
     }
 
@@ -284,9 +309,10 @@ public final class EventLoop: @unchecked Sendable {
         loopThread = pthread_self()
         defer { loopThread = nil }
         stopRequested = false
+        var now = Self.now()
         while !stopRequested {
             let count = try Syscall.epollWait(epoll.rawValue, events, capacity: CInt(eventCapacity),
-                                              timeoutMilliseconds: waitTimeout())
+                                              timeoutMilliseconds: waitTimeout(now: now))
             for index in 0..<count {
                 let event = events[index]
                 let slot = Int(truncatingIfNeeded: event.data.u64 & 0xFFFF_FFFF)
@@ -296,7 +322,7 @@ public final class EventLoop: @unchecked Sendable {
                       let handler = slots[slot].handler else { continue }
                 handler(Readiness(rawValue: event.events))
             }
-            fireDueTimers()
+            now = fireDueTimers()
         }
     }
 
@@ -307,17 +333,24 @@ public final class EventLoop: @unchecked Sendable {
         stopRequested = true
     }
 
-    private func waitTimeout() -> CInt {
-        guard let earliest = timers.earliest else { return -1 }
-        let now = Self.now()
-        guard earliest.deadline > now else { return 0 }
-        let milliseconds = (earliest.deadline - now + 999_999) / 1_000_000
+    /// `epoll_wait`'s timeout for the earliest timer, from the clock at `now` (read after the
+    /// iteration's handlers and timers ran, by `fireDueTimers()`).
+    private func waitTimeout(now: UInt64) -> CInt {
+        let deadline = nextDeadline
+        guard deadline != .max else { return -1 }
+        guard deadline > now else { return 0 }
+        let milliseconds = (deadline - now + 999_999) / 1_000_000
         return CInt(min(milliseconds, UInt64(CInt.max)))
     }
 
-    private func fireDueTimers() {
-        guard !timers.isEmpty else { return }
+    /// Runs the timers that are due; returns the clock as of its end, for the next wait's
+    /// timeout — read once when no timer is due, and again after timer actions ran, so their
+    /// run time never lengthens the wait. Without timers it reads no clock and returns 0.
+    private func fireDueTimers() -> UInt64 {
+        guard nextDeadline != .max else { return 0 }
         let now = Self.now()
+        guard nextDeadline <= now else { return now }
+        defer { nextDeadline = timers.earliest?.deadline ?? .max }
         // Timers scheduled by the actions below wait for the next iteration, so a timer that
         // re-schedules itself with no delay cannot starve the descriptors.
         let sequenceLimit = timers.upcomingSequence
@@ -333,6 +366,7 @@ public final class EventLoop: @unchecked Sendable {
             }
             action()
         }
+        return Self.now()
     }
 
     private func assertOnLoopThread() {

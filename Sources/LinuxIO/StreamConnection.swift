@@ -12,7 +12,8 @@ import CLinux
 ///
 /// Output: `send` writes at once when it can and keeps what the socket does not take; the
 /// connection listens for writability only while output is pending. Replies sent from inside
-/// `onRead` are gathered and written with one call after the read. A client that does not read
+/// `onRead` are gathered and written with one call after the read; `send(appending:)` has
+/// them encoded straight into the pending output, whose buffer is kept while it is small. A client that does not read
 /// its replies fills `Limits.maxOutputBuffer` and is closed rather than buffered without bound;
 /// an `OutputBudget` shared by many connections bounds their sum as well.
 ///
@@ -147,12 +148,20 @@ public final class StreamConnection {
     /// Called with the unconsumed input after each read; returns how many leading bytes it
     /// consumed (0 up to `bytes.count`). The buffer is valid only during the call.
     /// The default consumes and drops everything.
-    public var onRead: (ReceivedInput) -> Int = { $0.bytes.count }
+    public var onRead: (ReceivedInput) -> Int {
+        get { readHandler }
+        set { readHandler = newValue }
+    }
     /// Called once when the connection closes, with the reason.
-    public var onClose: (CloseReason) -> Void = { _ in }
+    public var onClose: (CloseReason) -> Void {
+        get { closeHandler }
+        set { closeHandler = newValue }
+    }
 
     /// Whether the connection is still open (possibly draining).
-    public var isOpen: Bool { state != .closed }
+    public var isOpen: Bool {
+        if case .closed = state { false } else { true }
+    }
     /// Whether the owner called `markEstablished()`.
     public private(set) var isEstablished = false
     /// Bytes sent but not yet taken by the socket.
@@ -161,6 +170,10 @@ public final class StreamConnection {
     public var bufferedInputCount: Int { input.count }
 
     private(set) var state = State.open
+    // Private storage behind the public closures: every access to it is a plain load or
+    // store, so it needs no run-time exclusivity check (a public stored property would).
+    private var readHandler: (ReceivedInput) -> Int = { $0.bytes.count }
+    private var closeHandler: (CloseReason) -> Void = { _ in }
     private let loop: EventLoop
     private let budget: OutputBudget?
     /// The pending output `budget` was last told of: it hears of changes only, so a reply
@@ -174,15 +187,22 @@ public final class StreamConnection {
     /// Who wrote `input`; `inputHasSeveralSenders` when more than one process did.
     private var inputSender: SenderCredentials?
     private var inputHasSeveralSenders = false
+    /// Pending output from `outputStart` on. Only loads, stores and `swap` touch the property
+    /// itself — a buffer being written or appended to is moved to a local first — so no
+    /// exclusive access to it spans a call and it needs no run-time exclusivity check.
     private var output: [UInt8] = []
     private var outputStart = 0
+    /// Set while `send(appending:)` has lent `output` to its caller: nothing may send then.
+    private var isOutputLent = false
     private var incompleteSince: UInt64?
     private var incompleteTimer: TimerHandle?
     private var establishTimer: TimerHandle?
     /// Told when the connection closes, before `onClose` (the listener counts connections).
     var closeObserver: (() -> Void)?
 
-    private var isReading: Bool { state == .open }
+    private var isReading: Bool {
+        if case .open = state { true } else { false }
+    }
 
     /// Takes over the connected non-blocking socket `descriptor` and starts reading it on
     /// `loop`; set `onRead` and `onClose` before returning control to the loop.
@@ -200,8 +220,16 @@ public final class StreamConnection {
         self.receivesSenderCredentials = receivesSenderCredentials
         receivesSenderProcesses = receivesSenderCredentials
         if receivesSenderCredentials { try Self.enableSenderCredentials(on: descriptor) }
-        registration = try loop.register(descriptor, events: .readable) { [unowned self] readiness in
-            handle(readiness)
+        // Unretained in the closure: the loop calls this handler only while it is registered,
+        // and the connection unregisters it when it closes and in deinit, so it is alive
+        // whenever the handler runs. It is retained for the length of the call, as its owner
+        // may let go of it when it closes (in `onClose`): a plain retain and release, which
+        // cost less than an `unowned` reference's checked retain.
+        let unretainedSelf = Unmanaged.passUnretained(self)
+        registration = try loop.register(descriptor, events: .readable) { readiness in
+            let retained = unretainedSelf.retain()
+            defer { retained.release() }
+            retained._withUnsafeGuaranteedRef { $0.handle(readiness) }
         }
         if let timeout = limits.establishTimeout {
             establishTimer = loop.schedule(after: timeout) { [unowned self] in
@@ -267,11 +295,8 @@ public final class StreamConnection {
 
     /// Queues a copy of `bytes`, as `send(_:)` does.
     public func send(contentsOf bytes: UnsafeRawBufferPointer) {
-        switch state {
-        case .open, .draining(_, acceptsSends: true): break
-        case .draining(_, acceptsSends: false), .closed: return
-        }
-        guard !bytes.isEmpty else { return }
+        precondition(!isOutputLent, "send(contentsOf:) from inside send(appending:) on the same connection")
+        guard acceptsSends, !bytes.isEmpty else { return }
         guard pendingOutputCount + bytes.count <= limits.maxOutputBuffer else {
             close(reason: .outputLimitExceeded)
             return
@@ -288,7 +313,9 @@ public final class StreamConnection {
             }
         }
         guard !remaining.isEmpty else { return }
-        output.append(contentsOf: remaining)
+        var buffer = lendOutput()
+        buffer.append(contentsOf: remaining)
+        returnOutput(buffer)
         // Replies sent while a read is delivered are written, and the budget told what is
         // left, by the flush that ends the read.
         guard !isDeliveringInput else { return }
@@ -296,46 +323,118 @@ public final class StreamConnection {
         updateInterest()
     }
 
+    /// Queues the bytes `write` appends to the buffer it is given — the connection's own
+    /// pending output, so a reply encoded there is never copied — as `send(_:)` does: written
+    /// at once when nothing else is pending (after the read, when called from `onRead`), the
+    /// connection closed with `.outputLimitExceeded` when the pending output passes
+    /// `maxOutputBuffer`. `write` must only append; it runs in any case, and what it appends
+    /// is dropped if the connection is closed, before or while it runs (an output budget may
+    /// cut it then), or `closeAfterFlushing()` was called before. It must not send on this
+    /// connection nor call `closeAfterFlushing()` (both trap): its pending output is lent out.
+    public func send(appending write: (inout [UInt8]) -> Void) {
+        precondition(!isOutputLent, "send(appending:) from inside send(appending:) on the same connection")
+        let wasPending = pendingOutputCount > 0
+        var buffer = lendOutput()
+        let earlierCount = buffer.count
+        isOutputLent = true
+        write(&buffer)
+        isOutputLent = false
+        precondition(buffer.count >= earlierCount, "send(appending:) removed pending output")
+        // `write` may have run code that closed the connection (an output budget cuts the
+        // connection furthest behind): the output was dropped with it.
+        guard isOpen else { return }
+        if !acceptsSends { buffer.removeSubrange(earlierCount...) }
+        returnOutput(buffer)
+        guard pendingOutputCount <= limits.maxOutputBuffer else {
+            close(reason: .outputLimitExceeded)
+            return
+        }
+        guard pendingOutputCount > 0, !isDeliveringInput else { return }
+        if wasPending {
+            // Waiting for writability already: the socket is full.
+            reportToBudget()
+            updateInterest()
+        } else {
+            flush()
+        }
+    }
+
+    /// Whether `send` still queues output.
+    private var acceptsSends: Bool {
+        switch state {
+        case .open, .draining(_, acceptsSends: true): true
+        case .draining(_, acceptsSends: false), .closed: false
+        }
+    }
+
+    /// Moves the output buffer out of the property, to be written or appended to and put back
+    /// with `returnOutput(_:)`.
+    private func lendOutput() -> [UInt8] {
+        var buffer: [UInt8] = []
+        swap(&buffer, &output)
+        return buffer
+    }
+
+    private func returnOutput(_ buffer: consuming [UInt8]) {
+        output = buffer
+    }
+
     /// Writes pending output until the socket is full; returns false if the connection closed.
     @discardableResult
     private func flush() -> Bool {
-        while outputStart < output.count {
+        var buffer = lendOutput()
+        var start = outputStart
+        var failure: Errno?
+        while start < buffer.count {
             let sent: Int
             do {
-                sent = try output.withUnsafeBytes { raw in
+                sent = try buffer.withUnsafeBytes { raw in
                     Result { () throws(Errno) in
-                        try descriptor.send(UnsafeRawBufferPointer(rebasing: raw[outputStart...]))
+                        try descriptor.send(UnsafeRawBufferPointer(rebasing: raw[start...]))
                     }
                 }.get()
             } catch .wouldBlock {
                 break
             } catch {
-                close(reason: .failed(error))
-                return false
+                failure = error
+                break
             }
-            let requested = output.count - outputStart
-            outputStart += sent
+            let requested = buffer.count - start
+            start += sent
             if sent < requested { break }  // the socket buffer is full: wait for writability
         }
-        if outputStart == output.count {
+        if start == buffer.count {
             // Keep a small buffer for the next reply; give a large one back.
-            output.removeAll(keepingCapacity: output.capacity <= 4096)
-            outputStart = 0
-            reportToBudget()
-            if case .draining(let reason, _) = state {
-                close(reason: reason)
-                return false
+            if buffer.capacity <= Self.keptOutputCapacity {
+                buffer.removeAll(keepingCapacity: true)
+            } else {
+                buffer = []
             }
-        } else {
-            if outputStart >= output.count / 2 {
-                output.removeFirst(outputStart)
-                outputStart = 0
-            }
-            reportToBudget()
+            start = 0
+        } else if start >= buffer.count / 2 {
+            buffer.removeFirst(start)
+            start = 0
+        }
+        returnOutput(buffer)
+        outputStart = start
+        if let failure {
+            close(reason: .failed(failure))
+            return false
+        }
+        reportToBudget()
+        if pendingOutputCount == 0, case .draining(let reason, _) = state {
+            close(reason: reason)
+            return false
         }
         updateInterest()
         return isOpen
     }
+
+    /// The largest output buffer kept, emptied, for the next replies once everything is written.
+    static var keptOutputCapacity: Int { 4096 }
+
+    /// The output buffer's capacity (tests check that it is kept and given back).
+    var outputCapacity: Int { output.capacity }
 
     // MARK: closing
 
@@ -347,6 +446,7 @@ public final class StreamConnection {
     /// Stops reading and closes once pending output has been delivered (at once if none is
     /// pending), e.g. after sending a final error reply; later `send`s are ignored.
     public func closeAfterFlushing() {
+        precondition(!isOutputLent, "closeAfterFlushing() from inside send(appending:) on the same connection")
         guard state == .open || state == .draining(reason: .peerClosed, acceptsSends: true) else { return }
         drain(reason: .closedLocally, acceptsSends: false)
     }
@@ -380,10 +480,10 @@ public final class StreamConnection {
         output = []
         outputStart = 0
         reportToBudget()
-        let handler = onClose
+        let handler = closeHandler
         // Drop the owner's closures: they usually capture the owner, which holds this object.
-        onClose = { _ in }
-        onRead = { $0.bytes.count }
+        closeHandler = { _ in }
+        readHandler = { $0.bytes.count }
         closeObserver?()
         closeObserver = nil
         handler(reason)
@@ -462,11 +562,17 @@ public final class StreamConnection {
         if input.isEmpty {
             // The common case: no incomplete message is pending, so hand over the loop's
             // buffer directly and copy only what the owner leaves.
-            consumed = onRead(ReceivedInput(bytes: chunk, newBytesStart: 0, sender: sender))
+            consumed = readHandler(ReceivedInput(bytes: chunk, newBytesStart: 0, sender: sender))
             precondition((0...chunk.count).contains(consumed), "onRead consumed \(consumed) of \(chunk.count) bytes")
             guard isReading else { return }
             leftover = chunk.count - consumed
-            if leftover > 0 { input.append(contentsOf: chunk[consumed...]) }
+            guard leftover > 0 else {
+                // The common case: nothing kept, so nobody to note as its sender (an empty
+                // input has none).
+                incompleteSince = nil
+                return
+            }
+            input = Array(chunk[consumed...])
         } else {
             // Move the buffer out while the owner reads it, so a close() from inside onRead
             // does not touch an array that is being read.
@@ -474,8 +580,9 @@ public final class StreamConnection {
             input = []
             pending.append(contentsOf: chunk)
             let earlierSender = inputHasSeveralSenders ? nil : inputSender
+            let handler = readHandler
             consumed = pending.withUnsafeBytes {
-                onRead(ReceivedInput(bytes: $0, newBytesStart: earlierCount, earlierSender: earlierSender, sender: sender))
+                handler(ReceivedInput(bytes: $0, newBytesStart: earlierCount, earlierSender: earlierSender, sender: sender))
             }
             precondition((0...pending.count).contains(consumed), "onRead consumed \(consumed) of \(pending.count) bytes")
             guard isReading else { return }

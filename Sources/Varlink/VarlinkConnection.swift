@@ -47,13 +47,28 @@ public final class VarlinkConnection<Context> {
     /// Receives output produced outside `receive`. Set it before the first stream can reply.
     public var onLaterOutput: ((VarlinkConnectionOutput) -> Void)?
 
+    /// The largest message accepted, NUL excluded (the decoder's bound).
+    private let maxMessageBytes: Int
+    /// Changed only through `withDecoder(_:)` (see `output`).
     private var decoder: VarlinkFrameDecoder
     /// Who wrote the bytes given to the decoder and not yet returned as calls: each entry
     /// covers the stream up to `end` (offsets as in `lastFrameStreamRange`).
     private var senders: [(end: Int, sender: SenderCredentials?)] = []
-    private var receivedByteCount = 0
+    /// Bytes given to the decoder, in all: the offsets of `senders` and of the decoder's
+    /// `lastFrameStreamRange` (a call answered alone passes through neither).
+    private var decodedByteCount = 0
     private static var maxSenderSegments: Int { 64 }
-    private var pending = VarlinkConnectionOutput()
+    /// The replies gathered while calls are processed the general way: the caller's buffer,
+    /// moved in for the time of `receive(_:from:appendingRepliesTo:)`, so that reply handles
+    /// can write to it. Empty otherwise. Like `StreamConnection`'s output, only loads, stores and `swap` touch
+    /// the property (`writeOutput(_:)`), so it needs no run-time exclusivity check.
+    private var output: [UInt8] = []
+    /// Why the protocol wants the connection closed, once it does.
+    private(set) var closeReason: VarlinkCloseReason? {
+        didSet { wantsClose = closeReason != nil }
+    }
+    /// `closeReason != nil`, which the calls' path tests: testing the optional itself copies it.
+    private var wantsClose = false
     private var openCall: VarlinkReplyHandle?
     /// While calls are being processed, output is collected; afterwards it is handed over at
     /// once (returned from `receive`, or given to `onLaterOutput`).
@@ -61,13 +76,19 @@ public final class VarlinkConnection<Context> {
     private var isClosed = false
     /// Whether calls of the service's direct methods are answered from their bytes
     /// (`VarlinkDirectMethod`); off, every call goes the general way (tests compare the two).
-    package var answersDirectly = true
+    package var answersDirectly: Bool {
+        get { answersDirectlyStorage }
+        set { answersDirectlyStorage = newValue }
+    }
+    /// Private storage, so that reading it needs no run-time exclusivity check.
+    private var answersDirectlyStorage = true
     /// The service's direct methods bound to `context`, made at the first call and again when
     /// the service's change (`VarlinkBoundDirectMethod`).
     private var boundDirectMethods: (generation: Int, methods: [VarlinkBoundDirectMethod])?
 
     public init(service: VarlinkService<Context>, context: Context, maxMessageBytes: Int = 1 << 20) {
         self.service = service
+        self.maxMessageBytes = maxMessageBytes
         self.context = context
         self.decoder = VarlinkFrameDecoder(maxMessageBytes: maxMessageBytes)
     }
@@ -83,22 +104,77 @@ public final class VarlinkConnection<Context> {
     /// Takes bytes read from the client, as `receive(_:from:)` does.
     public func receive(_ bytes: UnsafeRawBufferPointer, from sender: SenderCredentials? = nil) -> VarlinkConnectionOutput {
         guard !isClosed else { return VarlinkConnectionOutput() }
-        if answerAlone(bytes, from: sender) { return takeOutput() }
+        var replies: [UInt8] = []
+        let closes = receive(bytes, from: sender, appendingRepliesTo: &replies)
+        return VarlinkConnectionOutput(bytes: replies, close: closes ? closeReason : nil)
+    }
+
+    /// Takes bytes read from the client and appends the replies to `replies` (it only
+    /// appends: a connection's pending output can be passed as it is); returns whether the
+    /// protocol wants the connection closed, after writing `replies` (`closeReason` says why).
+    /// `sender` as for `receive(_:from:)`.
+    func receive(_ bytes: UnsafeRawBufferPointer, from sender: SenderCredentials?,
+                 appendingRepliesTo replies: inout [UInt8]) -> Bool {
+        guard !isClosed else { return false }
         isProcessing = true
-        receivedByteCount += bytes.count
-        if let last = senders.last, Self.same(last.sender, sender) || (last.sender == nil && sender == nil) {
-            senders[senders.count - 1].end = receivedByteCount
-        } else if senders.count >= Self.maxSenderSegments {
+        if !answerAlone(bytes, from: sender, into: &replies) {
+            swap(&replies, &output)
+            decode(bytes, from: sender)
+            swap(&replies, &output)
+        }
+        isProcessing = false
+        guard wantsClose else { return false }
+        closed()
+        return true
+    }
+
+    /// Hands `bytes` to the decoder, noting their sender, and processes the calls completed.
+    private func decode(_ bytes: UnsafeRawBufferPointer, from sender: SenderCredentials?) {
+        decodedByteCount += bytes.count
+        var segments: [(end: Int, sender: SenderCredentials?)] = []
+        swap(&segments, &senders)
+        if let last = segments.last, Self.same(last.sender, sender) || (last.sender == nil && sender == nil) {
+            segments[segments.count - 1].end = decodedByteCount
+        } else if segments.count >= Self.maxSenderSegments {
             // Calls queued behind an open call, from ever-changing senders: rather than keep a
             // pidfd per read, forget who sent them (their calls are then of unknown sender).
-            senders = [(receivedByteCount, nil)]
+            segments = [(decodedByteCount, nil)]
         } else {
-            senders.append((receivedByteCount, sender))
+            segments.append((decodedByteCount, sender))
         }
-        decoder.append(bytes)
+        swap(&segments, &senders)
+        withDecoder { $0.append(bytes) }
         processCalls()
-        isProcessing = false
-        return takeOutput()
+    }
+
+    /// Runs `change` on the decoder moved to a local meanwhile (see `output`).
+    private func withDecoder<Result, Failure>(
+        _ change: (inout VarlinkFrameDecoder) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        var local = VarlinkFrameDecoder(maxMessageBytes: maxMessageBytes)
+        swap(&local, &decoder)
+        defer { swap(&local, &decoder) }
+        return try change(&local)
+    }
+
+    /// Runs `write` on the gathered replies, moved to a local meanwhile: no exclusive access
+    /// to the property spans `write`, which runs handlers. Replies cannot be delivered to this
+    /// connection from inside it (no other call of the connection is open while one runs), but
+    /// should one be, it lands in the emptied property and is kept, after.
+    private func writeOutput<Result>(_ write: (inout [UInt8]) -> Result) -> Result {
+        var bytes: [UInt8] = []
+        swap(&bytes, &output)
+        let result = write(&bytes)
+        swap(&bytes, &output)
+        if !bytes.isEmpty { appendOutput(bytes) }
+        return result
+    }
+
+    private func appendOutput(_ bytes: [UInt8]) {
+        var all: [UInt8] = []
+        swap(&all, &output)
+        all.append(contentsOf: bytes)
+        swap(&all, &output)
     }
 
     /// The peer hung up or the owner closed the connection: open calls are cancelled (their
@@ -123,33 +199,42 @@ public final class VarlinkConnection<Context> {
     /// in its plain form (the read's only NUL is its last byte), with nothing buffered, open
     /// or pending. It is what `processCalls` would do with it, less the copy into the decoder
     /// and the sender bookkeeping; false when it did nothing and the read goes that way.
-    private func answerAlone(_ bytes: UnsafeRawBufferPointer, from sender: SenderCredentials?) -> Bool {
-        guard answersDirectly, openCall == nil, pending.isEmpty, senders.isEmpty, decoder.bufferedByteCount == 0,
-              bytes.count > 1, bytes.count - 1 <= decoder.maxMessageBytes,
+    /// The reply goes straight to `replies`, not through `output`.
+    private func answerAlone(_ bytes: UnsafeRawBufferPointer, from sender: SenderCredentials?,
+                             into replies: inout [UInt8]) -> Bool {
+        guard answersDirectlyStorage, openCall == nil, !wantsClose, senders.isEmpty,
+              decoder.bufferedByteCount == 0, bytes.count > 1, bytes.count - 1 <= maxMessageBytes,
               VarlinkFrameDecoder.firstNUL(in: bytes) == bytes.count - 1 else { return false }
-        isProcessing = true
-        defer { isProcessing = false }
         let frame = UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - 1)])
         let methods = directMethods()
-        guard service.answerDirectly(frame, sender: sender, using: methods, into: &pending.bytes) else { return false }
-        receivedByteCount += bytes.count
-        decoder.countMessageTakenWhole(bytes.count)
+        guard service.answerDirectly(frame, sender: sender, using: methods, into: &replies) else { return false }
+        // No reply of another call can be delivered meanwhile (none is open), but should one
+        // be, it is in `output`: keep it, after.
+        if !output.isEmpty {
+            var delivered: [UInt8] = []
+            swap(&delivered, &output)
+            replies.append(contentsOf: delivered)
+        }
         return true
     }
 
     private func processCalls() {
-        while openCall == nil, !isClosed, pending.close == nil {
+        while openCall == nil, !isClosed, !wantsClose {
             var call: VarlinkCall
             do {
-                guard let frame = try decoder.nextFrame() else { return }
+                guard let frame = try withDecoder({ decoder throws(VarlinkFrameError) in try decoder.nextFrame() })
+                else { return }
                 let sender = takeSender(of: decoder.lastFrameStreamRange)
-                if answersDirectly {
+                if answersDirectlyStorage {
                     let methods = directMethods()
-                    if frame.withUnsafeBytes({ service.answerDirectly($0, sender: sender, using: methods, into: &pending.bytes) }) {
-                        continue
+                    let service = service
+                    let answered = frame.withUnsafeBytes { call in
+                        writeOutput { service.answerDirectly(call, sender: sender, using: methods, into: &$0) }
                     }
+                    if answered { continue }
                 }
-                call = try VarlinkCall(message: try decoder.message(in: frame))
+                let message = try withDecoder { decoder throws(VarlinkFrameError) in try decoder.message(in: frame) }
+                call = try VarlinkCall(message: message)
                 call.sender = sender
             } catch {
                 fail(error)
@@ -159,8 +244,8 @@ public final class VarlinkConnection<Context> {
             if !call.oneway { openCall = handle }
             service.dispatch(call, context: context, reply: handle)
         }
-        if openCall != nil, decoder.bufferedByteCount > decoder.maxMessageBytes {
-            pending.close = .tooMuchPendingInput(limit: decoder.maxMessageBytes)
+        if openCall != nil, decoder.bufferedByteCount > maxMessageBytes {
+            closeReason = .tooMuchPendingInput(limit: maxMessageBytes)
         }
     }
 
@@ -181,7 +266,10 @@ public final class VarlinkConnection<Context> {
                 isSingle = false
             }
         }
-        senders.removeAll { $0.end <= range.upperBound }
+        var segments: [(end: Int, sender: SenderCredentials?)] = []
+        swap(&segments, &senders)
+        segments.removeAll { $0.end <= range.upperBound }
+        swap(&segments, &senders)
         return isSingle ? owner : nil
     }
 
@@ -193,26 +281,30 @@ public final class VarlinkConnection<Context> {
     private func fail(_ error: VarlinkFrameError) {
         // A JSON object with a bad member is a call we can answer; anything else is not.
         switch error {
-        case .missingMethod: VarlinkReply(error: .invalidParameter("method")).encode(to: &pending.bytes)
+        case .missingMethod: writeOutput { VarlinkReply(error: .invalidParameter("method")).encode(to: &$0) }
         case .invalidField(let name, _, _), .duplicateMember(let name, _):
-            VarlinkReply(error: .invalidParameter(name)).encode(to: &pending.bytes)
+            writeOutput { VarlinkReply(error: .invalidParameter(name)).encode(to: &$0) }
         default: break
         }
-        pending.close = .invalidInput(error)
+        closeReason = .invalidInput(error)
     }
 
-    private func takeOutput() -> VarlinkConnectionOutput {
-        let output = pending
-        pending = VarlinkConnectionOutput()
-        if output.close != nil { closed() }
-        return output
+    /// Hands over the replies gathered outside `receive` (and the close, if the protocol wants
+    /// one) to `onLaterOutput`.
+    private func deliverLaterOutput() {
+        var bytes: [UInt8] = []
+        swap(&bytes, &output)
+        let close = closeReason
+        if close != nil { closed() }
+        let later = VarlinkConnectionOutput(bytes: bytes, close: close)
+        if !later.isEmpty { onLaterOutput?(later) }
     }
 }
 
 extension VarlinkConnection: VarlinkReplySink {
     func deliver(continues: Bool, from handle: VarlinkReplyHandle, encode: (inout [UInt8]) -> Void) {
         guard !isClosed else { return }
-        if !handle.isOneway { encode(&pending.bytes) }
+        if !handle.isOneway { writeOutput(encode) }
         let endsOpenCall = handle === openCall && !continues
         if endsOpenCall { openCall = nil }
         guard !isProcessing else { return }
@@ -221,7 +313,6 @@ extension VarlinkConnection: VarlinkReplySink {
             processCalls()
             isProcessing = false
         }
-        let output = takeOutput()
-        if !output.isEmpty { onLaterOutput?(output) }
+        deliverLaterOutput()
     }
 }

@@ -80,15 +80,6 @@ public struct VarlinkFrameDecoder: Sendable {
         return frame
     }
 
-    /// Counts a whole message (`count` bytes, its NUL included) that its owner took straight
-    /// from a read while nothing was buffered, as though it had passed through: the stream
-    /// offsets of later messages stay right.
-    mutating func countMessageTakenWhole(_ count: Int) {
-        precondition(failure == nil && bufferedByteCount == 0 && count > 0, "only a whole message, with nothing buffered")
-        lastFrameStreamRange = (dropped + start)..<(dropped + start + count)
-        dropped += count
-    }
-
     /// The next complete message as a JSON object, or `nil` when none is complete yet.
     public mutating func nextMessage() throws(VarlinkFrameError) -> [String: JSONValue]? {
         guard let frame = try nextFrame() else { return nil }

@@ -14,12 +14,18 @@ public final class VarlinkServer<Context> {
         /// Who connected (SO_PEERCRED at accept). Calls carry who *sent* them in
         /// `VarlinkCall.sender` when the server receives sender credentials.
         public let peer: PeerCredentials
-        private weak var stream: StreamConnection?
+        /// The stream while the server holds it. The server detaches it (`detach()`) when the
+        /// stream closes, and in its deinit, before it lets go of the stream, so it never
+        /// dangles. Not `weak`: a weak reference gives the stream a side table, which makes
+        /// every retain and release of it — a few on each call — take the slow path.
+        private unowned(unsafe) var stream: StreamConnection?
 
         init(peer: PeerCredentials, stream: StreamConnection) {
             self.peer = peer
             self.stream = stream
         }
+
+        func detach() { stream = nil }
 
         /// Marks the connection as established (its peer registered): it is no longer closed
         /// by the server's `establishTimeout`.
@@ -68,9 +74,11 @@ public final class VarlinkServer<Context> {
     public let maxMessageBytes: Int
     private let listener: UnixListener
     /// The open connections; a stream connection lives as long as its owner holds it.
-    private var connections: [ObjectIdentifier: StreamConnection] = [:]
+    private var connections: [ObjectIdentifier: (stream: StreamConnection, handle: Connection)] = [:]
     /// Bytes searched for a message's end, in all (the trickled-input regression test reads it).
-    private(set) var scannedByteCount = 0
+    var scannedByteCount: Int { scanned.count }
+    /// Shared with the connections' read closures, which then need no reference to the server.
+    private let scanned = ScannedBytes()
 
     /// Makes the per-connection context for a new connection; nil refuses the connection
     /// (it is closed at once). Keep the `Connection` to mark it established later.
@@ -114,43 +122,58 @@ public final class VarlinkServer<Context> {
                                      incompleteMessageTimeout: incompleteMessageTimeout))
     }
 
+    deinit {
+        // The streams go with the server (closed quietly): their handles must not outlive them.
+        for (_, connection) in connections { connection.handle.detach() }
+    }
+
     /// Stops accepting; open connections stay until their peers leave.
     public func close() { listener.close() }
 
     private func accept(_ stream: StreamConnection, peer: PeerCredentials) {
-        guard let context = makeContext(Connection(peer: peer, stream: stream)) else { return stream.close() }
+        let handle = Connection(peer: peer, stream: stream)
+        guard let context = makeContext(handle) else {
+            handle.detach()
+            return stream.close()
+        }
         let key = ObjectIdentifier(stream)
-        connections[key] = stream
+        connections[key] = (stream, handle)
         let connection = VarlinkConnection(service: service, context: context, maxMessageBytes: maxMessageBytes)
         connection.onLaterOutput = { [unowned stream] output in Self.write(output, to: stream) }
         let limit = maxMessageBytes
-        stream.onRead = { [unowned self, unowned connection, unowned stream] input in
+        let scanned = scanned
+        // The connection is held strongly (the stream owns this closure; the connection holds
+        // the stream only unowned, so there is no cycle), and the stream unretained: only the
+        // stream calls this closure, from its own read, during which the stream keeps itself
+        // alive. An `unowned` reference would cost a retain and release per read.
+        let unretainedStream = Unmanaged.passUnretained(stream)
+        stream.onRead = { input in
             // Hand over complete messages only; an over-long tail goes to the protocol too,
             // which answers it with its framing error and asks to close.
-            let complete = lengthOfCompleteMessages(in: input)
+            let complete = Self.lengthOfCompleteMessages(in: input, counting: scanned)
             let handed = complete == 0 && input.bytes.count > limit ? input.bytes.count : complete
             guard handed > 0 else { return 0 }
             // Bytes kept from earlier reads first, then this read's: each with its sender.
+            // The replies are encoded straight into the stream's pending output.
             let earlier = min(input.newBytesStart, handed)
-            var output = VarlinkConnectionOutput()
-            if earlier > 0 {
-                output = connection.receive(UnsafeRawBufferPointer(rebasing: input.bytes[..<earlier]),
-                                            from: input.earlierSender)
-            }
-            if handed > earlier, output.close == nil {
-                let later = connection.receive(UnsafeRawBufferPointer(rebasing: input.bytes[earlier..<handed]),
-                                               from: input.sender)
-                if earlier == 0 {
-                    output = later
-                } else {
-                    output.bytes += later.bytes
-                    output.close = later.close
+            unretainedStream._withUnsafeGuaranteedRef { stream in
+                var closes = false
+                stream.send { replies in
+                    if earlier > 0 {
+                        closes = connection.receive(UnsafeRawBufferPointer(rebasing: input.bytes[..<earlier]),
+                                                    from: input.earlierSender, appendingRepliesTo: &replies)
+                    }
+                    if handed > earlier, !closes {
+                        closes = connection.receive(UnsafeRawBufferPointer(rebasing: input.bytes[earlier..<handed]),
+                                                    from: input.sender, appendingRepliesTo: &replies)
+                    }
                 }
+                if closes { stream.closeAfterFlushing() }
             }
-            Self.write(output, to: stream)
             return handed
         }
         stream.onClose = { [unowned self] reason in
+            connections[key]?.handle.detach()
             connections[key] = nil
             connection.closed()
             onConnectionClosed(context, reason)
@@ -159,8 +182,9 @@ public final class VarlinkServer<Context> {
 
     /// Bytes up to and including the last NUL. Bytes before `newBytesStart` were scanned by
     /// an earlier read and held no NUL (everything up to the last one was handed over).
-    private func lengthOfCompleteMessages(in input: StreamConnection.ReceivedInput) -> Int {
-        scannedByteCount += input.bytes.count - input.newBytesStart
+    private static func lengthOfCompleteMessages(in input: StreamConnection.ReceivedInput,
+                                                 counting scanned: ScannedBytes) -> Int {
+        scanned.count += input.bytes.count - input.newBytesStart
         guard let last = input.newBytes.lastIndex(of: 0) else { return 0 }
         return input.newBytesStart + last + 1
     }
@@ -169,4 +193,9 @@ public final class VarlinkServer<Context> {
         if !output.bytes.isEmpty { stream.send(output.bytes) }
         if output.close != nil { stream.closeAfterFlushing() }
     }
+}
+
+/// A count of the bytes a server searched for a message's end.
+private final class ScannedBytes {
+    var count = 0
 }

@@ -251,3 +251,129 @@ final class EchoServer: Sendable {
         #expect(try fourth.receive(count: 5) == Array("back".utf8) + [0])
     }
 }
+
+/// `send(appending:)`: output encoded straight into the connection's pending output.
+@Suite struct StreamConnectionAppendingTests {
+    /// A connection on one end of a socket pair, served by its own loop; the other end is
+    /// the blocking client.
+    private struct Pair {
+        let client: Client
+        let running: LoopThread
+        let server: LoopBound<StreamConnection>
+        let closeReasons = Shared<[StreamConnection.CloseReason]>([])
+
+        init(limits: StreamConnection.Limits = .init()) throws {
+            let (clientEnd, serverEnd) = try UnixSocket.pair()
+            client = try Client(descriptor: clientEnd)
+            var connection: LoopBound<StreamConnection>?
+            let closeReasons = self.closeReasons
+            running = try LoopThread { loop in
+                let stream = try StreamConnection(descriptor: serverEnd, loop: loop, limits: limits)
+                stream.onClose = { reason in closeReasons.update { $0.append(reason) } }
+                connection = LoopBound(stream)
+            }
+            server = connection!
+        }
+
+        /// Appends `bytes` in place, on the loop's thread; returns the output still pending.
+        func send(_ bytes: [UInt8]) -> Int {
+            let server = self.server
+            return running.sync {
+                server.value.send { $0.append(contentsOf: bytes) }
+                return server.value.pendingOutputCount
+            }
+        }
+
+        var outputCapacity: Int {
+            let server = self.server
+            return running.sync { server.value.outputCapacity }
+        }
+
+        func stop() {
+            let server = self.server
+            running.sync { server.value.close() }
+            running.stop()
+            client.close()
+        }
+    }
+
+    @Test func outputAppendedWhileAnEarlierReplyIsPartlyWrittenFollowsIt() throws {
+        let pair = try Pair()
+        defer { pair.stop() }
+        // More than the socket buffers hold: most of it stays pending, and the next reply is
+        // appended behind what is left of it.
+        let large = [UInt8](repeating: 7, count: 4 << 20)
+        let tail = Array("tail".utf8)
+        #expect(pair.send(large) > 0)
+        #expect(pair.send(tail) > tail.count)
+        #expect(try pair.client.receive(count: large.count + tail.count) == large + tail)
+        #expect(eventually { pair.running.sync { [server = pair.server] in server.value.pendingOutputCount } == 0 })
+        // Written out: a buffer that large is given back.
+        #expect(pair.outputCapacity <= StreamConnection.keptOutputCapacity)
+    }
+
+    @Test func aSmallBufferIsKeptForTheNextRepliesAndALargerReplyStillGoesOutWhole() throws {
+        let pair = try Pair()
+        defer { pair.stop() }
+        // Nothing pending: each reply is written at once, from the buffer it was appended to.
+        let small = Array("small reply".utf8)
+        #expect(pair.send(small) == 0)
+        #expect(try pair.client.receive(count: small.count) == small)
+        let kept = pair.outputCapacity
+        #expect(kept >= small.count && kept <= StreamConnection.keptOutputCapacity)
+        #expect(pair.send(small.reversed()) == 0)
+        #expect(try pair.client.receive(count: small.count) == small.reversed())
+        #expect(pair.outputCapacity == kept)
+        // Larger than the kept buffer, but within the socket's: grown, written whole, given back.
+        let larger = (0..<(16 * 1024)).map { UInt8(truncatingIfNeeded: $0) }
+        #expect(pair.send(larger) == 0)
+        #expect(try pair.client.receive(count: larger.count) == larger)
+        #expect(pair.outputCapacity <= StreamConnection.keptOutputCapacity)
+        #expect(pair.send(small) == 0)
+        #expect(try pair.client.receive(count: small.count) == small)
+    }
+
+    @Test func outputAppendedPastTheLimitClosesTheConnection() throws {
+        let pair = try Pair(limits: .init(maxOutputBuffer: 1024))
+        defer { pair.stop() }
+        #expect(pair.send([UInt8](repeating: 1, count: 1025)) == 0)
+        #expect(try pair.client.receiveUntilClosed().isEmpty)
+        #expect(pair.closeReasons.value == [.outputLimitExceeded])
+    }
+
+    @Test func whatIsAppendedIsDroppedWhenTheConnectionClosesMeanwhileOrAlreadyStoppedSending() throws {
+        // Closed while the caller appends (an output budget may cut the connection then).
+        let closing = try Pair()
+        defer { closing.stop() }
+        let ran = closing.running.sync { [server = closing.server] in
+            var ran = false
+            server.value.send { output in
+                output.append(contentsOf: Array("dropped".utf8))
+                server.value.close()
+                ran = true
+            }
+            return ran && !server.value.isOpen && server.value.pendingOutputCount == 0
+        }
+        #expect(ran)
+        #expect(try closing.client.receiveUntilClosed().isEmpty)
+        #expect(closing.closeReasons.value == [.closedLocally])
+
+        // After closeAfterFlushing(), with output still pending: the closure still runs,
+        // what it appends is not sent.
+        let draining = try Pair()
+        defer { draining.stop() }
+        let last = [UInt8](repeating: 9, count: 4 << 20)
+        let appended = draining.running.sync { [server = draining.server] in
+            server.value.send { $0.append(contentsOf: last) }
+            server.value.closeAfterFlushing()
+            var appended = false
+            server.value.send { output in
+                output.append(contentsOf: Array("too late".utf8))
+                appended = true
+            }
+            return appended
+        }
+        #expect(appended)
+        #expect(try draining.client.receiveUntilClosed() == last)
+    }
+}

@@ -165,6 +165,28 @@ import Testing
         #expect(Set(outputs).count == 1)
     }
 
+    /// The replies are appended to the buffer given, behind what it holds (the stream
+    /// connection's pending output), the same bytes either way; a call the protocol closes
+    /// on says so, and why.
+    @Test func repliesAreAppendedBehindWhatTheBufferHolds() throws {
+        let held = Array("not yet written\0".utf8)
+        for directly in [false, true] {
+            for input in Self.plainCalls + Self.otherCalls {
+                let (expected, _) = try Self.answer(input + "\0", directly: directly)
+                let connection = VarlinkConnection(service: try Self.service(), context: Peer(name: "app"),
+                                                   maxMessageBytes: 256)
+                connection.answersDirectly = directly
+                var buffer = held
+                let closes = Array((input + "\0").utf8).withUnsafeBytes {
+                    connection.receive($0, from: nil, appendingRepliesTo: &buffer)
+                }
+                #expect(buffer == held + expected.bytes)
+                #expect(closes == (expected.close != nil))
+                #expect(connection.closeReason == expected.close)
+            }
+        }
+    }
+
     /// Calls answered alone, without the decoder, leave its count of the stream's bytes
     /// right: each later call still carries the sender of exactly its own bytes.
     @Test func callsAfterLoneCallsCarryTheirOwnSender() throws {

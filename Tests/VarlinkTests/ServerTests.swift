@@ -233,4 +233,26 @@ private func writeFromForkedChild(_ bytes: [UInt8], to socket: FileDescriptor) t
         #expect(try client.replyPeer() == String(getpid()))
         #expect(server.scannedByteCount == message.count)
     }
+
+    /// A client that writes many calls before reading any reply: the replies pile up past
+    /// what the socket holds, each appended behind the part of the earlier ones not written
+    /// yet, and all arrive, in order, once it reads.
+    @Test func aSlowReaderGetsEveryReplyInOrder() throws {
+        let server = try SenderEchoServer()
+        defer { server.stop() }
+        let client = try RawClient(path: server.path)
+        defer { client.close() }
+        let padding = String(repeating: "p", count: 200)
+        let count = 3000  // about 700 KB of replies
+        for index in 0..<count { try client.send(ping("\(index) \(padding)")) }
+        var received: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while received.count(where: { $0 == 0 }) < count {
+            let read = try chunk.withUnsafeMutableBytes { try client.descriptor.read(into: $0) }
+            try #require(read > 0)
+            received += chunk[..<read]
+        }
+        let texts = try received.split(separator: 0).map { try JSONParser.parse(Array($0))["parameters"]?["text"]?.stringValue }
+        #expect(texts == (0..<count).map { "\($0) \(padding)" })
+    }
 }
