@@ -64,7 +64,7 @@ extension CompiledPolicyStorage {
 
     private func standing(of target: String?, toward app: AppID) -> TargetStanding {
         guard let target else { return .unmanaged }
-        if target.utf8.elementsEqual(app.utf8) { return .sameApp }  // not `==`: "\u{212A}" (KELVIN SIGN) equals "K"
+        if sameBytes(target, app) { return .sameApp }  // not `==`: "\u{212A}" (KELVIN SIGN) equals "K"
         return table.find(target)?.isManaged == true ? .managed : .unmanaged
     }
 

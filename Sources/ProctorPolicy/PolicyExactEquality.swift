@@ -1,3 +1,4 @@
+import Glibc
 import JSONCore
 
 // The model's `==` compares strings as Swift does, by canonical equivalence: "café" with a
@@ -31,9 +32,24 @@ extension AppSettings {
 func sameBytes(_ left: String?, _ right: String?) -> Bool {
     switch (left, right) {
     case (nil, nil): true
-    case (let left?, let right?): left.utf8.elementsEqual(right.utf8)
+    case (let left?, let right?): sameBytes(left, right)
     default: false
     }
+}
+
+/// Whether `left` and `right` are spelt with the same UTF-8 bytes. It runs on `Decide`'s
+/// path (a target against the asking app, an exempt app), so it compares the lengths, which a
+/// native string stores, then the bytes with one `memcmp`, rather than byte by byte through
+/// `elementsEqual` (≈ 150 instructions for an app id).
+func sameBytes(_ left: String, _ right: String) -> Bool {
+    let (left, right) = (left.utf8, right.utf8)
+    guard left.count == right.count else { return false }
+    let compared = left.withContiguousStorageIfAvailable { mine in
+        right.withContiguousStorageIfAvailable { theirs in
+            mine.isEmpty || memcmp(mine.baseAddress!, theirs.baseAddress!, mine.count) == 0
+        }
+    }
+    return (compared ?? nil) ?? left.elementsEqual(right)
 }
 
 func sameBytes(_ left: [String]?, _ right: [String]?) -> Bool {
