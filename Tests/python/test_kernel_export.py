@@ -184,7 +184,33 @@ def test_confined_app_keeps_updating_its_offline_view_and_nothing_else_beside_it
         assert os.stat(cache).st_mode & 0o777 == 0o600
     finally:
         app.stop()
-    assert not any("EACCES" in line or "errno 13" in line or "offline view" in line for line in app.stderr), app.stderr
+    assert not any(refused(line) or "offline view" in line for line in app.stderr), app.stderr
+
+
+def test_a_wipe_of_a_confined_app_empties_its_data_directory_and_keeps_it(workdir, kernel_policy_daemon):
+    """Landlock lets the app change what lies beneath ~/data, not remove ~/data from the home."""
+    data = os.path.join(workdir, "home", "data")
+    app = App(workdir, kernel_policy_daemon, [])
+    try:
+        assert "kernel (Landlock ABI " in app_shown_with(kernel_policy_daemon, "kernel (Landlock ABI ")
+        os.makedirs(os.path.join(data, "nested"))
+        with open(os.path.join(data, "nested", "secret"), "w") as f:
+            f.write("org data")
+        proctorctl(kernel_policy_daemon, "wipe", APP, check=0)
+        for _ in range(100):
+            if not os.listdir(data):
+                break
+            threading.Event().wait(0.1)
+        assert os.listdir(data) == [] and os.stat(data).st_mode & 0o777 == 0o700
+        events = proctorctl(kernel_policy_daemon, "app", APP, check=0).stdout
+        assert "could not wipe" not in events, events
+    finally:
+        app.stop()
+    assert not any(refused(line) or "could not wipe" in line for line in app.stderr), app.stderr
+
+def refused(line):
+    """A line of the app's standard error that says the kernel refused the SDK something."""
+    return "EACCES" in line or "Permission denied" in line or "errno 13" in line
 
 
 def cached_view(path, accept, attempts=100):

@@ -131,6 +131,8 @@ struct OfflineViewCache: Sendable {
             let file = try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode: 0o600)
             defer { try? file.close() }
             status = try file.status()
+        } catch .init(rawValue: ELOOP) {
+            return .failure(Refusal(description: "\(path) is a symbolic link, not this user's own file"))
         } catch {
             return .failure(Refusal(description: "cannot open the offline view \(path): \(error)"))
         }
