@@ -51,6 +51,37 @@ import TestSupport
         #expect(verified.managedApps == Self.managedApps && verified.ageSeconds <= 1)
     }
 
+    @Test func offersItsOwnFileToTheExportRuleCreatedEmptyWhichIsNoView() throws {
+        #expect(try cache.fileForConfinement().get() == cache.path)
+        let attributes = try FileManager.default.attributesOfItem(atPath: cache.path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600 && (attributes[.size] as? Int) == 0)
+        do {
+            _ = try cache.load(appID: "com.example.notes", uid: 0, now: now)
+            Issue.record("an empty file was taken for a view")
+        } catch {
+            #expect(error.description == "no cached view at \(cache.path)")
+        }
+        try cache.save(view(), managedApps: Self.managedApps)
+        #expect(try cache.fileForConfinement().get() == cache.path, "an existing view is kept as it is")
+        #expect(try cache.load(appID: "com.example.notes", uid: 0, now: now).managedApps == Self.managedApps)
+    }
+
+    /// Landlock would allow the file a link leads to: a link put in the cache's place could let
+    /// the confined app write wherever the user pointed it.
+    @Test(arguments: ["symbolic", "hard"])
+    func offersNoLinkToTheExportRule(_ kind: String) throws {
+        let elsewhere = directory.appending("Desktop-file").path
+        #expect(FileManager.default.createFile(atPath: elsewhere, contents: Data()))
+        try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: cache.path).deletingLastPathComponent().path,
+                                                withIntermediateDirectories: true)
+        #expect((kind == "hard" ? link(elsewhere, cache.path) : symlink(elsewhere, cache.path)) == 0)
+        guard case .failure(let refusal) = cache.fileForConfinement() else {
+            Issue.record("a \(kind) link was offered to the export rule")
+            return
+        }
+        #expect(refusal.description.contains(kind == "hard" ? "is not this user's own file with a single name" : "is a symbolic link"))
+    }
+
     @Test func refusesManagedAppsTheSignatureDoesNotBind() throws {
         try cache.save(view(), managedApps: Self.managedApps + ["org.example.exfiltrate"])
         #expect(throws: OfflineViewCache.Refusal.self) { try cache.load(appID: "com.example.notes", uid: 0, now: now) }

@@ -155,3 +155,73 @@ def test_with_landlock_the_same_policy_is_enforced_by_the_kernel(workdir, kernel
     finally:
         app.stop()
     assert not any(FALLBACK in line for line in app.stderr), app.stderr
+
+
+def test_confined_app_keeps_updating_its_offline_view_and_nothing_else_beside_it(workdir, kernel_policy_daemon):
+    """The Landlock layer allows the SDK's own offline view file (written in place), not its folder."""
+    state = os.path.join(workdir, "home", ".local", "state", "proctor")
+    cache = os.path.join(state, APP + ".view")
+    beside = os.path.join(state, "smuggled")
+    app = App(workdir, kernel_policy_daemon, [beside, cache])
+    try:
+        assert app.wait_for(lambda line: line.startswith("write ")) == f"write {beside} main=errno=13 worker=errno=13"
+        assert app.wait_for(lambda line: line.startswith("write ")) == f"write {cache} main=ok worker=ok"
+        assert not os.path.exists(beside)
+        assert "kernel (Landlock ABI " in app_shown_with(kernel_policy_daemon, "kernel (Landlock ABI ")
+
+        # The test app emptied the file: the next view proctord pushes must be written into it.
+        first = cached_view(cache, lambda view: True)
+        with open(os.path.join(kernel_policy_daemon.config_dir, "policy.d", "00-test.json")) as f:
+            policy = json.load(f)
+        policy["version"] = "test.2"
+        policy["apps"][APP]["config"] = {"reloaded": True}  # the app's own view changes: it is pushed
+        write_policy(kernel_policy_daemon.config_dir, policy)
+        kernel_policy_daemon.process.send_signal(signal.SIGHUP)
+        updated = cached_view(cache, lambda view: view != first)
+        assert updated is not None and updated != first, (first, updated)
+        assert json.loads(updated["payload"])["appId"] == APP
+        assert '"reloaded":true' in updated["payload"].replace(" ", ""), updated["payload"]
+        assert os.stat(cache).st_mode & 0o777 == 0o600
+    finally:
+        app.stop()
+    assert not any(refused(line) or "offline view" in line for line in app.stderr), app.stderr
+
+
+def test_a_wipe_of_a_confined_app_empties_its_data_directory_and_keeps_it(workdir, kernel_policy_daemon):
+    """Landlock lets the app change what lies beneath ~/data, not remove ~/data from the home."""
+    data = os.path.join(workdir, "home", "data")
+    app = App(workdir, kernel_policy_daemon, [])
+    try:
+        assert "kernel (Landlock ABI " in app_shown_with(kernel_policy_daemon, "kernel (Landlock ABI ")
+        os.makedirs(os.path.join(data, "nested"))
+        with open(os.path.join(data, "nested", "secret"), "w") as f:
+            f.write("org data")
+        proctorctl(kernel_policy_daemon, "wipe", APP, check=0)
+        for _ in range(100):
+            if not os.listdir(data):
+                break
+            threading.Event().wait(0.1)
+        assert os.listdir(data) == [] and os.stat(data).st_mode & 0o777 == 0o700
+        events = proctorctl(kernel_policy_daemon, "app", APP, check=0).stdout
+        assert "could not wipe" not in events, events
+    finally:
+        app.stop()
+    assert not any(refused(line) or "could not wipe" in line for line in app.stderr), app.stderr
+
+def refused(line):
+    """A line of the app's standard error that says the kernel refused the SDK something."""
+    return "EACCES" in line or "Permission denied" in line or "errno 13" in line
+
+
+def cached_view(path, accept, attempts=100):
+    """The view cached at `path` once it is one and `accept` takes it, or None after `attempts`
+    tries 0.1 s apart (the SDK writes it from its subscription thread)."""
+    for _ in range(attempts):
+        with open(path, "rb") as f:
+            content = f.read()
+        if content:
+            view = json.loads(content)
+            if accept(view):
+                return view
+        threading.Event().wait(0.1)
+    return None

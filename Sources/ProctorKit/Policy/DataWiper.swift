@@ -53,8 +53,10 @@ struct DataWiper {
         return DataWiper(home: home, stateDirectories: stateDirectories)
     }
 
-    /// Removes each declared directory that passes the checks.
-    func wipe(_ declared: [String]) -> Outcome {
+    /// Removes each declared directory that passes the checks; `keepingDirectories` empties them
+    /// instead, for a process the export rule confines: Landlock lets it change what lies beneath
+    /// its data directories, not the folders that hold them, and it could not create them again.
+    func wipe(_ declared: [String], keepingDirectories: Bool = false) -> Outcome {
         var outcome = Outcome()
         let roots = self.roots
         for entry in declared {
@@ -63,7 +65,8 @@ struct DataWiper {
                 outcome.refused.append((entry, reason))
             case .absent:
                 outcome.removed.append(entry)
-            case .remove(let target):
+            case .remove(var target):
+                if keepingDirectories { target.keepDirectory = true }
                 do {
                     try remove(target)
                     outcome.removed.append(entry)

@@ -68,26 +68,81 @@ struct OfflineViewCache: Sendable {
 
     // MARK: Writing
 
-    /// Replaces the cached view with `view` and the set of managed apps it binds.
+    /// Replaces the cached view with `view` and the set of managed apps it binds: atomically
+    /// (a new file renamed over the old one) while the process may create files in the folder;
+    /// once the export rule confines it (`dlp.fileExport.enforcement: "kernel"`), Landlock lets
+    /// it write this one file and nothing else there (`fileForConfinement()`), so the view is
+    /// written over the file in place. A crash in the middle of that leaves a file whose
+    /// signature fails: the next offline launch is refused, never made on a forged view.
     func save(_ view: Agent.SignedAppView, managedApps: [AppID]) throws(Refusal) {
-        let file = CacheFile(payload: view.payload, signature: view.signature, managedApps: managedApps)
+        let bytes = CacheFile(payload: view.payload, signature: view.signature, managedApps: managedApps).json.serialized()
         do {
-            try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path,
-                                                    withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
         } catch {
             throw Refusal(description: "cannot create the folder of \(path): \(error.localizedDescription)")
         }
-        do throws(FileReplacementError) {
+        let replaced = Result { () throws(FileReplacementError) in
             let replacement = try AtomicFileReplacement(replacing: path, mode: 0o600)
-            try replacement.write(file.json.serialized())
+            try replacement.write(bytes)
             try replacement.commit()
-        } catch {
+        }
+        switch replaced {
+        case .success:
+            return
+        case .failure(let error) where error.errno.rawValue == EACCES:
+            do throws(Errno) { try overwrite(with: bytes) } catch {
+                throw Refusal(description: "cannot write the offline view \(path) in place: \(error)")
+            }
+        case .failure(let error):
             throw Refusal(description: "cannot write the offline view \(path): \(error)")
         }
     }
 
-    /// Removes the cached view (after an offline wipe: nothing is left to launch with).
-    func remove() { unlink(path) }
+    /// Writes `bytes` over the existing cache file, the way a confined process can.
+    private func overwrite(with bytes: [UInt8]) throws(Errno) {
+        let file = try FileDescriptor.open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
+        defer { try? file.close() }
+        try file.writeAll(bytes)
+        guard ftruncate(file.rawValue, off_t(bytes.count)) == 0, fsync(file.rawValue) == 0 else { throw Errno.current }
+    }
+
+    /// Removes the cached view (after an offline wipe: nothing is left to launch with); a
+    /// confined process, which may not remove it, empties it instead (an empty file is no view).
+    func remove() {
+        guard unlink(path) != 0, errno == EACCES else { return }
+        let file = open(path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC)
+        if file >= 0 { close(file) }
+    }
+
+    /// The cache file, created empty (0600, in a 0700 folder) if missing, for the export rule's
+    /// Landlock layer to allow: writing and truncating this file only, not creating, renaming
+    /// or removing anything in its folder. Nil, with why, when it is not this user's own
+    /// regular file with a single name — a link would let the app write through it elsewhere.
+    func fileForConfinement() -> Result<String, Refusal> {
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            return .failure(Refusal(description: "cannot create the folder of \(path): \(error.localizedDescription)"))
+        }
+        let status: stat
+        do throws(Errno) {
+            let file = try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode: 0o600)
+            defer { try? file.close() }
+            status = try file.status()
+        } catch .init(rawValue: ELOOP) {
+            return .failure(Refusal(description: "\(path) is a symbolic link, not this user's own file"))
+        } catch {
+            return .failure(Refusal(description: "cannot open the offline view \(path): \(error)"))
+        }
+        guard status.st_mode & S_IFMT == S_IFREG, status.st_nlink == 1, status.st_uid == geteuid() else {
+            return .failure(Refusal(description: "\(path) is not this user's own file with a single name"))
+        }
+        return .success(path)
+    }
+
+    private var folder: String { URL(fileURLWithPath: path).deletingLastPathComponent().path }
 
     // MARK: Reading
 
@@ -95,7 +150,7 @@ struct OfflineViewCache: Sendable {
     /// milliseconds since the epoch.
     func load(appID: AppID, uid: uid_t, now: Int64) throws(Refusal) -> Verified {
         let key = try trustedKey()
-        guard let data = FileManager.default.contents(atPath: path) else {
+        guard let data = FileManager.default.contents(atPath: path), !data.isEmpty else {
             throw Refusal(description: "no cached view at \(path)")
         }
         guard data.count <= Self.maximumBytes else { throw Refusal(description: "the cached view \(path) is too large") }

@@ -38,7 +38,7 @@ extension PolicyApplication {
 
     /// The places a confined app may write to: its data directories (created, 0700, when
     /// missing, as the app could not create them afterwards), the directories of the export
-    /// rule's allow list for this user, and `writableToRun`; `missing` the allowed directories
+    /// rule's allow list for this user, the offline view's file, and `writableToRun`; `missing` the allowed directories
     /// that do not exist (a Landlock rule needs an existing file).
     private func writablePlaces(allow patterns: [String]?, dataDirectories: [String]) -> (places: [String], missing: [String]) {
         let wiper = DataWiper.forCurrentProcess(environment: ProcessInfo.processInfo.environment)
@@ -53,6 +53,13 @@ extension PolicyApplication {
         for pattern in patterns ?? [] {
             let directory = ExportConfinement.writableDirectory(of: pattern, home: wiper.home)
             if FileManager.default.fileExists(atPath: directory) { places.append(directory) } else { missing.append(directory) }
+        }
+        // The SDK's own offline view, this one file only (docs/sdk.md, "The offline cache under
+        // the kernel's export rule"): without it a confined app could never update its view.
+        switch viewCache?.fileForConfinement() {
+        case .success(let file): places.append(file)
+        case .failure(let refusal): report(Diagnostic(message: "\(refusal); the offline view will not be updated while confined"))
+        case nil: break
         }
         places += Self.writableToRun.filter { FileManager.default.fileExists(atPath: $0) }
         var seen = Set<[UInt8]>()  // by bytes: two spellings of "café" are two directories

@@ -419,7 +419,8 @@ open class PolicyApplication: Application {
     func wipe(_ directive: WipeDirective, settings: PolicyAppSettings) {
         delegate?.applicationShouldWipeData(self, directive: directive)
         keySource?.forget()
-        let outcome = DataWiper.forCurrentProcess(environment: ProcessInfo.processInfo.environment).wipe(settings.dataDirectories)
+        let outcome = DataWiper.forCurrentProcess(environment: ProcessInfo.processInfo.environment)
+            .wipe(settings.dataDirectories, keepingDirectories: !exportConfinement.layers.isEmpty)
         for refused in outcome.refused {
             report(Diagnostic(message: "refusing to wipe \(refused.path): \(refused.reason)"))
         }
