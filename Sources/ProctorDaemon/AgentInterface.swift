@@ -70,7 +70,8 @@ extension Daemon {
     private func decide(_ action: Action, target: String?, size: Int?, for session: AgentSession) -> Decision {
         // By its parts: a `DecisionRequest` would copy, then free, the app id, target and version.
         // Only a launch reads the version, and passing it copies it (two arrays).
-        let decision = active.compiled.decide(app: session.appID, action, target: target, size: size,
+        let decision = active.compiled.decide(app: session.appID, remembering: &session.policyPlace.pointee, action,
+                                              target: target, size: size,
                                               appVersion: action == .launch ? session.semanticVersion : nil)
         record(decision, app: session.appID, action, target: target, closingFields: session.decisionLogFields)
         return decision

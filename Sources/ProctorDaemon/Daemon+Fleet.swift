@@ -54,7 +54,20 @@ struct FleetState {
 /// only inside `EventLoop.execute`, on the loop's thread.
 final class FleetShared: @unchecked Sendable {
     let lastAppliedSerial = Atomic<Int>(0)
-    weak var daemon: Daemon?
+    /// Reached through a `DaemonLink` the daemon owns, not a weak reference to the daemon: a
+    /// weak reference gives its object a side table for life, which put every retain, release
+    /// and `unowned` load of the daemon (several on each `Decide`) on the runtime's slow path.
+    weak var link: DaemonLink?
+    /// The daemon, nil once it is gone.
+    var daemon: Daemon? { link?.daemon }
+}
+
+/// The daemon, for `FleetShared`: owned by the daemon alone (`Daemon.fleetLink`), so it lives
+/// exactly as long as the daemon.
+final class DaemonLink {
+    unowned let daemon: Daemon
+
+    init(_ daemon: Daemon) { self.daemon = daemon }
 }
 
 /// proctord.conf or keys.d could not be read.

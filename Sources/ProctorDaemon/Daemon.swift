@@ -46,6 +46,8 @@ final class Daemon {
     /// Signed bundles and the MDM poll (Daemon+Fleet.swift).
     var fleet = FleetState()
     let fleetShared = FleetShared()
+    /// What `fleetShared` reaches the daemon by.
+    var fleetLink: DaemonLink?
     /// `/etc/machine-id`, which status documents carry ("" if it cannot be read).
     let machineID = Daemon.readMachineID()
     /// Checks every registration against the app's `match` block (`IdentityCheck`). Only
@@ -222,7 +224,9 @@ final class Daemon {
 
         log(.ready, "proctord is ready with policy \(active.version)", policyFields())
         notify { try $0.ready(status: statusLine()) }
-        fleetShared.daemon = self
+        let link = DaemonLink(self)
+        fleetLink = link
+        fleetShared.link = link
         startFleetThreads()
         defer { stopFleetThreads() }
         do {

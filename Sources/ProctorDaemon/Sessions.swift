@@ -110,6 +110,10 @@ final class AgentSession {
     /// The journal fields that end each of the session's decision lines (`SESSION=` and the
     /// peer's), rendered once: a denied `Decide` logs them with every call.
     let decisionLogFields: [(String, String)]
+    /// Where the app stands in the policy of its last decision
+    /// (`CompiledPolicy.decide(app:remembering:…)`: no hash lookup of its id per `Decide`), behind a
+    /// pointer so that reading and updating it on every call has no run-time exclusivity check.
+    let policyPlace = UnsafeMutablePointer<CompiledPolicy.AppPlace?>.allocate(capacity: 1)
 
     init(id: String, appID: AppID, peer: PeerIdentity, process: ProcessHandle? = nil, appVersion: String?,
          registeredAt: Int64) {
@@ -122,7 +126,10 @@ final class AgentSession {
         self.semanticVersion = appVersion.flatMap(SemanticVersion.init)
         self.registeredAt = registeredAt
         decisionLogFields = [(DaemonEventField.session, id)] + peer.logFields
+        policyPlace.initialize(to: nil)
     }
+
+    deinit { policyPlace.deinitialize(count: 1).deallocate() }
 
     /// The `launch` question for this app at the version it registered with.
     var launchRequest: DecisionRequest {

@@ -34,8 +34,8 @@ public struct CompiledPolicy: Sendable {
 
     /// The decision for `request`, naming the rule that made it.
     public func decide(_ request: DecisionRequest) -> Decision {
-        storage.decide(app: request.app, request.action, target: request.target, size: request.size,
-                       appVersion: request.appVersion)
+        storage.decide(app: request.app, entry: storage.table.find(request.app), request.action, target: request.target,
+                       size: request.size, appVersion: request.appVersion)
     }
 
     /// `decide(_:)` for a request given by its parts (`DecisionRequest`'s members), which the
@@ -43,7 +43,33 @@ public struct CompiledPolicy: Sendable {
     /// strings on the hot path.
     public func decide(app: AppID, _ action: Action, target: String?, size: Int?,
                        appVersion: SemanticVersion?) -> Decision {
-        storage.decide(app: app, action, target: target, size: size, appVersion: appVersion)
+        storage.decide(app: app, entry: storage.table.find(app), action, target: target, size: size, appVersion: appVersion)
+    }
+
+    /// Where an app stands in one compiled policy (its slot in the app table, or that the
+    /// policy does not name it), kept by a caller that decides for the same app again and
+    /// again (proctord's session) so that `decide(app:remembering:…)` skips the app's hash
+    /// lookup. It holds no reference to the policy: only the policy's generation, unique
+    /// among the policies the process compiled, so a place from another policy is never used.
+    public struct AppPlace: Sendable {
+        fileprivate let generation: UInt64
+        fileprivate let entry: AppTable.Entry?
+    }
+
+    /// `decide(app:…)`, through `place`: where `app` stood in the policy of an earlier call
+    /// (nil at first). Used when it is this policy's, else looked up and left in `place`.
+    /// `place` must only ever have been given calls for this same `app`.
+    public func decide(app: AppID, remembering place: inout AppPlace?, _ action: Action, target: String?, size: Int?,
+                       appVersion: SemanticVersion?) -> Decision {
+        let storage = storage
+        let entry: AppTable.Entry?
+        if let place, place.generation == storage.generation {
+            entry = place.entry
+        } else {
+            entry = storage.table.find(app)
+            place = AppPlace(generation: storage.generation, entry: entry)
+        }
+        return storage.decide(app: app, entry: entry, action, target: target, size: size, appVersion: appVersion)
     }
 
     /// The policy's `version`.

@@ -23,9 +23,10 @@ struct AskingApp {
 }
 
 extension CompiledPolicyStorage {
-    /// See `CompiledPolicy.decide`.
-    func decide(app id: AppID, _ action: Action, target: String?, size: Int?, appVersion: SemanticVersion?) -> Decision {
-        guard let entry = table.find(id) else { return Self.unknownApp }
+    /// See `CompiledPolicy.decide`; `entry` is `table.find(id)`.
+    func decide(app id: AppID, entry: AppTable.Entry?, _ action: Action, target: String?, size: Int?,
+                appVersion: SemanticVersion?) -> Decision {
+        guard let entry else { return Self.unknownApp }
         // The state comes from the hash slot; the record (one cache line, at the slot's
         // position so it loads beside the slot) is read in place, and the rule is named by
         // layer, setting and the asking app's id: no per-app memory besides slot and record.

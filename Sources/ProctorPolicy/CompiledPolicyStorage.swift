@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Everything a compiled policy decides from, in one object so that a `CompiledPolicy` is a
 /// single reference (copies and closure captures cost one retain), and the hot data in raw
 /// memory written once at compile time (hence `@unchecked Sendable`: immutable after `init`).
@@ -17,6 +19,11 @@ final class CompiledPolicyStorage: @unchecked Sendable {
     let entries: AppEntries
     /// The record of the app at table position `p` is `recordAtPosition[p]` (-1 for none).
     let recordAtPosition: [Int32]
+    /// Unique to this storage among all made by the process (`CompiledPolicy.AppPlace`): an
+    /// address could be reused by a later storage, a number drawn from a counter is not.
+    let generation = CompiledPolicyStorage.generations.add(1, ordering: .relaxed).newValue
+
+    private static let generations = Atomic<UInt64>(0)
 
     init(version: String, defaults: AppSettings, appIDs: [AppID], records: [AppRecord], entries: AppEntries,
          tables: CompiledTables) {

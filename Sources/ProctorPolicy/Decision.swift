@@ -68,26 +68,36 @@ public struct Decision: Sendable, Hashable {
     /// An engine's decision makes no `String` and escapes nothing: its reason is copied as the
     /// JSON it was escaped to once (`DecisionReason.json`), its rule rendered as JSON from its
     /// parts, both into one buffer on the stack, appended with one copy.
-    public func writeAnswer(to out: inout [UInt8]) {
+    public func writeAnswer(to out: inout [UInt8]) { writeAnswer(to: &out, between: "", and: "") }
+
+    /// `writeAnswer(to:)` with `before` and `after` around the answer, in the same one copy:
+    /// the envelope of the message that carries it (`Agent.Decide.DirectReply` writes the
+    /// whole Varlink reply so, instead of appending the envelope's two parts on their own).
+    public func writeAnswer(to out: inout [UInt8], between before: StaticString, and after: StaticString) {
         let opening: StaticString = allowed ? #"{"allowed":true,"reason":"# : #"{"allowed":false,"reason":"#
         let ruleKey: StaticString = #","rule":"#
         guard case .sentence(let reason) = reasonParts, let ruleCount = ruleParts.jsonByteCount else {
             // A caller's text, or a rule with bytes to escape.
+            out.append(utf8: before)
             out.append(utf8: opening)
             JSONValue.writeString(self.reason, to: &out)
             out.append(utf8: ruleKey)
             ruleParts.appendJSON(to: &out)
-            return out.append(UInt8(ascii: "}"))
+            out.append(UInt8(ascii: "}"))
+            return out.append(utf8: after)
         }
         let reasonJSON = reason.json
-        let count = opening.utf8CodeUnitCount + reasonJSON.count + ruleKey.utf8CodeUnitCount + ruleCount + 1
+        let count = before.utf8CodeUnitCount + opening.utf8CodeUnitCount + reasonJSON.count + ruleKey.utf8CodeUnitCount
+            + ruleCount + 1 + after.utf8CodeUnitCount
         Self.withBuffer(of: count, rule: ruleParts) { buffer, rule in
             var writer = ByteWriter(buffer: buffer)
+            writer.write(before)
             writer.write(opening)
             writer.write(reasonJSON)
             writer.write(ruleKey)
             rule.renderJSON(into: &writer)
             writer.write("}" as StaticString)
+            writer.write(after)
             out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[..<writer.count]))
         }
     }

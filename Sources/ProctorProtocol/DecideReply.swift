@@ -21,5 +21,8 @@ extension Agent.Decide {
 
         /// `{"allowed":…,"reason":…,"rule":…}`: `Reply.fields`, in their canonical order.
         public func writeParameters(to out: inout [UInt8]) { decision.writeAnswer(to: &out) }
+
+        /// The reply message with its envelope in the answer's one copy.
+        public func writeReply(to out: inout [UInt8]) { decision.writeAnswer(to: &out, between: #"{"parameters":"#, and: "}\0") }
     }
 }

@@ -46,7 +46,7 @@ public struct VarlinkDirectMethod<Context> {
             do throws(VarlinkError) {
                 try admission?(context)
                 let reply = try answer(request, sender, context)
-                VarlinkReply.encode(continues: false, error: nil, to: &out) { reply.writeParameters(to: &$0) }
+                reply.writeReply(to: &out)
             } catch {
                 VarlinkReply(error: error).encode(to: &out)
             }
@@ -85,4 +85,17 @@ public protocol VarlinkDirectReply {
     /// `JSONValue.object(parameters).write(to:)` writes them: members sorted by their UTF-8
     /// bytes, absent optionals left out, no white space.
     func writeParameters(to out: inout [UInt8])
+
+    /// Appends the whole reply message: `{"parameters":`, the parameters as
+    /// `writeParameters(to:)` writes them, `}` and the NUL that ends it — what
+    /// `VarlinkReply.encode` makes of them. The default appends the envelope around
+    /// `writeParameters(to:)`; a reply that writes its parameters in one copy can take the
+    /// envelope into that copy.
+    func writeReply(to out: inout [UInt8])
+}
+
+extension VarlinkDirectReply {
+    public func writeReply(to out: inout [UInt8]) {
+        VarlinkReply.encode(continues: false, error: nil, to: &out) { writeParameters(to: &$0) }
+    }
 }

@@ -167,14 +167,23 @@ public final class VarlinkService<Context> {
         for method in methods {
             guard let parameters = VarlinkPlainCall.parameters(of: frame, prefix: method.prefix) else { continue }
             guard method.answer(parameters, sender, &out) else { return false }
-            directlyAnsweredCalls += 1
+            directCalls.pointee += 1
             return true
         }
         return false
     }
 
     /// Calls answered from their bytes so far (tests check that the direct way is taken).
-    package private(set) var directlyAnsweredCalls = 0
+    package var directlyAnsweredCalls: Int { directCalls.pointee }
+    /// Behind a pointer: a stored property counted on every direct call cost a run-time
+    /// exclusivity check each time.
+    private let directCalls: UnsafeMutablePointer<Int> = {
+        let count = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+        count.initialize(to: 0)
+        return count
+    }()
+
+    deinit { directCalls.deallocate() }
 
     private var info: [String: JSONValue] {
         ["vendor": .string(vendor), "product": .string(product), "version": .string(version), "url": .string(url),

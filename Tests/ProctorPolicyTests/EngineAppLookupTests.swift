@@ -20,6 +20,25 @@ import Testing
         #expect(!engine.isManaged(String(allowed.prefix(48))))
     }
 
+    /// A place remembered from one policy is used by that policy only: deciding under
+    /// another (a reload) looks the app up again, whether it moved, changed state or is gone.
+    @Test func aRememberedPlaceIsUsedOnlyByThePolicyItCameFrom() {
+        let app = "com.example.notes"
+        let others = (0..<40).map { "com.example.other\($0)" }
+        let first = CompiledPolicy(Policy(version: "1", apps: [app: AppPolicy(settings: AppSettings(dlp: DLPSettings(print: .allow)))]))
+        let moved = CompiledPolicy(Policy(version: "2", apps: Dictionary(uniqueKeysWithValues: others.map { ($0, AppPolicy()) })
+            .merging([app: AppPolicy(settings: AppSettings(dlp: DLPSettings(print: .block)))]) { $1 }))
+        let blocked = CompiledPolicy(Policy(version: "3", apps: [app: AppPolicy(state: .blocked)]))
+        let gone = CompiledPolicy(Policy(version: "4", apps: [others[0]: AppPolicy()]))
+        var place: CompiledPolicy.AppPlace?
+        for engine in [first, first, moved, blocked, gone, gone, first, moved, moved, gone, blocked] {
+            for action in [Action.print, .launch, .clipboardCopy] {
+                let remembered = engine.decide(app: app, remembering: &place, action, target: others[1], size: nil, appVersion: nil)
+                #expect(remembered == engine.decide(DecisionRequest(app: app, action: action, target: others[1])), "\(engine.version)")
+            }
+        }
+    }
+
     @Test func everyAppOfALargePolicyIsFoundAndNoOther() {
         let ids = (0..<5_000).map { "com.example.app\($0)" }
         let apps = Dictionary(uniqueKeysWithValues: ids.enumerated().map { index, id in

@@ -2,6 +2,7 @@ import JSONCore
 import ProctorPolicy
 import ProctorProtocol
 import Testing
+import Varlink
 
 /// `Agent.Decide.DirectReply`, the direct way's reply, writes the bytes the general way
 /// serializes from `Agent.Decide.Reply` for the same decision.
@@ -20,6 +21,9 @@ import Testing
             var written: [UInt8] = []
             Agent.Decide.DirectReply(decision).writeParameters(to: &written)
             #expect(written == JSONValue.object(Agent.Decide.Reply(decision).fields).serialized())
+            var message: [UInt8] = []
+            Agent.Decide.DirectReply(decision).writeReply(to: &message)
+            #expect(message == VarlinkReply(parameters: Agent.Decide.Reply(decision).fields).encoded())
         }
     }
 }
