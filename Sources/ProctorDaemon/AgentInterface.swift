@@ -276,38 +276,44 @@ extension Daemon {
 
     /// Counts a decision, logs it (denials always, allowed ones at debug level), keeps denials
     /// in the event history and tells `Events` subscribers. `closingFields` end the log line
-    /// (the session's and the peer's, `AgentSession.decisionLogFields`). An allowed decision
-    /// that is neither logged nor streamed is only counted: its rule is rendered, once, for a
-    /// line or an event.
+    /// (the session's and the peer's, `AgentSession.decisionLogFields`). The loop only queues
+    /// the decision and what its line needs (the fields array is shared, not copied): the log
+    /// writer's thread renders the line, the history write or a subscriber's event the rule.
+    /// An allowed decision that is neither logged nor streamed is only counted.
     func record(_ decision: Decision, app: AppID, _ action: Action, target: String?,
                 closingFields: @autoclosure () -> [(String, String)]) {
         counters.countDecision(action, allowed: decision.allowed)
         let kind: DaemonEvent = decision.allowed ? .decisionAllowed : .decisionDenied
-        let logs = logger.isEnabled(kind.priority)
+        if logger.isEnabled(kind.priority) {
+            let closingFields = closingFields(), policyVersion = active.version
+            logDeferred(kind) {
+                Self.decisionLine(decision, app: app, action, target: target, policyVersion: policyVersion,
+                                  closingFields: closingFields)
+            }
+        }
         // Allowed decisions are routine (debug level in the journal too): streamed to `Events`
         // subscribers but not kept, or a busy machine would push everything else out of the
         // bounded history within seconds and write it continuously. Denials are kept.
-        let emits = !decision.allowed || events.hasSubscribers
-        guard logs || emits else { return }
-        let rule = decision.rule
-        if logs {
-            // One allocation, element by element: appending array literals copied each twice.
-            let closingFields = closingFields()
-            var fields: [(String, String)] = []
-            fields.reserveCapacity(6 + closingFields.count)
-            fields.append((DaemonEventField.appID, app))
-            fields.append((DaemonEventField.action, action.rawValue))
-            fields.append((DaemonEventField.decision, decision.allowed ? "allowed" : "denied"))
-            fields.append((DaemonEventField.rule, rule))
-            fields.append((DaemonEventField.policyVersion, active.version))
-            if let target { fields.append((DaemonEventField.target, target)) }
-            for field in closingFields { fields.append(field) }
-            log(kind, Self.decisionMessage(decision.allowed, action, app, decision.reason), fields)
-        }
-        guard emits else { return }
-        events.emitDecision(appID: app, recorded: !decision.allowed, DecisionEventData(
-            action: action.rawValue, target: target, allowed: decision.allowed, rule: rule,
-            reason: decision.reason))
+        guard !decision.allowed || events.hasSubscribers else { return }
+        events.emitDecision(appID: app, recorded: !decision.allowed,
+                            DecisionEventData(action: action.rawValue, target: target, decision: decision))
+    }
+
+    /// A decision's log message and fields, made on the log writer's thread.
+    private static func decisionLine(_ decision: Decision, app: AppID, _ action: Action, target: String?,
+                                     policyVersion: String, closingFields: [(String, String)])
+        -> (message: String, fields: [(String, String)]) {
+        // One allocation, element by element: appending array literals copied each twice.
+        var fields: [(String, String)] = []
+        fields.reserveCapacity(6 + closingFields.count)
+        fields.append((DaemonEventField.appID, app))
+        fields.append((DaemonEventField.action, action.rawValue))
+        fields.append((DaemonEventField.decision, decision.allowed ? "allowed" : "denied"))
+        fields.append((DaemonEventField.rule, decision.rule))
+        fields.append((DaemonEventField.policyVersion, policyVersion))
+        if let target { fields.append((DaemonEventField.target, target)) }
+        for field in closingFields { fields.append(field) }
+        return (decisionMessage(decision.allowed, action, app, decision.reason), fields)
     }
 
     /// `Denied print for com.example.notes: <reason>`, made with one allocation: interpolated,

@@ -460,6 +460,19 @@ final class Daemon {
     func log(_ kind: DaemonEvent, _ message: String, _ fields: [(String, String)]) {
         guard logger.isEnabled(kind.priority) else { return }
         logger.logWithoutWaking(kind.event(message, fields))
+        scheduleLogWriterWake()
+    }
+
+    /// `log` of an event whose message and fields `content` makes later, on the log writer's
+    /// thread (`Logger.logWithoutWaking(_:_:deferred:)`): the loop only queues what it captures.
+    func logDeferred(_ kind: DaemonEvent,
+                     _ content: @escaping @Sendable () -> (message: String, fields: [(String, String)])) {
+        guard logger.isEnabled(kind.priority) else { return }
+        logger.logWithoutWaking(kind.messageID, kind.priority, deferred: content)
+        scheduleLogWriterWake()
+    }
+
+    private func scheduleLogWriterWake() {
         guard !logWriterWakeScheduled else { return }
         logWriterWakeScheduled = true
         _ = loop.schedule(after: Self.logWriterWakeInterval) { [unowned self] in

@@ -1,4 +1,5 @@
 import JSONCore
+import ProctorPolicy
 
 /// The `data` of a `decision` event, kept as its typed values rather than a dictionary: a
 /// denied `Decide` makes one on the event loop for every call, and the history writes it as
@@ -8,9 +9,25 @@ import JSONCore
 struct DecisionEventData: Equatable {
     let action: String
     let target: String?
-    let allowed: Bool
-    let rule: String
-    let reason: String
+    /// The decision as the engine made it, its rule rendered only when the event is written
+    /// or streamed (not on each denial). Its violation is dropped: an event does not carry it.
+    private let decision: Decision
+
+    var allowed: Bool { decision.allowed }
+    var rule: String { decision.rule }
+    var reason: String { decision.reason }
+
+    init(action: String, target: String?, decision: Decision) {
+        self.action = action
+        self.target = target
+        var decision = decision
+        decision.violation = nil
+        self.decision = decision
+    }
+
+    init(action: String, target: String?, allowed: Bool, rule: String, reason: String) {
+        self.init(action: action, target: target, decision: Decision(allowed: allowed, rule: rule, reason: reason))
+    }
 
     var members: [String: JSONValue] {
         ["action": .string(action), "target": target.map(JSONValue.string) ?? .null, "allowed": .bool(allowed),
@@ -21,6 +38,7 @@ struct DecisionEventData: Equatable {
     /// UTF-8 bytes (action, allowed, reason, rule, target), no white space.
     func serialized() -> [UInt8] {
         var out: [UInt8] = []
+        let rule = rule, reason = reason
         out.reserveCapacity(64 + action.utf8.count + (target?.utf8.count ?? 0) + rule.utf8.count + reason.utf8.count)
         out.append(contentsOf: #"{"action":"#.utf8)
         JSONValue.writeString(action, to: &out)

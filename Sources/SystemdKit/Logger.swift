@@ -23,8 +23,26 @@ public final class Logger: Sendable {
         public var lastSinkFailure: LogSinkError?
     }
 
+    /// What waits in the queue: an event, or the parts of one that the writer thread makes
+    /// (`logWithoutWaking(_:_:deferred:)`).
+    private enum Entry: Sendable {
+        case event(LogEvent)
+        case deferred(MessageID, LogPriority, @Sendable () -> (message: String, fields: [(String, String)]))
+
+        /// The event, made now if it was deferred (`LogEvent.init` checks its field names here).
+        var event: LogEvent {
+            switch self {
+            case .event(let event):
+                return event
+            case .deferred(let messageID, let priority, let content):
+                let (message, fields) = content()
+                return LogEvent(messageID, priority, message, fields: fields)
+            }
+        }
+    }
+
     private struct State: ~Copyable {
-        var queue: [LogEvent] = []
+        var queue: [Entry] = []
         var drainerIsWaiting = false
         var drainerIsWriting = false
         var droppedSinceReport = 0
@@ -86,7 +104,7 @@ public final class Logger: Sendable {
     /// Returns false when the event was dropped because the queue was full.
     @discardableResult
     public func log(_ event: LogEvent) -> Bool {
-        queue(event, wakingWriter: true)
+        queue(.event(event), priority: event.priority, wakingWriter: true)
     }
 
     /// Queues `event` like `log(_:)` but leaves the writer thread asleep until `wakeWriter()`
@@ -95,7 +113,19 @@ public final class Logger: Sendable {
     /// full wakes the writer at once, so a long burst is written, not dropped.
     @discardableResult
     public func logWithoutWaking(_ event: LogEvent) -> Bool {
-        queue(event, wakingWriter: false)
+        queue(.event(event), priority: event.priority, wakingWriter: false)
+    }
+
+    /// `logWithoutWaking(_:)` of an event whose message and fields `content` makes on the
+    /// writer thread, when the event is written: the caller only queues what `content`
+    /// captures. For a frequent event whose text and fields cost more to build than to
+    /// capture (a denial's). `content` must be pure: it may run any time later, on another
+    /// thread, or never (the event dropped or below `minimumPriority`). Its field names are
+    /// checked as `LogEvent.init` checks them, when it runs.
+    @discardableResult
+    public func logWithoutWaking(_ messageID: MessageID, _ priority: LogPriority,
+                                 deferred content: @escaping @Sendable () -> (message: String, fields: [(String, String)])) -> Bool {
+        queue(.deferred(messageID, priority, content), priority: priority, wakingWriter: false)
     }
 
     /// Wakes the writer thread if events wait for it.
@@ -108,8 +138,8 @@ public final class Logger: Sendable {
         if wake { wakeDrainer.signal() }
     }
 
-    private func queue(_ event: LogEvent, wakingWriter: Bool) -> Bool {
-        guard isEnabled(event.priority) else { return true }
+    private func queue(_ entry: Entry, priority: LogPriority, wakingWriter: Bool) -> Bool {
+        guard isEnabled(priority) else { return true }
         let capacity = capacity
         let (queued, wake) = state.withLock { state -> (Bool, Bool) in
             guard state.queue.count < capacity else {
@@ -117,7 +147,7 @@ public final class Logger: Sendable {
                 state.counters.dropped += 1
                 return (false, false)
             }
-            state.queue.append(event)
+            state.queue.append(entry)
             guard state.drainerIsWaiting, wakingWriter || state.queue.count >= max(1, capacity / 4) else { return (true, false) }
             state.drainerIsWaiting = false
             return (true, true)
@@ -191,7 +221,7 @@ public final class Logger: Sendable {
 
     /// Writes one batch or the drop report; says whether there was work.
     private func drainOnce() -> DrainOutcome {
-        enum Step { case write([LogEvent]), reportDrops(Int), wait }
+        enum Step { case write([Entry]), reportDrops(Int), wait }
         let (step, finishedFlushes) = state.withLock { state -> (Step, [DispatchSemaphore]) in
             if !state.queue.isEmpty {
                 let batch = state.queue
@@ -214,7 +244,7 @@ public final class Logger: Sendable {
         for waiter in finishedFlushes { waiter.signal() }
         switch step {
         case .write(let batch):
-            for event in batch { write(event) }
+            for entry in batch { write(entry.event) }
             return .wrote
         case .reportDrops(let count):
             write(LogEvent(droppedMessagesID, .warning, "\(count) log messages dropped", fields: [("DROPPED", String(count))]))

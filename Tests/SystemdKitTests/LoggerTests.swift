@@ -114,6 +114,38 @@ private final class RecordingSink: LogSink {
         #expect(written(reaching: 4) == ["event 0", "event 1", "event 2", "event 3"])
     }
 
+    /// A deferred event is made on the writer's thread, in its place in the queue; one below
+    /// the minimum priority or dropped from a full queue is never made.
+    @Test func deferredEventsAreMadeOnTheWriterThreadInOrder() {
+        let sink = RecordingSink(holdFirstWrite: true)
+        let logger = Logger(sink: sink, capacity: 3, droppedMessagesID: dropsID)
+        let made = Mutex<[Int]>([])
+        let callerThread = pthread_self()
+        func deferred(_ number: Int, _ priority: LogPriority = .warning) -> Bool {
+            logger.logWithoutWaking(eventID, priority) {
+                made.withLock { $0.append(number) }
+                #expect(pthread_equal(pthread_self(), callerThread) == 0, "made on the writer's thread")
+                return ("event \(number)", [("NUMBER", String(number))])
+            }
+        }
+        logger.log(event(0))
+        sink.firstWriteStarted.wait()  // the writer is stuck in the sink
+        #expect(deferred(1))
+        #expect(deferred(2, .debug), "below the minimum: discarded, not dropped")
+        #expect(logger.log(event(3)))
+        #expect(deferred(4))
+        #expect(!deferred(5), "the queue is full")
+        #expect(made.withLock { $0 }.isEmpty, "nothing made on the caller's thread")
+        sink.release.signal()
+        logger.flush()
+
+        let written = sink.written
+        #expect(written.map(\.message) == ["event 0", "event 1", "event 3", "event 4", "1 log messages dropped"])
+        #expect(written[1].messageID == eventID && written[1].priority == .warning)
+        #expect(written[3].fields.map(\.0) == ["NUMBER"] && written[3].field("NUMBER") == "4")
+        #expect(made.withLock { $0 } == [1, 4])
+    }
+
     @Test func countsSinkFailures() {
         let sink = RecordingSink(failing: true)
         let logger = Logger(sink: sink, droppedMessagesID: dropsID)
