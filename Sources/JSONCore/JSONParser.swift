@@ -292,7 +292,7 @@ public enum JSONParser {
         /// dictionary cannot hold both of: say so, spelling both keys out, as they look alike.
         private func duplicateKeyError(_ key: String, at keyStart: Int, membersFrom firstMember: Int) -> JSONParseError {
             let earlier = pendingKeys[firstMember...].first { $0 == key } ?? key
-            var duplicate = error(earlier.utf8.elementsEqual(key.utf8)
+            var duplicate = error(earlier.hasSameBytes(as: key)
                 ? "duplicate key \"\(key)\": an object may say each key once"
                 : "duplicate key \"\(JSONParser.escapingNonASCII(key))\": the earlier key "
                     + "\"\(JSONParser.escapingNonASCII(earlier))\" in another Unicode form; an object may say each key once",

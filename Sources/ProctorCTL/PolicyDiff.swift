@@ -90,7 +90,7 @@ struct PolicyDiff {
             return ["no difference: \(proposedName) is the policy in force (version \(current.version), sha256 \(current.sha256))"]
         }
         var fields = FieldList()
-        fields.add("version", current.version.utf8.elementsEqual(proposed.version.utf8)
+        fields.add("version", current.version.hasSameBytes(as: proposed.version)
             ? "\(current.version) (unchanged)" : "\(current.version) -> \(proposed.version)")
         fields.add("sha256", "\(current.sha256) -> \(proposed.sha256)")
         fields.add("apps added", appsAdded.isEmpty ? "none" : appsAdded.joined(separator: ", "))

@@ -130,7 +130,7 @@ extension Daemon {
         do throws(VarlinkError) { try refuseUnsignedIfRequired(context) } catch { return reply(.failure(error)) }
         submit(.change { [unowned self] finished in
             // By bytes, as the history names versions: `!=` would take "cafe\u{301}" for "caf\u{E9}".
-            if let expected = request.expectedVersion, !expected.utf8.elementsEqual(active.version.utf8) {
+            if let expected = request.expectedVersion, !expected.hasSameBytes(as: active.version) {
                 reply(.failure(AdminError.versionConflict(expected: expected, current: active.version)))
                 return finished()
             }
@@ -243,7 +243,7 @@ extension Daemon {
 
     func wipe(_ appID: AppID, _ context: ConnectionContext) throws(VarlinkError) -> Admin.Wipe.Reply {
         // The store finds an app by bytes; `String`'s `==` would take "\u{212A}it" (KELVIN SIGN) for "Kit".
-        let known = (try? store.knownApps().contains { $0.utf8.elementsEqual(appID.utf8) }) ?? false
+        let known = (try? store.knownApps().contains { $0.hasSameBytes(as: appID) }) ?? false
         guard active.compiled.state(of: appID) != nil || known else {
             throw AdminError.unknownApp(appID)
         }

@@ -1,4 +1,5 @@
 import Glibc
+import JSONCore
 import LinuxIO
 import ProctorPolicy
 import ProctorStore
@@ -22,7 +23,7 @@ extension Daemon {
             IdentityCheck.ExecutableEvidence(
                 onDisk: Result { () throws(Errno) in try FileIdentity(ofPath: path) },
                 // The path as written, by bytes: another Unicode form of it is another file.
-                pinned: pins.first { $0.executable.utf8.elementsEqual(path.utf8) }
+                pinned: pins.first { $0.executable.hasSameBytes(as: path) }
                     .map { FileIdentity(device: $0.device, inode: $0.inode) })
         }
         if case .acceptedByFile(let executable, let file) = verdict, let bootID = Self.bootID, let startTime = peer.startTime {

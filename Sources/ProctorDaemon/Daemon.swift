@@ -384,7 +384,7 @@ final class Daemon {
     /// (canonical form and SHA-256, for the message) only when they differ: run it off the
     /// loop. A reload of an unchanged policy.d, the common case, hashes nothing.
     static func reusedVersionProblem(_ loaded: LoadedPolicy, previous: KeptDirectory?) -> PolicyProblem? {
-        guard let previous = previous?.compiled, previous.version.utf8.elementsEqual(loaded.policy.version.utf8),
+        guard let previous = previous?.compiled, previous.version.hasSameBytes(as: loaded.policy.version),
               !previous.isCompiled(from: loaded.policy) else { return nil }
         let sha256 = loaded.policy.sha256, previousSha256 = previous.policy.sha256
         guard sha256 != previousSha256 else { return nil }

@@ -112,7 +112,7 @@ final class EventFeed {
     private func send(_ event: Pending) {
         var reply: [String: JSONValue]?
         for (key, subscriber) in subscribers {
-            if let wanted = subscriber.appID, event.appID?.utf8.elementsEqual(wanted.utf8) != true { continue }  // bytes, as the history
+            if let wanted = subscriber.appID, event.appID?.hasSameBytes(as: wanted) != true { continue }  // bytes, as the history
             if let kinds = subscriber.kinds, !kinds.contains(event.kind) { continue }
             guard subscriber.handle.isConnected else {
                 subscribers[key] = nil

@@ -1,3 +1,4 @@
+import JSONCore
 import LinuxIO
 import ProctorPolicy
 
@@ -134,7 +135,7 @@ enum IdentityCheck {
         if let users = match.users, !users.contains("*") {
             let name = peer.userName ?? String(peer.uid)
             // By bytes: "\u{212A}ate" (KELVIN SIGN) is canonically equivalent to "Kate", another account.
-            if !users.contains(where: { $0.utf8.elementsEqual(name.utf8) }) {
+            if !users.contains(where: { $0.hasSameBytes(as: name) }) {
                 return .mismatch("user \(name) is not one of \(users.joined(separator: ", "))")
             }
         }

@@ -65,7 +65,7 @@ extension CompiledPolicyStorage {
 
     private func standing(of target: String?, toward app: AppID) -> TargetStanding {
         guard let target else { return .unmanaged }
-        if sameBytes(target, app) { return .sameApp }  // not `==`: "\u{212A}" (KELVIN SIGN) equals "K"
+        if target.hasSameBytes(as: app) { return .sameApp }  // not `==`: "\u{212A}" (KELVIN SIGN) equals "K"
         return table.find(target)?.isManaged == true ? .managed : .unmanaged
     }
 

@@ -32,7 +32,7 @@ struct GlobList: Sendable {
         guard !patterns.isEmpty else { return nil }
         // The table finds a key by canonical equivalence ("\u{212A}" KELVIN SIGN equals "K"): the
         // pattern it finds must have the same bytes.
-        var best = literals[text].flatMap { sameBytes(patterns[$0], text) ? $0 : nil }
+        var best = literals[text].flatMap { patterns[$0].hasSameBytes(as: text) ? $0 : nil }
         var text = text
         text.withUTF8 { bytes in
             for wildcard in wildcards {

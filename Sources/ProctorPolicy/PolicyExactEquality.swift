@@ -1,4 +1,3 @@
-import Glibc
 import JSONCore
 
 // The model's `==` compares strings as Swift does, by canonical equivalence: "café" with a
@@ -32,30 +31,15 @@ extension AppSettings {
 func sameBytes(_ left: String?, _ right: String?) -> Bool {
     switch (left, right) {
     case (nil, nil): true
-    case (let left?, let right?): sameBytes(left, right)
+    case (let left?, let right?): left.hasSameBytes(as: right)
     default: false
     }
-}
-
-/// Whether `left` and `right` are spelt with the same UTF-8 bytes. It runs on `Decide`'s
-/// path (a target against the asking app, an exempt app), so it compares the lengths, which a
-/// native string stores, then the bytes with one `memcmp`, rather than byte by byte through
-/// `elementsEqual` (≈ 150 instructions for an app id).
-func sameBytes(_ left: String, _ right: String) -> Bool {
-    let (left, right) = (left.utf8, right.utf8)
-    guard left.count == right.count else { return false }
-    let compared = left.withContiguousStorageIfAvailable { mine in
-        right.withContiguousStorageIfAvailable { theirs in
-            mine.isEmpty || memcmp(mine.baseAddress!, theirs.baseAddress!, mine.count) == 0
-        }
-    }
-    return (compared ?? nil) ?? left.elementsEqual(right)
 }
 
 func sameBytes(_ left: [String]?, _ right: [String]?) -> Bool {
     switch (left, right) {
     case (nil, nil): true
-    case (let left?, let right?): left.count == right.count && zip(left, right).allSatisfy { sameBytes($0, $1) }
+    case (let left?, let right?): left.count == right.count && zip(left, right).allSatisfy { $0.hasSameBytes(as: $1) }
     default: false
     }
 }

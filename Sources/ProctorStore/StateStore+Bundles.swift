@@ -38,7 +38,7 @@ extension StateStore {
             if let expectedVersion {
                 let current = try currentBundle()?.version
                 // By bytes, as SQLite compares versions: `==` would take "cafe\u{301}" for "caf\u{E9}".
-                guard current?.utf8.elementsEqual(expectedVersion.utf8) == true else {
+                guard current?.hasSameBytes(as: expectedVersion) == true else {
                     throw .versionConflict(expected: expectedVersion, current: current)
                 }
             }

@@ -45,8 +45,8 @@ public struct EventQuery: Sendable, Equatable {
     /// Whether an event is one this query reads (for events not yet written). By bytes, as
     /// SQLite compares: `String`'s `==` takes "\u{212A}" (KELVIN SIGN) for "K".
     public func matches(id: Int64, occurredAt: UnixMilliseconds, kind: String, appID: String?) -> Bool {
-        (self.appID.map { wanted in appID?.utf8.elementsEqual(wanted.utf8) == true } ?? true)
-            && (kinds?.contains { $0.utf8.elementsEqual(kind.utf8) } ?? true)
+        (self.appID.map { wanted in appID?.hasSameBytes(as: wanted) == true } ?? true)
+            && (kinds?.contains { $0.hasSameBytes(as: kind) } ?? true)
             && (since.map { occurredAt >= $0 } ?? true) && (until.map { occurredAt < $0 } ?? true)
             && (afterID.map { id > $0 } ?? true)
     }
