@@ -282,6 +282,7 @@ extension Daemon {
     /// An allowed decision that is neither logged nor streamed is only counted.
     func record(_ decision: Decision, app: AppID, _ action: Action, target: String?,
                 closingFields: @autoclosure () -> [(String, String)]) {
+        let target = target.map(Self.recordedTarget)
         counters.countDecision(action, allowed: decision.allowed)
         let kind: DaemonEvent = decision.allowed ? .decisionAllowed : .decisionDenied
         if logger.isEnabled(kind.priority) {
@@ -297,6 +298,21 @@ extension Daemon {
         guard !decision.allowed || events.hasSubscribers else { return }
         events.emitDecision(appID: app, recorded: !decision.allowed,
                             DecisionEventData(action: action.rawValue, target: target, decision: decision))
+    }
+
+    /// The most of a `Decide` target a decision's log line and event keep: as long as the
+    /// longest target a decision reads (`file.export`'s path).
+    static let maxRecordedTargetBytes = CompiledPolicy.maxExportPathBytes
+
+    /// `target`, or when longer than `maxRecordedTargetBytes` its first whole characters within
+    /// them and `… (N bytes)`. The app chooses it, up to a message's size (1 MiB): kept whole, a
+    /// flood of denials would fill the log queue (4096 entries) and the event history (100 000).
+    static func recordedTarget(_ target: String) -> String {
+        let bytes = target.utf8
+        guard bytes.count > maxRecordedTargetBytes else { return target }
+        var end = bytes.index(bytes.startIndex, offsetBy: maxRecordedTargetBytes)
+        while UTF8.isContinuation(bytes[end]) { bytes.formIndex(before: &end) }
+        return String(decoding: bytes[..<end], as: UTF8.self) + "\u{2026} (\(bytes.count) bytes)"
     }
 
     /// A decision's log message and fields, made on the log writer's thread.
