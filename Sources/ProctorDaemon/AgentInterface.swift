@@ -110,6 +110,10 @@ extension Daemon {
             throw AgentError.invalidParameter("appId", "expected a reverse-DNS app id (letters, digits and \"-\" in two or "
                 + "more dot-separated parts) of at most \(PolicyLimits.maxAppIDBytes) bytes")
         }
+        // Kept with the session, in its registration event and in the store: bounded as the store bounds it.
+        if let version = request.version {
+            do throws(StoreError) { try StateStore.checkAppVersion(version) } catch { throw agentError(for: error, parameter: "version") }
+        }
         let caller: PeerIdentity
         var unverifiable: UnverifiableSender?
         do {
