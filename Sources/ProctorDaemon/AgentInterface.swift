@@ -211,12 +211,14 @@ extension Daemon {
                 guard try store.wipes(appID: session.appID).contains(where: { $0.id == directiveID }) else {
                     throw StoreError.unknownWipe(id: directiveID, appID: session.appID)
                 }
+                // What is kept, and logged: the app's message (up to a message's MiB) cut to what the store takes.
+                let message = request.message.map { String(String.UnicodeScalarView($0.unicodeScalars.prefix(1000))) }
                 try store.recordFeedback(appID: session.appID, key: "wipe", severity: .error,
-                                         message: String((request.message ?? "wipe \(directiveID) failed").prefix(1000)),
+                                         message: message ?? "wipe \(directiveID) failed",
                                          data: JSONValue.object(["directiveId": .string(directiveID)]).serializedString(),
                                          at: Clock.now())
                 log(.wipeAcknowledged,
-                    "\(session.appID) could not wipe its data for directive \(directiveID): \(request.message ?? "no reason given")",
+                    "\(session.appID) could not wipe its data for directive \(directiveID): \(message ?? "no reason given")",
                     fields + [("OUTCOME", "failed")])
             } else {
                 _ = try store.acknowledgeWipe(id: directiveID, appID: session.appID, at: Clock.now())
