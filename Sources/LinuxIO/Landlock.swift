@@ -152,8 +152,8 @@ public enum Landlock {
     /// Confines the threads of `scope` (and their future children) so that they may change the
     /// file system only beneath `directories` (or on the files among them) and on the open `files`
     /// (`Ruleset.allow(_:onFile:)`): everything the kernel's ABI can deny, writes, creation,
-    /// removal, renames, truncation, is refused elsewhere with `EACCES` (`EXDEV` for some renames). Returns the ABI used. Another call adds a layer:
-    /// it can only tighten.
+    /// removal, renames, truncation, is refused elsewhere with `EACCES` (`EXDEV` for some
+    /// renames). Returns the ABI used. Another call adds a layer: it can only tighten.
     @discardableResult
     public static func restrictModifications(toBeneath directories: [String], files: [FileDescriptor] = [],
                                              scope: Scope = .callingThread) throws(LandlockError) -> Int {
