@@ -93,6 +93,16 @@ public enum Landlock {
             }
         }
 
+        /// Allows the rights of `access` that apply to a file on the file `file` is open on: that
+        /// file itself, whatever its path names by now. A rule added by path would follow a link
+        /// put in the file's place after the caller checked it — to a folder, everything beneath it.
+        public func allow(_ access: FileSystemAccess, onFile file: FileDescriptor) throws(LandlockError) {
+            precondition(handledAccess.isSuperset(of: access), "allowing rights the ruleset does not handle")
+            guard clandlock_add_path_rule(descriptor.rawValue, access.intersection(.fileRights).rawValue, file.rawValue) == 0 else {
+                throw .failed(operation: "add a rule for", path: "file descriptor \(file.rawValue)", errno: .current)
+            }
+        }
+
         /// Sets `no_new_privs` (required, and right anyway: no set-uid escape from the sandbox) and
         /// enforces the ruleset on the calling thread and its future children, on top of any
         /// layers already in force. Irreversible.
@@ -140,17 +150,18 @@ public enum Landlock {
     }
 
     /// Confines the threads of `scope` (and their future children) so that they may change the
-    /// file system only beneath `directories` (or on the files among them): everything the
-    /// kernel's ABI can deny, writes, creation, removal, renames, truncation, is refused elsewhere
-    /// with `EACCES` (`EXDEV` for some renames). Returns the ABI used. Another call adds a layer:
-    /// it can only tighten.
+    /// file system only beneath `directories` (or on the files among them) and on the open `files`
+    /// (`Ruleset.allow(_:onFile:)`): everything the kernel's ABI can deny, writes, creation,
+    /// removal, renames, truncation, is refused elsewhere with `EACCES` (`EXDEV` for some
+    /// renames). Returns the ABI used. Another call adds a layer: it can only tighten.
     @discardableResult
-    public static func restrictModifications(toBeneath directories: [String],
+    public static func restrictModifications(toBeneath directories: [String], files: [FileDescriptor] = [],
                                              scope: Scope = .callingThread) throws(LandlockError) -> Int {
         let abi = try abiVersion()
         let access = FileSystemAccess.modifying(abi: abi)
         let ruleset = try Ruleset(handling: access)
         for directory in directories { try ruleset.allow(access, beneath: directory) }
+        for file in files { try ruleset.allow(access, onFile: file) }
         switch scope {
         case .callingThread: try ruleset.restrictCallingThread()
         case .everyThread: try ruleset.restrictEveryThread()

@@ -110,6 +110,10 @@ extension Daemon {
             throw AgentError.invalidParameter("appId", "expected a reverse-DNS app id (letters, digits and \"-\" in two or "
                 + "more dot-separated parts) of at most \(PolicyLimits.maxAppIDBytes) bytes")
         }
+        // Kept with the session, in its registration event and in the store: bounded as the store bounds it.
+        if let version = request.version {
+            do throws(StoreError) { try StateStore.checkAppVersion(version) } catch { throw agentError(for: error, parameter: "version") }
+        }
         let caller: PeerIdentity
         var unverifiable: UnverifiableSender?
         do {
@@ -207,12 +211,14 @@ extension Daemon {
                 guard try store.wipes(appID: session.appID).contains(where: { $0.id == directiveID }) else {
                     throw StoreError.unknownWipe(id: directiveID, appID: session.appID)
                 }
+                // What is kept, and logged: the app's message (up to a message's MiB) cut to what the store takes.
+                let message = request.message.map { String(String.UnicodeScalarView($0.unicodeScalars.prefix(1000))) }
                 try store.recordFeedback(appID: session.appID, key: "wipe", severity: .error,
-                                         message: String((request.message ?? "wipe \(directiveID) failed").prefix(1000)),
+                                         message: message ?? "wipe \(directiveID) failed",
                                          data: JSONValue.object(["directiveId": .string(directiveID)]).serializedString(),
                                          at: Clock.now())
                 log(.wipeAcknowledged,
-                    "\(session.appID) could not wipe its data for directive \(directiveID): \(request.message ?? "no reason given")",
+                    "\(session.appID) could not wipe its data for directive \(directiveID): \(message ?? "no reason given")",
                     fields + [("OUTCOME", "failed")])
             } else {
                 _ = try store.acknowledgeWipe(id: directiveID, appID: session.appID, at: Clock.now())
@@ -282,6 +288,7 @@ extension Daemon {
     /// An allowed decision that is neither logged nor streamed is only counted.
     func record(_ decision: Decision, app: AppID, _ action: Action, target: String?,
                 closingFields: @autoclosure () -> [(String, String)]) {
+        let target = target.map(Self.recordedTarget)
         counters.countDecision(action, allowed: decision.allowed)
         let kind: DaemonEvent = decision.allowed ? .decisionAllowed : .decisionDenied
         if logger.isEnabled(kind.priority) {
@@ -297,6 +304,21 @@ extension Daemon {
         guard !decision.allowed || events.hasSubscribers else { return }
         events.emitDecision(appID: app, recorded: !decision.allowed,
                             DecisionEventData(action: action.rawValue, target: target, decision: decision))
+    }
+
+    /// The most of a `Decide` target a decision's log line and event keep: as long as the
+    /// longest target a decision reads (`file.export`'s path).
+    static let maxRecordedTargetBytes = CompiledPolicy.maxExportPathBytes
+
+    /// `target`, or when longer than `maxRecordedTargetBytes` its first whole characters within
+    /// them and `… (N bytes)`. The app chooses it, up to a message's size (1 MiB): kept whole, a
+    /// flood of denials would fill the log queue (4096 entries) and the event history (100 000).
+    static func recordedTarget(_ target: String) -> String {
+        let bytes = target.utf8
+        guard bytes.count > maxRecordedTargetBytes else { return target }
+        var end = bytes.index(bytes.startIndex, offsetBy: maxRecordedTargetBytes)
+        while UTF8.isContinuation(bytes[end]) { bytes.formIndex(before: &end) }
+        return String(decoding: bytes[..<end], as: UTF8.self) + "\u{2026} (\(bytes.count) bytes)"
     }
 
     /// A decision's log message and fields, made on the log writer's thread.

@@ -20,12 +20,13 @@ enum FieldLimit {
     static let bundleBytes = PolicyLimits.maxDocumentBytes
 
     /// Throws `.invalidField` naming `field` unless `value` has 1…`maxCharacters` characters
-    /// (0…`maxCharacters` when `allowEmpty`).
+    /// (0…`maxCharacters` when `allowEmpty`), counted as Unicode scalars: at most 4 bytes each,
+    /// where one `Character` (a letter and any number of combining marks) has no bound at all.
     static func check(_ value: String, field: String, maxCharacters: Int, allowEmpty: Bool = false) throws(StoreError) {
         if value.isEmpty && !allowEmpty { throw .invalidField(field: field, reason: "must not be empty") }
-        // The UTF-8 length bounds the character count from above: only count characters when it could matter.
-        if value.utf8.count > maxCharacters && value.count > maxCharacters {
-            throw .invalidField(field: field, reason: "must be at most \(maxCharacters) characters, got \(value.count)")
+        // The UTF-8 length bounds the scalar count from above: only count scalars when it could matter.
+        if value.utf8.count > maxCharacters, case let count = value.unicodeScalars.count, count > maxCharacters {
+            throw .invalidField(field: field, reason: "must be at most \(maxCharacters) characters, got \(count)")
         }
     }
 }

@@ -1,9 +1,15 @@
 extension StateStore {
+    /// Throws what `recordRegistration` would for `appVersion` (`.invalidField` naming
+    /// `version`), so a caller can refuse such a version before keeping it anywhere else.
+    public static func checkAppVersion(_ appVersion: String) throws(StoreError) {
+        try FieldLimit.check(appVersion, field: "version", maxCharacters: FieldLimit.appVersion)
+    }
+
     /// Records `appID`'s latest registration (replacing the previous one).
     public func recordRegistration(appID: String, at time: UnixMilliseconds, appVersion: String?,
                                    pid: Int32, uid: UInt32) throws(StoreError) {
         try FieldLimit.check(appID, field: "appId", maxCharacters: FieldLimit.appID)
-        if let appVersion { try FieldLimit.check(appVersion, field: "version", maxCharacters: FieldLimit.appVersion) }
+        if let appVersion { try Self.checkAppVersion(appVersion) }
         try writeTransaction { () throws(StoreError) in
             try connection.run("""
                 INSERT INTO registrations (app_id, at, app_version, pid, uid) VALUES (?, ?, ?, ?, ?)

@@ -1,5 +1,7 @@
 import Foundation
+import Glibc
 import JSONCore
+import LinuxIO
 import ProctorCrypto
 import ProctorPolicy
 import ProctorProtocol
@@ -37,6 +39,13 @@ import TestSupport
         return Agent.SignedAppView(payload: String(decoding: bytes, as: UTF8.self), signature: Base64.encode(key.sign(bytes)))
     }
 
+    /// The path of the file `fileForConfinement` offers, its descriptor closed.
+    func offeredPath() throws -> String {
+        let file = try cache.fileForConfinement().get()
+        try? file.descriptor.close()
+        return file.path
+    }
+
     var now: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
     @Test func keepsTheViewInTheUsersStateFolderReplacedAtomically() throws {
@@ -52,7 +61,7 @@ import TestSupport
     }
 
     @Test func offersItsOwnFileToTheExportRuleCreatedEmptyWhichIsNoView() throws {
-        #expect(try cache.fileForConfinement().get() == cache.path)
+        #expect(try offeredPath() == cache.path)
         let attributes = try FileManager.default.attributesOfItem(atPath: cache.path)
         #expect((attributes[.posixPermissions] as? Int) == 0o600 && (attributes[.size] as? Int) == 0)
         do {
@@ -62,7 +71,7 @@ import TestSupport
             #expect(error.description == "no cached view at \(cache.path)")
         }
         try cache.save(view(), managedApps: Self.managedApps)
-        #expect(try cache.fileForConfinement().get() == cache.path, "an existing view is kept as it is")
+        #expect(try offeredPath() == cache.path, "an existing view is kept as it is")
         #expect(try cache.load(appID: "com.example.notes", uid: 0, now: now).managedApps == Self.managedApps)
     }
 
@@ -80,6 +89,25 @@ import TestSupport
             return
         }
         #expect(refusal.description.contains(kind == "hard" ? "is not this user's own file with a single name" : "is a symbolic link"))
+    }
+
+    /// The rule must name the file that was checked: a link put in the file's place after the
+    /// check (by any process of the user) would otherwise get the rule, and a link to a folder
+    /// would allow writing anywhere beneath it.
+    @Test func theExportRuleNamesTheFileThatWasCheckedNotWhatItsPathLeadsToLater() throws {
+        let offered = try cache.fileForConfinement().get()
+        defer { try? offered.descriptor.close() }
+        let elsewhere = directory.appending("Desktop").path
+        try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
+        #expect(unlink(cache.path) == 0 && symlink(elsewhere, cache.path) == 0)
+        #expect(failureInForkedChild {
+            try Landlock.restrictModifications(toBeneath: [], files: [offered.descriptor])
+            let file = open(elsewhere + "/exported", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+            try ensure(file < 0 && errno == EACCES, "a file was created beneath the folder the link leads to")
+            // The checked file itself, which only the descriptor still reaches, stays writable.
+            let checked = open("/proc/self/fd/\(offered.descriptor.rawValue)", O_WRONLY | O_CLOEXEC)
+            try ensure(checked >= 0, "the checked file cannot be written: errno \(errno)")
+        } == nil)
     }
 
     @Test func refusesManagedAppsTheSignatureDoesNotBind() throws {

@@ -85,6 +85,14 @@ import TestSupport
         #expect(throws: StoreError.invalidField(field: "message", reason: "must be at most 1000 characters, got 1001")) {
             try record(message: String(repeating: "m", count: 1001))
         }
+        // One Character of a letter and 2000 combining marks (4001 bytes) is 2001 characters to the
+        // store: counted as Characters, a 1000-character message could hold a whole message's MiB.
+        #expect(throws: StoreError.invalidField(field: "message", reason: "must be at most 1000 characters, got 2001")) {
+            try record(message: "a" + String(repeating: "\u{301}", count: 2000))
+        }
+        #expect(throws: StoreError.invalidField(field: "key", reason: "must be at most 100 characters, got 101")) {
+            try record(key: "k" + String(repeating: "\u{301}", count: 100))
+        }
         #expect(throws: StoreError.invalidField(field: "data", reason: "must be at most 16384 bytes")) {
             try record(data: String(repeating: "d", count: 16 * 1024 + 1))
         }

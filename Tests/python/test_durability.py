@@ -233,6 +233,23 @@ def test_wipe_issued_offline_survives_restart_and_is_delivered_once(daemon):
     assert wipes[0]["deliveredAt"] <= wipes[0]["completedAt"]
 
 
+def test_a_failed_wipe_logs_the_message_it_keeps_not_the_one_sent(daemon):
+    """A failed wipe's message is kept as feedback cut to 1000 characters; its log line said the
+    whole message sent (up to a message's MiB into the journal on every call)."""
+    directive = admin(daemon, "Wipe", {"appId": "io.proctor.test.notes"})["directiveId"]
+    agent = Connection(daemon.agent)
+    session = agent.call("io.proctor.Agent.Register", {"appId": "io.proctor.test.notes"})["parameters"]["session"]
+    sent = "disk full " + "x" * 200_000
+    failed = agent.call("io.proctor.Agent.AcknowledgeWipe", {"session": session, "directiveId": directive,
+                                                              "outcome": "failed", "message": sent})
+    assert "error" not in failed, failed
+    agent.close()
+    [feedback] = admin(daemon, "GetApp", {"appId": "io.proctor.test.notes"})["app"]["feedback"]
+    assert feedback["message"] == sent[:1000]
+    line = next(line for line in daemon.wait_for_log("could not wipe its data").splitlines() if "could not wipe" in line)
+    assert sent[:1000] in line and len(line) < 4096
+
+
 def test_rollback_survives_restart(daemon):
     first = admin(daemon, "ApplyPolicy", {"policy": base_policy("v1"), "expectedVersion": "test.1"})
     changed = base_policy("v2")

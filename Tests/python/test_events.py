@@ -106,6 +106,24 @@ def test_history_queries(daemon):
     assert bad.returncode == 2 and "--since expects a time" in bad.stderr
 
 
+def test_a_denied_decide_keeps_at_most_4096_bytes_of_its_target_in_the_log_and_history(daemon):
+    """A target is the app's to choose, up to a message's size (1 MiB): kept whole, a flood of
+    denials with such targets held up to 4096 of them in the log queue and 100 000 in the
+    history (100 GB of state.db), as a ReportEvent's detail (4096 bytes) never could."""
+    long_path = "/tmp/" + "\u00e9" * 150_000  # 300 KB of two-byte characters (escaped: 900 KB), cut between two
+    with session(daemon) as (sock, sid):
+        reply = exchange(sock, "io.proctor.Agent.Decide", {"session": sid, "action": "file.export", "target": long_path})
+        assert reply["parameters"]["rule"] == "builtin.fileExport.pathTooLong", reply
+        exchange(sock, "io.proctor.Agent.Decide", {"session": sid, "action": "print", "target": "/tmp/" + "x" * 4091})
+    [denied, _] = events_json(daemon, "--kind", "decision")[-2:]
+    target = denied["data"]["target"]
+    kept = long_path.encode()[:4095].decode(errors="ignore")  # whole characters only
+    assert target == kept + f"\u2026 ({len(long_path.encode())} bytes)", target[-40:]
+    assert events_json(daemon, "--kind", "decision")[-1]["data"]["target"] == "/tmp/" + "x" * 4091, "4096 bytes are kept whole"
+    line = next(line for line in daemon.wait_for_log("Denied file.export").splitlines() if "Denied file.export" in line)
+    assert len(line) < 8192 and f"({len(long_path.encode())} bytes)" in line
+
+
 def test_a_report_keeps_the_time_it_occurred(daemon):
     earlier = datetime.now(timezone.utc) - timedelta(minutes=5)
     with session(daemon) as (sock, sid):

@@ -348,6 +348,25 @@ def test_an_app_id_no_policy_can_hold_is_refused_unlogged_and_unrecorded(workdir
         d.stop()
 
 
+def test_a_register_version_past_the_stores_limit_is_refused_before_it_is_kept(daemon):
+    """The store keeps at most 100 characters of an app's version: a longer one (up to a
+    message's MiB) was kept with the session and in the history's registration event, and its
+    refused store write logged as a storage failure. It is an InvalidParameter now."""
+    long_version = "1." + "9" * 900_000
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(10)
+        sock.connect(daemon.agent)
+        reply = exchange(sock, "io.proctor.Agent.Register", {"appId": "io.proctor.test.notes", "version": long_version})
+        assert reply.get("error") == "io.proctor.Agent.InvalidParameter", str(reply)[:200]
+        assert reply["parameters"]["parameter"] == "version"
+        assert "at most 100 characters" in reply["parameters"]["reason"]
+        accepted = exchange(sock, "io.proctor.Agent.Register", {"appId": "io.proctor.test.notes", "version": "1." + "9" * 98})
+        assert "error" not in accepted, accepted
+    events = raw_call(daemon.admin, "io.proctor.Admin.EventHistory", {})["parameters"]["events"]
+    assert [len(event["data"]["version"]) for event in events if event["kind"] == "registration"] == [100]
+    assert "State storage failed" not in daemon.log()
+
+
 def test_a_key_repeated_in_another_unicode_form_gets_an_error_reply(daemon):
     """ValidatePolicy with an app's `config` holding "café" twice, composed (U+00E9) and
     decomposed (e U+0301): one dictionary cannot keep both, so the call is answered

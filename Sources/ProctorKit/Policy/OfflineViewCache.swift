@@ -115,31 +115,44 @@ struct OfflineViewCache: Sendable {
         if file >= 0 { close(file) }
     }
 
+    /// The cache file, checked and open, for the export rule's Landlock layer to allow: `path`
+    /// names it in the layer's places, `descriptor` is what the rule is added on.
+    struct ConfinedFile {
+        let path: String
+        /// Open on the file that was checked; the caller closes it once the layer is in force.
+        let descriptor: FileDescriptor
+    }
+
     /// The cache file, created empty (0600, in a 0700 folder) if missing, for the export rule's
     /// Landlock layer to allow: writing and truncating this file only, not creating, renaming
     /// or removing anything in its folder. Nil, with why, when it is not this user's own
     /// regular file with a single name — a link would let the app write through it elsewhere.
-    func fileForConfinement() -> Result<String, Refusal> {
+    /// The rule is added on the descriptor returned, the file checked here: by its path, a link
+    /// put in its place meanwhile would get the rule.
+    func fileForConfinement() -> Result<ConfinedFile, Refusal> {
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
         } catch {
             return .failure(Refusal(description: "cannot create the folder of \(path): \(error.localizedDescription)"))
         }
-        let status: stat
+        let file: FileDescriptor, status: stat
         do throws(Errno) {
-            let file = try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode: 0o600)
-            defer { try? file.close() }
-            status = try file.status()
+            file = try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode: 0o600)
         } catch .init(rawValue: ELOOP) {
             return .failure(Refusal(description: "\(path) is a symbolic link, not this user's own file"))
         } catch {
             return .failure(Refusal(description: "cannot open the offline view \(path): \(error)"))
         }
+        do throws(Errno) { status = try file.status() } catch {
+            try? file.close()
+            return .failure(Refusal(description: "cannot open the offline view \(path): \(error)"))
+        }
         guard status.st_mode & S_IFMT == S_IFREG, status.st_nlink == 1, status.st_uid == geteuid() else {
+            try? file.close()
             return .failure(Refusal(description: "\(path) is not this user's own file with a single name"))
         }
-        return .success(path)
+        return .success(ConfinedFile(path: path, descriptor: file))
     }
 
     private var folder: String { URL(fileURLWithPath: path).deletingLastPathComponent().path }

@@ -26,10 +26,11 @@ extension PolicyApplication {
         let kernel = fileExport["enforcement"]?.stringValue == ExportEnforcement.kernel.rawValue
         let writable = kernel ? writablePlaces(allow: fileExport["allow"]?.arrayValue?.compactMap(\.stringValue),
                                                dataDirectories: settings.dataDirectories) : nil
+        defer { try? writable?.viewFile?.descriptor.close() }
         for action in exportConfinement.actions(for: writable?.places) {
             switch action {
             case .restrict(let places):
-                confineWrites(to: places, missing: writable?.missing ?? [])
+                confineWrites(to: places, missing: writable?.missing ?? [], viewFile: writable?.viewFile)
             case .askRestart(let reason):
                 askForRestart(reason)
             }
@@ -39,8 +40,10 @@ extension PolicyApplication {
     /// The places a confined app may write to: its data directories (created, 0700, when
     /// missing, as the app could not create them afterwards), the directories of the export
     /// rule's allow list for this user, the offline view's file, and `writableToRun`; `missing` the allowed directories
-    /// that do not exist (a Landlock rule needs an existing file).
-    private func writablePlaces(allow patterns: [String]?, dataDirectories: [String]) -> (places: [String], missing: [String]) {
+    /// that do not exist (a Landlock rule needs an existing file); `viewFile` the offline view's
+    /// file as checked, open, which is among `places` by its path.
+    private func writablePlaces(allow patterns: [String]?, dataDirectories: [String])
+        -> (places: [String], missing: [String], viewFile: OfflineViewCache.ConfinedFile?) {
         let wiper = DataWiper.forCurrentProcess(environment: ProcessInfo.processInfo.environment)
         var places: [String] = []
         for directory in dataDirectories {
@@ -56,19 +59,23 @@ extension PolicyApplication {
         }
         // The SDK's own offline view, this one file only (docs/sdk.md, "The offline cache under
         // the kernel's export rule"): without it a confined app could never update its view.
+        var viewFile: OfflineViewCache.ConfinedFile?
         switch viewCache?.fileForConfinement() {
-        case .success(let file): places.append(file)
+        case .success(let file):
+            places.append(file.path)
+            viewFile = file
         case .failure(let refusal): report(Diagnostic(message: "\(refusal); the offline view will not be updated while confined"))
         case nil: break
         }
         places += Self.writableToRun.filter { FileManager.default.fileExists(atPath: $0) }
         var seen = Set<[UInt8]>()  // by bytes: two spellings of "café" are two directories
-        return (places.filter { seen.insert(Array($0.utf8)).inserted }, missing)
+        return (places.filter { seen.insert(Array($0.utf8)).inserted }, missing, viewFile)
     }
 
     /// Adds the Landlock layer on every thread and tells proctord (`fileExportEnforcement`
     /// event) whether the kernel enforces the rule or, without Landlock, the app merely asks.
-    private func confineWrites(to places: [String], missing: [String]) {
+    /// The view file among `places` gets its rule on `viewFile`'s descriptor, not by its path.
+    private func confineWrites(to places: [String], missing: [String], viewFile: OfflineViewCache.ConfinedFile?) {
         // ProctorKitTesting's harness runs the application inside a test process, which must
         // go on writing its results: only a process ApplicationMain took over is confined.
         guard Application.current === self else {
@@ -77,7 +84,10 @@ extension PolicyApplication {
         let outcome: Result<Int, LandlockError> = Result { () throws(LandlockError) -> Int in
             let abi = try Landlock.abiVersion()
             guard abi >= Self.minimumLandlockABI else { return abi }
-            return try Landlock.restrictModifications(toBeneath: places, scope: .everyThread)
+            let isViewFile = { (place: String) in viewFile.map { place.hasSameBytes(as: $0.path) } ?? false }
+            let files = places.contains(where: isViewFile) ? viewFile.map { [$0.descriptor] } ?? [] : []
+            return try Landlock.restrictModifications(toBeneath: places.filter { !isViewFile($0) }, files: files,
+                                                      scope: .everyThread)
         }
         switch outcome {
         case .success(let abi) where abi >= Self.minimumLandlockABI:
