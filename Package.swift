@@ -88,7 +88,7 @@ let package = Package(
         .executableTarget(name: "proctor-demo", dependencies: ["ProctorKit", "ProctorPolicy", "JSONCore"], exclude: ["Info.plist"]),
         .executableTarget(name: "proctor-kit-testapp", dependencies: ["ProctorKit", "ProctorPolicy", "JSONCore"]),
         .executableTarget(name: "proctor-bench",
-                          dependencies: ["ProctorPolicy", "LinuxIO", "JSONCore", "ProctorKit", "ProctorCrypto",
+                          dependencies: ["CLinux", "ProctorPolicy", "LinuxIO", "JSONCore", "ProctorKit", "ProctorCrypto",
                                          "ProctorKitTesting", "ProctorBundle", "ProctorStore", "TestSupport"]),
         // Used only by the real-systemd tests in Tests/systemd.
         .executableTarget(name: "systemdkit-probe", dependencies: ["SystemdKit", "CLinux"], path: "Tests/systemd/probe"),

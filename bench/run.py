@@ -139,6 +139,13 @@ def add_ratios(figures):
         floor = next((f["name"] for f in figures if f["name"].startswith("socket.floor") and f["name"].endswith("B" + suffix)), None)
         if floor:
             ratio("ratio.varlink.decide" + suffix, "varlink.decide" + suffix, floor, "Decide round trip / socket floor")
+        # Information: the floor that also makes proctord's system calls for checking a
+        # call's sender, so what is left is proctord's own work (BENCHMARKS.md).
+        checked = floor and floor.replace("socket.floor.", "socket.credentialFloor.")
+        if checked:
+            ratio("ratio.varlink.decide.credentialFloor" + suffix, "varlink.decide" + suffix, checked,
+                  "Decide round trip / floor with the sender checks")
+            ratio("ratio.credentialFloor" + suffix, checked, floor, "floor with the sender checks / socket floor")
 
 
 def judge(figures):

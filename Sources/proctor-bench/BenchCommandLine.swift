@@ -58,9 +58,9 @@ enum BenchCommandLine {
 
     /// Runs the command line and returns the exit status: 0 done, 1 a benchmark failed, 2 bad usage.
     static func run(_ arguments: [String]) -> Int32 {
-        if arguments.first == EchoPeer.argument, arguments.count == 3, let request = Int(arguments[1]),
-           let reply = Int(arguments[2]) {
-            return EchoPeer.serve(requestSize: request, replySize: reply)
+        if arguments.first == EchoPeer.argument, arguments.count == 4, let kind = EchoPeer.Kind(rawValue: arguments[1]),
+           let request = Int(arguments[2]), let reply = Int(arguments[3]) {
+            return EchoPeer.serve(kind, requestSize: request, replySize: reply)
         }
         if arguments.first == WorkloadExport.name {
             do {

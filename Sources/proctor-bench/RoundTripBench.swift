@@ -1,5 +1,6 @@
-import LinuxIO
+import CLinux
 import Glibc
+import LinuxIO
 
 /// One client's `Decide` round trip to a real proctord, beside the socket floor: a raw
 /// AF_UNIX stream ping-pong of the same sizes (the average `Decide` call and reply) with a
@@ -7,7 +8,10 @@ import Glibc
 /// `poll(POLLIN)` as the SDK's `VarlinkClient` waits for replies. The mixed workload's calls
 /// (about half denied; proctord logs every denial) and, separately, only its calls that
 /// are allowed (nothing logged at the default level) show what logging a denial costs.
-/// All three are measured in alternating blocks, so drift on a shared machine hits them alike.
+/// A second floor, `socket.credentialFloor`, echoes through the system calls proctord makes
+/// for every call to check who sent it (`EchoPeer.Kind.checksSender`), so the two floors
+/// split a call's cost into the security model's system calls and proctord's own work.
+/// All four are measured in alternating blocks, so drift on a shared machine hits them alike.
 enum RoundTripBench: BenchCommand {
     static let name = "roundtrip"
     static let summary = "socket floor and Decide over Varlink (µs), one client, interleaved"
@@ -33,23 +37,34 @@ enum RoundTripBench: BenchCommand {
         guard !allowedCalls.isEmpty else { throw BenchError("roundtrip: the workload has no allowed Decide call") }
         let requestSize = calls.reduce(0) { $0 + $1.count } / calls.count
         let replySize = replyBytes / calls.count
-        let floor = try EchoPeer(options: options, requestSize: requestSize, replySize: replySize)
+        let floor = try EchoPeer(.plain, options: options, requestSize: requestSize, replySize: replySize)
         defer { floor.stop() }
+        let credentialFloor = try EchoPeer(.checksSender, options: options, requestSize: requestSize, replySize: replySize)
+        defer { credentialFloor.stop() }
 
         let rounds = options.quick ? 4 : 40
-        var floorSamples: [Double] = [], decideSamples: [Double] = [], allowedSamples: [Double] = []
+        var floorSamples: [Double] = [], credentialFloorSamples: [Double] = []
+        var decideSamples: [Double] = [], allowedSamples: [Double] = []
         for round in 0..<rounds {
-            for _ in 0..<block {
-                let began = MonotonicClock.nanoseconds()
-                try floor.roundTrip()
-                floorSamples.append(Double(MonotonicClock.nanoseconds() - began) / 1_000)
-            }
+            try measure(floor, into: &floorSamples)
+            try measure(credentialFloor, into: &credentialFloorSamples)
             try measure(connection, calls, from: round * block, into: &decideSamples)
             try measure(connection, allowedCalls, from: round * block, into: &allowedSamples)
         }
         report(Figure(name: "socket.floor.\(requestSize)B/\(replySize)B", unit: "µs", samples: floorSamples))
+        report(Figure(name: "socket.credentialFloor.\(requestSize)B/\(replySize)B", unit: "µs",
+                      samples: credentialFloorSamples))
         report(Figure(name: "varlink.decide", unit: "µs", samples: decideSamples))
         report(Figure(name: "varlink.decide.allowedOnly", unit: "µs", samples: allowedSamples))
+    }
+
+    /// One block of round trips with an echo peer.
+    private static func measure(_ peer: EchoPeer, into samples: inout [Double]) throws {
+        for _ in 0..<block {
+            let began = MonotonicClock.nanoseconds()
+            try peer.roundTrip()
+            samples.append(Double(MonotonicClock.nanoseconds() - began) / 1_000)
+        }
     }
 
     /// One block of round trips over `calls`, cycling from `start`.
@@ -65,10 +80,20 @@ enum RoundTripBench: BenchCommand {
     }
 }
 
-/// The other end of the socket floor: a child process (this executable, `--echo-peer`) that
-/// reads `requestSize` bytes and answers `replySize` bytes until the socket closes.
+/// The other end of a socket floor: a child process (this executable, `--echo-peer KIND`)
+/// that reads `requestSize` bytes and answers `replySize` bytes until the socket closes.
 struct EchoPeer {
     static let argument = "--echo-peer"
+
+    enum Kind: String {
+        /// Blocking `poll`, `read`, `send`: the least a server can do.
+        case plain
+        /// The system calls proctord makes for each call on a registered session: `epoll_wait`,
+        /// `recvmsg` with the sender's SCM_CREDENTIALS (SO_PASSCRED), a `poll` of the sender's
+        /// pidfd (is the session's process still the one that registered?), `send`.
+        case checksSender = "checks-sender"
+    }
+
     let fd: CInt
     let process: Subprocess
     let request: [UInt8]
@@ -76,7 +101,7 @@ struct EchoPeer {
     /// Where replies are read to; allocated once so a round trip allocates nothing.
     let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
-    init(options: BenchOptions, requestSize: Int, replySize: Int) throws(BenchError) {
+    init(_ kind: Kind, options: BenchOptions, requestSize: Int, replySize: Int) throws(BenchError) {
         var pair: [CInt] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
             throw BenchError("socketpair failed: \(String(cString: strerror(errno)))")
@@ -84,7 +109,7 @@ struct EchoPeer {
         defer { close(pair[1]) }
         fd = pair[0]
         process = try Subprocess.spawn(try BenchDaemonWorkload.executablePath(),
-                                       [Self.argument, String(requestSize), String(replySize)],
+                                       [Self.argument, kind.rawValue, String(requestSize), String(replySize)],
                                        environment: [], redirect: [(ours: pair[1], theirs: 0)], cpu: options.peerCPU)
         request = [UInt8](repeating: 0x61, count: requestSize)
         self.replySize = replySize
@@ -102,14 +127,23 @@ struct EchoPeer {
     }
 
     /// The child's loop on standard input; returns its exit status.
-    static func serve(requestSize: Int, replySize: Int) -> Int32 {
+    static func serve(_ kind: Kind, requestSize: Int, replySize: Int) -> Int32 {
         let answer = [UInt8](repeating: 0x62, count: replySize)
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
         defer { scratch.deallocate() }
         do {
-            while true {
-                try readExactly(0, requestSize, into: scratch)
-                try MessageConnection.writeAll(0, answer)
+            switch kind {
+            case .plain:
+                while true {
+                    try readExactly(0, requestSize, into: scratch)
+                    try MessageConnection.writeAll(0, answer)
+                }
+            case .checksSender:
+                let sender = try SenderCheckingReader(socket: 0, sender: getppid())
+                while true {
+                    try sender.readExactly(requestSize, into: scratch)
+                    try MessageConnection.writeAll(0, answer)
+                }
             }
         } catch {
             return 0
@@ -125,5 +159,83 @@ struct EchoPeer {
             guard got > 0 else { throw BenchError("echo peer closed the socket") }
             remaining -= got
         }
+    }
+}
+
+/// Reads as proctord reads a registered session's calls: a non-blocking socket in an epoll
+/// set, each read with the sender's credentials, then a check that the session's process is
+/// still alive through its pidfd. Only the system calls matter here; the credentials are
+/// checked as far as proctord's first comparison (the pid).
+final class SenderCheckingReader {
+    private let socket: CInt
+    private let epoll: CInt
+    private let pidfd: CInt
+    private let pid: pid_t
+    /// Room for one SCM_CREDENTIALS message (`CMSG_SPACE(sizeof(struct ucred))`).
+    private let control = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 8)
+
+    init(socket: CInt, sender: pid_t) throws(BenchError) {
+        self.socket = socket
+        pid = sender
+        var on: CInt = 1
+        let flags = fcntl(socket, F_GETFL)
+        guard setsockopt(socket, SOL_SOCKET, CLINUX_SO_PASSCRED, &on, socklen_t(MemoryLayout<CInt>.size)) == 0,
+              flags >= 0, fcntl(socket, F_SETFL, flags | O_NONBLOCK) == 0 else {
+            throw BenchError("echo peer: cannot set up its socket: \(String(cString: strerror(errno)))")
+        }
+        epoll = epoll_create1(CInt(EPOLL_CLOEXEC))
+        var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(fd: socket))
+        guard epoll >= 0, epoll_ctl(epoll, EPOLL_CTL_ADD, socket, &event) == 0 else {
+            throw BenchError("echo peer: epoll failed: \(String(cString: strerror(errno)))")
+        }
+        pidfd = clinux_pidfd_open(sender)
+        guard pidfd >= 0 else { throw BenchError("echo peer: pidfd_open failed: \(String(cString: strerror(errno)))") }
+    }
+
+    deinit {
+        close(epoll)
+        close(pidfd)
+        control.deallocate()
+    }
+
+    func readExactly(_ count: Int, into scratch: UnsafeMutableRawBufferPointer) throws(BenchError) {
+        var remaining = count
+        while remaining > 0 {
+            var event = epoll_event()
+            let ready = epoll_wait(epoll, &event, 1, 10)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready >= 0 else { throw BenchError("echo peer: epoll_wait failed") }
+            guard ready == 1 else { continue }
+            let got = receive(into: UnsafeMutableRawBufferPointer(rebasing: scratch[..<min(remaining, scratch.count)]))
+            if got < 0 && (errno == EAGAIN || errno == EINTR) { continue }
+            guard got > 0 else { throw BenchError("echo peer: the socket closed") }
+            guard senderIsAlive() else { throw BenchError("echo peer: the sender is gone") }
+            remaining -= got
+        }
+    }
+
+    /// recvmsg(2) with the sender's credentials; the pid they name must be the sender's.
+    private func receive(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        var vector = iovec(iov_base: buffer.baseAddress, iov_len: buffer.count)
+        return withUnsafeMutablePointer(to: &vector) { vector in
+            var message = msghdr(msg_name: nil, msg_namelen: 0, msg_iov: vector, msg_iovlen: 1,
+                                 msg_control: control.baseAddress, msg_controllen: control.count, msg_flags: 0)
+            let got = recvmsg(socket, &message, CInt(MSG_CMSG_CLOEXEC))
+            guard got > 0 else { return got }
+            // The first control message: a cmsghdr (16 bytes), then struct ucred { pid, uid, gid }.
+            let header = control.load(as: cmsghdr.self)
+            guard message.msg_controllen >= MemoryLayout<cmsghdr>.size + 12, header.cmsg_level == SOL_SOCKET,
+                  header.cmsg_type == CLINUX_SCM_CREDENTIALS,
+                  control.load(fromByteOffset: MemoryLayout<cmsghdr>.size, as: pid_t.self) == pid else {
+                errno = EPROTO
+                return -1
+            }
+            return got
+        }
+    }
+
+    private func senderIsAlive() -> Bool {
+        var entry = pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)
+        return poll(&entry, 1, 0) == 0
     }
 }
