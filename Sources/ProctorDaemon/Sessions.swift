@@ -114,6 +114,9 @@ final class AgentSession {
     /// (`CompiledPolicy.decide(app:remembering:…)`: no hash lookup of its id per `Decide`), behind a
     /// pointer so that reading and updating it on every call has no run-time exclusivity check.
     let policyPlace = UnsafeMutablePointer<CompiledPolicy.AppPlace?>.allocate(capacity: 1)
+    /// The `Decide` replies the app has been sent, kept to be copied when the same is sent
+    /// again (`Agent.Decide.DirectReply`); behind a pointer for the same reason.
+    let decideReplies = UnsafeMutablePointer<DecisionAnswers>.allocate(capacity: 1)
 
     init(id: String, appID: AppID, peer: PeerIdentity, process: ProcessHandle? = nil, appVersion: String?,
          registeredAt: Int64) {
@@ -127,9 +130,13 @@ final class AgentSession {
         self.registeredAt = registeredAt
         decisionLogFields = [(DaemonEventField.session, id)] + peer.logFields
         policyPlace.initialize(to: nil)
+        decideReplies.initialize(to: Agent.Decide.DirectReply.answers())
     }
 
-    deinit { policyPlace.deinitialize(count: 1).deallocate() }
+    deinit {
+        policyPlace.deinitialize(count: 1).deallocate()
+        decideReplies.deinitialize(count: 1).deallocate()
+    }
 
     /// The `launch` question for this app at the version it registered with.
     var launchRequest: DecisionRequest {
