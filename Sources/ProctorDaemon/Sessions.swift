@@ -163,10 +163,13 @@ final class AgentSession {
     /// that pid, kills and reaps the process, and its next fork gets the pid; calls on other
     /// connections widen the gap between `epoll_wait` and this connection's read.
     func isRegisteringProcess(_ sender: SenderCredentials?) -> Bool {
-        guard let sender, sender.pid == peer.pid else { return false }
+        // The sender's members are read where they are: binding `sender` copied it (and
+        // retained its pidfd, if any) on every call.
+        guard sender?.pid == peer.pid else { return false }
         guard let process else { return true }
-        if let senderProcess = sender.process { return process.refersToSameProcess(as: senderProcess) }
-        if sender.receivedAt != 0, sender.receivedAt < aliveConfirmedAt { return true }
+        if let senderProcess = sender?.process { return process.refersToSameProcess(as: senderProcess) }
+        let receivedAt = sender?.receivedAt ?? 0
+        if receivedAt != 0, receivedAt < aliveConfirmedAt { return true }
         let lookedAt = MonotonicClock.nanoseconds()
         guard (try? process.isAlive) == true else { return false }
         aliveConfirmedAt = lookedAt

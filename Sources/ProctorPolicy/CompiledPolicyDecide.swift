@@ -159,8 +159,13 @@ extension CompiledPolicyStorage {
     /// `block-org-data` lets only `plain` notifications through. A target other than `org` or
     /// `plain` is denied under every level: what such a notification shows is not known.
     private func decideNotification(_ app: AskingApp, showing content: String?) -> Decision {
-        guard let content = content.flatMap(NotificationContent.init(rawValue:)) else { return Self.notificationTargetUnknown }
-        let showsOrgData = content == .org
+        // By bytes: `init(rawValue:)` compares through a table made once (a `swift_once` check
+        // a call), with `==`, which for these ASCII words is the same comparison.
+        guard let content else { return Self.notificationTargetUnknown }
+        let showsOrgData = content.hasSameBytes(as: NotificationContent.org.rawValue)
+        guard showsOrgData || content.hasSameBytes(as: NotificationContent.plain.rawValue) else {
+            return Self.notificationTargetUnknown
+        }
         let level = app.settings.pointee.notifications
         let allowed = switch level {
         case .allow: true
