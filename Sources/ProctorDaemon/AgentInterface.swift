@@ -82,8 +82,10 @@ extension Daemon {
     func addAgentDirectMethods(to service: VarlinkService<ConnectionContext>) {
         service.addDirectMethod(Agent.Decide.qualifiedName, VarlinkDirectMethod(read: Agent.Decide.PlainRequest.read) {
             [unowned self] request, sender, context throws(VarlinkError) in
-            Agent.Decide.DirectReply(decide(request.action, target: request.target, size: request.size,
-                                            for: try session(idBytes: request.session, sentBy: sender, in: context)))
+            let session = try session(idBytes: request.session, sentBy: sender, in: context)
+            // The session outlives the call, and its replies are all about its app.
+            return Agent.Decide.DirectReply(decide(request.action, target: request.target, size: request.size, for: session),
+                                            keptIn: session.decideReplies)
         })
     }
 

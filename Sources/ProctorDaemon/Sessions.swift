@@ -114,6 +114,9 @@ final class AgentSession {
     /// (`CompiledPolicy.decide(app:remembering:…)`: no hash lookup of its id per `Decide`), behind a
     /// pointer so that reading and updating it on every call has no run-time exclusivity check.
     let policyPlace = UnsafeMutablePointer<CompiledPolicy.AppPlace?>.allocate(capacity: 1)
+    /// The `Decide` replies the app has been sent, kept to be copied when the same is sent
+    /// again (`Agent.Decide.DirectReply`); behind a pointer for the same reason.
+    let decideReplies = UnsafeMutablePointer<DecisionAnswers>.allocate(capacity: 1)
 
     init(id: String, appID: AppID, peer: PeerIdentity, process: ProcessHandle? = nil, appVersion: String?,
          registeredAt: Int64) {
@@ -127,9 +130,13 @@ final class AgentSession {
         self.registeredAt = registeredAt
         decisionLogFields = [(DaemonEventField.session, id)] + peer.logFields
         policyPlace.initialize(to: nil)
+        decideReplies.initialize(to: Agent.Decide.DirectReply.answers())
     }
 
-    deinit { policyPlace.deinitialize(count: 1).deallocate() }
+    deinit {
+        policyPlace.deinitialize(count: 1).deallocate()
+        decideReplies.deinitialize(count: 1).deallocate()
+    }
 
     /// The `launch` question for this app at the version it registered with.
     var launchRequest: DecisionRequest {
@@ -156,10 +163,13 @@ final class AgentSession {
     /// that pid, kills and reaps the process, and its next fork gets the pid; calls on other
     /// connections widen the gap between `epoll_wait` and this connection's read.
     func isRegisteringProcess(_ sender: SenderCredentials?) -> Bool {
-        guard let sender, sender.pid == peer.pid else { return false }
+        // The sender's members are read where they are: binding `sender` copied it (and
+        // retained its pidfd, if any) on every call.
+        guard sender?.pid == peer.pid else { return false }
         guard let process else { return true }
-        if let senderProcess = sender.process { return process.refersToSameProcess(as: senderProcess) }
-        if sender.receivedAt != 0, sender.receivedAt < aliveConfirmedAt { return true }
+        if let senderProcess = sender?.process { return process.refersToSameProcess(as: senderProcess) }
+        let receivedAt = sender?.receivedAt ?? 0
+        if receivedAt != 0, receivedAt < aliveConfirmedAt { return true }
         let lookedAt = MonotonicClock.nanoseconds()
         guard (try? process.isAlive) == true else { return false }
         aliveConfirmedAt = lookedAt

@@ -159,8 +159,13 @@ extension CompiledPolicyStorage {
     /// `block-org-data` lets only `plain` notifications through. A target other than `org` or
     /// `plain` is denied under every level: what such a notification shows is not known.
     private func decideNotification(_ app: AskingApp, showing content: String?) -> Decision {
-        guard let content = content.flatMap(NotificationContent.init(rawValue:)) else { return Self.notificationTargetUnknown }
-        let showsOrgData = content == .org
+        // By bytes: `init(rawValue:)` compares through a table made once (a `swift_once` check
+        // a call), with `==`, which for these ASCII words is the same comparison.
+        guard let content else { return Self.notificationTargetUnknown }
+        let showsOrgData = content.hasSameBytes(as: NotificationContent.org.rawValue)
+        guard showsOrgData || content.hasSameBytes(as: NotificationContent.plain.rawValue) else {
+            return Self.notificationTargetUnknown
+        }
         let level = app.settings.pointee.notifications
         let allowed = switch level {
         case .allow: true
@@ -179,14 +184,19 @@ extension CompiledPolicyStorage {
         return nil
     }
 
-    private static let unknownApp = Decision(allowed: false, ruleParts: .text(BuiltinDefaults.Rule.unknownApp), reason: DecisionReason.unknownApp)
-    private static let sameApp = Decision(allowed: true, ruleParts: .text(BuiltinDefaults.Rule.sameApp), reason: DecisionReason.sameApp)
-    private static let exportPathMissing = Decision(allowed: false, ruleParts: .text(BuiltinDefaults.Rule.fileExportRelativePath),
-                                                    reason: DecisionReason.exportPathMissing)
-    private static let exportPathRelative = Decision(allowed: false, ruleParts: .text(BuiltinDefaults.Rule.fileExportRelativePath),
-                                                     reason: DecisionReason.exportPathRelative)
-    private static let exportPathTooLong = Decision(allowed: false, ruleParts: .text(BuiltinDefaults.Rule.fileExportPathTooLong),
-                                                    reason: DecisionReason.exportPathTooLong)
-    private static let notificationTargetUnknown = Decision(allowed: false, ruleParts: .text(BuiltinDefaults.Rule.notificationTarget),
-                                                            reason: DecisionReason.notificationTargetUnknown)
+    // Made where returned (nothing to retain): a `static let` is a `swift_once` check a call.
+    private static var unknownApp: Decision { Decision(allowed: false, ruleParts: .fixed(.unknownApp), reason: .unknownApp) }
+    private static var sameApp: Decision { Decision(allowed: true, ruleParts: .fixed(.sameApp), reason: .sameApp) }
+    private static var exportPathMissing: Decision {
+        Decision(allowed: false, ruleParts: .fixed(.fileExportRelativePath), reason: .exportPathMissing)
+    }
+    private static var exportPathRelative: Decision {
+        Decision(allowed: false, ruleParts: .fixed(.fileExportRelativePath), reason: .exportPathRelative)
+    }
+    private static var exportPathTooLong: Decision {
+        Decision(allowed: false, ruleParts: .fixed(.fileExportPathTooLong), reason: .exportPathTooLong)
+    }
+    private static var notificationTargetUnknown: Decision {
+        Decision(allowed: false, ruleParts: .fixed(.notificationTarget), reason: .notificationTargetUnknown)
+    }
 }

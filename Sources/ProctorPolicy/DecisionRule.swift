@@ -61,8 +61,13 @@ enum RuleSetting: UInt8, Sendable, CaseIterable {
 /// memory round trip (or an allocation) per decision. Rendering writes bytes into the
 /// caller's buffer (`append(to:)`), so a reply or log line needs no `String` of its own.
 enum DecisionRule: Sendable {
-    /// Fixed text: a built-in rule, or what a caller gave `Decision.init`.
+    /// What a caller gave `Decision.init` or `Decision.rule`.
     case text(String)
+    /// The built-in default of a setting (`RuleSetting.builtinRule`): a built-in list's
+    /// entries share it.
+    case builtin(RuleSetting)
+    /// One of the engine's own rules, which no setting supplies.
+    case fixed(FixedRule)
     /// A setting of `defaults`, or entry `entry` of its list (`-1`: the setting itself).
     case defaults(RuleSetting, entry: Int32)
     /// A setting of the app entry `apps[app]`, or entry `entry` of its list; `form` is how
@@ -73,7 +78,7 @@ enum DecisionRule: Sendable {
     @inline(__always)
     init(_ layer: RuleLayer, _ setting: RuleSetting, entry: Int = -1, app: AppID, form: AppKeyForm) {
         switch layer {
-        case .builtin: self = .text(setting.builtinRule)
+        case .builtin: self = .builtin(setting)
         case .defaults: self = .defaults(setting, entry: Int32(entry))
         case .app: self = .app(app, setting, entry: Int32(entry), form: form)
         }
@@ -81,7 +86,7 @@ enum DecisionRule: Sendable {
 
     /// `apps["com.example.notes"].dlp.fileExport.deny[2]`, exactly as `JSONPath` renders it.
     var text: String {
-        if case .text(let text) = self { return text }
+        if let text = fixedText { return text }
         let (form, count) = layout
         return String(unsafeUninitializedCapacity: count) { buffer in
             var writer = ByteWriter(buffer: UnsafeMutableRawBufferPointer(buffer))
@@ -95,7 +100,7 @@ enum DecisionRule: Sendable {
 
     /// Appends `text`'s UTF-8 bytes to `out`: rendered on the stack, then copied once.
     func append(to out: inout [UInt8]) {
-        if case .text(let text) = self { return out.append(contentsOf: text.utf8) }
+        if let text = fixedText { return out.append(contentsOf: text.utf8) }
         let (form, count) = layout
         withUnsafeTemporaryAllocation(byteCount: count, alignment: 1) { buffer in
             var writer = ByteWriter(buffer: buffer)
@@ -108,12 +113,13 @@ enum DecisionRule: Sendable {
     /// write it; nil when it holds bytes to escape, which `JSONValue.writeString` writes. The
     /// parts of a `defaults` rule, an identifier and an id in its quoted form hold none (see
     /// `keyForm(of:)`), so the quotes of `apps["…"]` are the only escapes and are written as
-    /// `\"`; fixed text (a built-in rule) is checked; an id in its escaped form is rare.
+    /// `\"`; the built-in rules hold none (`DecisionAnswerTests`); a caller's text is checked;
+    /// an id in its escaped form is rare.
     var jsonByteCount: Int? {
         switch self {
         case .text(let text):
             return AppTable.withBytes(of: text) { JSONValue.writesVerbatim($0) ? $0.count + 2 : nil }
-        case .defaults:
+        case .builtin, .fixed, .defaults:
             return layout.count + 2
         case .app(_, _, _, let form):
             return form == .escaped ? nil : layout.count + (form == .quoted ? 4 : 2)
@@ -141,8 +147,8 @@ enum DecisionRule: Sendable {
     /// How an app rule writes its id, and the length of `text`.
     private var layout: (form: AppKeyForm, count: Int) {
         switch self {
-        case .text(let text):
-            return (.identifier, text.utf8.count)
+        case .text, .builtin, .fixed:
+            return (.identifier, fixedText!.utf8.count)
         case .defaults(let setting, let entry):
             return (.identifier, Self.defaultsPrefix.utf8CodeUnitCount + setting.suffix.utf8CodeUnitCount + Self.entryByteCount(entry))
         case .app(let app, let setting, let entry, let form):
@@ -158,7 +164,7 @@ enum DecisionRule: Sendable {
         let quote: StaticString = "\""
         if json { writer.write(quote) }
         switch self {
-        case .text(let text): writer.write(text)
+        case .text, .builtin, .fixed: writer.write(fixedText!)
         case .defaults(let setting, let entry):
             writer.write(Self.defaultsPrefix)
             writer.write(setting.suffix)
@@ -179,6 +185,17 @@ enum DecisionRule: Sendable {
             writer.writeEntry(entry)
         }
         if json { writer.write(quote) }
+    }
+
+    /// The text of a rule kept as text, a caller's or a built-in one; nil for one rendered
+    /// from its parts.
+    private var fixedText: String? {
+        switch self {
+        case .text(let text): text
+        case .builtin(let setting): setting.builtinRule
+        case .fixed(let rule): rule.text
+        case .defaults, .app: nil
+        }
     }
 
     private static let defaultsPrefix: StaticString = "defaults"
@@ -218,6 +235,18 @@ enum DecisionRule: Sendable {
         }
         return digits + 2
     }
+}
+
+/// The engine's own rules, which no setting supplies (`BuiltinDefaults.Rule`).
+enum FixedRule: UInt8, Sendable, CaseIterable {
+    case unknownApp, sameApp, fileExportRelativePath, fileExportPathTooLong, notificationTarget
+
+    var text: String { Self.texts[Int(rawValue)] }
+
+    /// In the order of the cases (the engine's tests check each decision's rule text).
+    private static let texts = [BuiltinDefaults.Rule.unknownApp, BuiltinDefaults.Rule.sameApp,
+                                BuiltinDefaults.Rule.fileExportRelativePath, BuiltinDefaults.Rule.fileExportPathTooLong,
+                                BuiltinDefaults.Rule.notificationTarget]
 }
 
 /// How `JSONPath` writes an app id as a key: `apps.notes` (an identifier), `apps["com.x"]`

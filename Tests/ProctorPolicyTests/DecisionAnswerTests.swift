@@ -28,8 +28,9 @@ import Testing
         var rules: [DecisionRule] = RuleSetting.allCases.flatMap { setting in
             [-1, 0, 7, 12, 1234].flatMap { entry in
                 [DecisionRule.app(id, setting, entry: Int32(entry), form: form), .defaults(setting, entry: Int32(entry))]
-            } + [.text(setting.builtinRule)]
+            } + [.text(setting.builtinRule), .builtin(setting)]
         }
+        rules += FixedRule.allCases.map { .fixed($0) }
         rules += [.text(""), .text("sdk.offlineGrace ✓"), .text("a \"quoted\" \\ rule\n\t\r\u{1}\u{1F}\u{7F} é 𝄞")]
         for rule in rules {
             for reason in DecisionReason.allCases {
@@ -57,6 +58,53 @@ import Testing
         decision.rule = "sdk.offlineGrace"
         #expect(String(decoding: Self.written(decision), as: UTF8.self)
                 == #"{"allowed":true,"reason":"Set by \"the SDK\".","rule":"sdk.offlineGrace"}"#)
+    }
+
+    /// `DecisionAnswers` writes each answer as `writeAnswer(to:between:and:)` does, whether it
+    /// renders it or copies what it kept: for one app (of every key form) every rule kind,
+    /// entry and sentence, both outcomes, a caller's text among them, in an order that mixes
+    /// them, three times over (far more answers than it keeps, so its bound is crossed).
+    @Test(arguments: appIDs)
+    func keptAnswersAreTheAnswersWritten(id: String) {
+        let form = DecisionRule.keyForm(of: id)
+        var decisions: [Decision] = [Decision(allowed: true, rule: "sdk.offlineGrace", reason: "Set by \"the SDK\".")]
+        for setting in RuleSetting.allCases {
+            for entry in [-1, 0, 7, 1234] {
+                for rule in [DecisionRule.app(id, setting, entry: Int32(entry), form: form),
+                             .defaults(setting, entry: Int32(entry)), .text(setting.builtinRule), .builtin(setting),
+                             .fixed(FixedRule.allCases[entry & 3])] {
+                    for reason in DecisionReason.allCases {
+                        decisions.append(Decision(allowed: reason.rawValue % 2 == 0, ruleParts: rule, reason: reason))
+                    }
+                }
+            }
+        }
+        // Every 97th in turn: neighbours differ in rule kind, setting and entry.
+        decisions = decisions.indices.sorted { ($0 % 97, $0) < ($1 % 97, $1) }.map { decisions[$0] }
+        let repeated = Array(decisions.prefix(40))
+        var answers = DecisionAnswers(between: #"{"parameters":"#, and: "}\0")
+        for decision in repeated + decisions + repeated + decisions.reversed() + repeated {
+            var kept: [UInt8] = [7], written: [UInt8] = [7]
+            answers.write(decision, to: &kept)
+            decision.writeAnswer(to: &written, between: #"{"parameters":"#, and: "}\0")
+            #expect(kept == written, "\(decision.rule) / \(decision.reason)")
+        }
+    }
+
+    /// Answers are kept by what fixes their bytes: two decisions with the same key write the same.
+    @Test func answersDifferingInOutcomeOrRuleHaveDifferentKeys() {
+        let decisions = [Decision(allowed: true, ruleParts: .app("a.b", .print, entry: -1, form: .quoted), reason: .printAllowed),
+                         Decision(allowed: false, ruleParts: .app("a.b", .print, entry: -1, form: .quoted), reason: .printAllowed),
+                         Decision(allowed: true, ruleParts: .defaults(.print, entry: -1), reason: .printAllowed),
+                         Decision(allowed: true, ruleParts: .app("a.b", .print, entry: 0, form: .quoted), reason: .printAllowed),
+                         Decision(allowed: true, ruleParts: .app("a.b", .screenCapture, entry: -1, form: .quoted), reason: .printAllowed),
+                         Decision(allowed: true, ruleParts: .app("a.b", .print, entry: -1, form: .quoted), reason: .printBlocked)]
+        #expect(Set(decisions.compactMap(\.answerKey)).count == decisions.count)
+        #expect(Set([DecisionRule.builtin(.print), .fixed(.unknownApp), .fixed(.sameApp), .defaults(.print, entry: -1)].map {
+            Decision(allowed: true, ruleParts: $0, reason: .printAllowed).answerKey
+        }).count == 4)
+        #expect(Decision(allowed: true, ruleParts: .text("x"), reason: .printAllowed).answerKey == nil)
+        #expect(Decision(allowed: true, rule: "dlp.print", reason: "r").answerKey == nil)
     }
 
     /// Each sentence is escaped once into its `json`, and no two share a text.

@@ -17,13 +17,20 @@ import Varlink
         ] + [Action.print, .fileExport, .launch, .screenCapture].map {
             engine.decide(DecisionRequest(app: "com.example.notes", action: $0, target: "/tmp/x"))
         }
-        for decision in decisions {
+        // One app's kept replies (a session's), each decision written twice: rendered, then copied.
+        let kept = UnsafeMutablePointer<DecisionAnswers>.allocate(capacity: 1)
+        kept.initialize(to: Agent.Decide.DirectReply.answers())
+        defer { kept.deinitialize(count: 1).deallocate() }
+        for decision in decisions + decisions {
             var written: [UInt8] = []
             Agent.Decide.DirectReply(decision).writeParameters(to: &written)
             #expect(written == JSONValue.object(Agent.Decide.Reply(decision).fields).serialized())
             var message: [UInt8] = []
             Agent.Decide.DirectReply(decision).writeReply(to: &message)
             #expect(message == VarlinkReply(parameters: Agent.Decide.Reply(decision).fields).encoded())
+            var keptMessage: [UInt8] = []
+            Agent.Decide.DirectReply(decision, keptIn: kept).writeReply(to: &keptMessage)
+            #expect(keptMessage == message)
         }
     }
 }
