@@ -1,3 +1,5 @@
+import JSONCore
+
 /// The apps the store holds anything about (`knownApps()`), kept in memory once read, so the
 /// daemon can count them without a query each time: `Admin.Status` is a call an admin client
 /// may make at will, and the query grows with the fleet.
@@ -33,10 +35,10 @@ extension StateStore {
 
 /// Each app id once, in the order it became known. Ids are compared by their bytes, as
 /// SQLite's `UNION` compares them (Swift's `String ==` takes canonically equivalent
-/// spellings for one).
+/// spellings for one); the set shares each id's storage with the array.
 struct KnownAppLedger {
     private(set) var inOrder: [String]
-    private var members: Set<[UInt8]>
+    private var members: Set<ByteExactKey>
 
     init(_ appIDs: [String]) {
         inOrder = []
@@ -45,6 +47,18 @@ struct KnownAppLedger {
     }
 
     mutating func note(_ appID: String) {
-        if members.insert(Array(appID.utf8)).inserted { inOrder.append(appID) }
+        if members.insert(ByteExactKey(text: appID)).inserted { inOrder.append(appID) }
+    }
+}
+
+/// A string hashed and compared by its UTF-8 bytes.
+private struct ByteExactKey: Hashable {
+    let text: String
+
+    static func == (left: Self, right: Self) -> Bool { left.text.hasSameBytes(as: right.text) }
+
+    func hash(into hasher: inout Hasher) {
+        var text = text
+        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 }
