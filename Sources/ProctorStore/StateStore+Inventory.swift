@@ -89,6 +89,15 @@ extension StateStore {
         }
     }
 
+    /// When each app that ever registered last did.
+    public func lastRegistrationTimes() throws(StoreError) -> [String: UnixMilliseconds] {
+        var times: [String: UnixMilliseconds] = [:]
+        for (appID, at) in try connection.query("SELECT app_id, at FROM registrations", [], row: { ($0.text(0), $0.integer(1)) }) {
+            times[appID] = at
+        }
+        return times
+    }
+
     /// Every app id the store holds anything about, sorted (a query: `knownAppCount()` counts
     /// them from memory). Each write that adds a row to one of these tables notes its app
     /// (`noteKnown`).
