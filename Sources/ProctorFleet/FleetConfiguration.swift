@@ -211,18 +211,17 @@ private struct ConfigurationReader {
     }
 
     private func seconds(_ value: String, _ key: String, _ line: Int) throws(ConfigurationFileError) -> Int {
-        let range = FleetConfiguration.intervalRange
-        guard let number = Int(value), range.contains(number) else {
-            throw error(line, key, "expected a whole number of seconds from \(range.lowerBound) to \(range.upperBound), "
-                + "found \"\(value)\"")
-        }
-        return number
+        try wholeNumber(value, key, line, of: "seconds", in: FleetConfiguration.intervalRange)
     }
 
     private func appCount(_ value: String, _ key: String, _ line: Int) throws(ConfigurationFileError) -> Int {
-        let range = FleetConfiguration.statusMaxAppsRange
+        try wholeNumber(value, key, line, of: "apps", in: FleetConfiguration.statusMaxAppsRange)
+    }
+
+    private func wholeNumber(_ value: String, _ key: String, _ line: Int, of unit: String,
+                             in range: ClosedRange<Int>) throws(ConfigurationFileError) -> Int {
         guard let number = Int(value), range.contains(number) else {
-            throw error(line, key, "expected a whole number of apps from \(range.lowerBound) to \(range.upperBound), "
+            throw error(line, key, "expected a whole number of \(unit) from \(range.lowerBound) to \(range.upperBound), "
                 + "found \"\(value)\"")
         }
         return number
