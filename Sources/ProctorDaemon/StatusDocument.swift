@@ -51,10 +51,10 @@ final class StatusDocumentBuilder: @unchecked Sendable {
         let seenOutsidePolicy = store.flatMap { try? Daemon.appsOutside(compiled, seenIn: $0) } ?? []
         var status = snapshot.status
         status.counts.appsKnown = compiled.appCount + seenOutsidePolicy.count
-        // Written app by app, in the canonical key order (apps, machineId, sentAt, status): at
+        // Written app by app, in the canonical key order (apps, appsLeftOut, machineId, sentAt, status): at
         // 100 000 apps a tree of the whole document would hold several times its 80 MB.
         var out = Array(#"{"apps":["#.utf8)
-        var first = true, listed = 0
+        var listed = 0
         for appID in Self.listed(compiled.appIDs + seenOutsidePolicy, atMost: snapshot.maxApps, memory: snapshot.memory, store: store) {
             // An app the store holds nothing about has no inventory (nil), which is not a failed read.
             guard let store, case .success(let inventory) = Result(catching: { () throws(StoreError) in try store.app(appID: appID) }),
@@ -62,8 +62,7 @@ final class StatusDocumentBuilder: @unchecked Sendable {
                   let detail = Daemon.appDetail(appID, in: snapshot.active, inventory: inventory, dataKeys: dataKeys,
                                                 memory: snapshot.memory[appID] ?? AppMemory())
             else { continue }
-            if !first { out.append(UInt8(ascii: ",")) }
-            first = false
+            if listed > 0 { out.append(UInt8(ascii: ",")) }
             listed += 1
             detail.json.write(to: &out)
         }
