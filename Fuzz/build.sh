@@ -8,6 +8,7 @@
 #   info-plist  ProctorKit's Info.plist reader (InfoPlist.swift, on Foundation)
 #   handlers    calls to proctord's Agent and Admin methods, through the real daemon
 #   snapshot    the compiled policy in proctord's policy snapshot, decoded and written again
+#   snapshot-file  a whole policy.snapshot file: its header, then its body (PolicySnapshot.swift)
 # The library modules a target needs are compiled with the fuzzer's coverage
 # instrumentation and AddressSanitizer into static libraries (rebuilt only when their
 # sources change), then linked with the target's Fuzz/<Name>Fuzz.swift. Everything comes
@@ -23,7 +24,7 @@ case "${FUZZ_KIND:-asan}" in
     *) echo "FUZZ_KIND is asan (the default) or volume" >&2; exit 2 ;;
 esac
 mkdir -p "$out"
-all_targets="json policy policy-dir varlink info-plist handlers snapshot"
+all_targets="json policy policy-dir varlink info-plist handlers snapshot snapshot-file"
 
 # -I Sources/C… find the module maps of the C libraries the modules import; -package-name
 # is SwiftPM's, so `package` declarations are seen across modules.
@@ -110,6 +111,8 @@ build_target() {
         policy) modules="ProctorPolicy" sources="Fuzz/PolicyFuzz.swift" ;;
         policy-dir) modules="ProctorPolicy" sources="Fuzz/PolicyDirectoryFuzz.swift" ;;
         snapshot) modules="ProctorPolicy" sources="Fuzz/SnapshotFuzz.swift" ;;
+        # The file's reader is ProctorDaemon's, which is too heavy to build whole for it.
+        snapshot-file) modules="ProctorPolicy" sources="Fuzz/SnapshotFileFuzz.swift Sources/ProctorDaemon/PolicySnapshot.swift" ;;
         varlink) modules="Varlink" sources="Fuzz/VarlinkFuzz.swift" ;;
         handlers) modules="ProctorDaemon" sources="Fuzz/HandlerFuzz.swift" ;;
         info-plist)
@@ -140,7 +143,7 @@ build_target() {
     # The C libraries a module map names are not linked from static libraries by themselves.
     [ "$1" = handlers ] && libraries="$libraries -lsystemd -lsqlite3 -lsodium -lcurl -lswiftSynchronization -lswiftDispatch -ldispatch -lBlocksRuntime"
     # Nor the Swift overlays: ProctorPolicy parses policy.d's drop-ins side by side (Dispatch, Mutex).
-    case "$1" in policy|policy-dir|snapshot) libraries="$libraries -lswiftSynchronization -lswiftDispatch -ldispatch -lBlocksRuntime" ;; esac
+    case "$1" in policy|policy-dir|snapshot|snapshot-file) libraries="$libraries -lswiftSynchronization -lswiftDispatch -ldispatch -lBlocksRuntime" ;; esac
     swiftc $flags -sanitize=$sanitize -module-name "$(echo "$1" | tr -d -)fuzz" $libraries -lm Fuzz/FuzzCheck.swift $sources \
         -o "$out/$1-fuzz"
     echo "built $out/$1-fuzz"

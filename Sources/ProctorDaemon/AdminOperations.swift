@@ -26,7 +26,27 @@ extension Daemon {
     }
 
     func status() -> Admin.Status.Reply {
-        status(appsKnown: active.compiled.appCount + ((try? seenAppsOutsidePolicy().count) ?? 0))
+        status(appsKnown: appsKnown())
+    }
+
+    /// The apps named in policy or ever seen by the store, counted without a query: the store
+    /// keeps its known apps in memory (`StateStore.knownAppCount`), and the tally looks up in
+    /// the policy only the ones new since it last counted, or all of them once after a policy
+    /// change. A store that cannot be read counts the policy's apps alone, as a failed query did.
+    func appsKnown() -> Int {
+        let compiled = active.compiled
+        if !knownAppTally.policySHA256.hasSameBytes(as: active.sha256) {
+            knownAppTally = KnownAppTally(policySHA256: active.sha256)
+        }
+        do throws(StoreError) {
+            for appID in try store.knownApps(from: knownAppTally.counted) {
+                knownAppTally.counted += 1
+                if compiled.state(of: appID) == nil { knownAppTally.outsidePolicy += 1 }
+            }
+        } catch {
+            return compiled.appCount
+        }
+        return compiled.appCount + knownAppTally.outsidePolicy
     }
 
     /// `Status` with `appsKnown` counted by the caller: from memory only.
@@ -49,8 +69,7 @@ extension Daemon {
     }
 
     /// Apps the store has seen (registered, reported, acknowledged, wiped) that the policy in
-    /// force does not name: a lookup each, so `Status` counts the known apps without listing
-    /// the policy's (100 000 strings at 100 000 apps).
+    /// force does not name: a lookup each, so the listing does not sort the policy's apps twice.
     private func seenAppsOutsidePolicy() throws(VarlinkError) -> [AppID] {
         do { return try Self.appsOutside(active.compiled, seenIn: store) } catch { throw adminError(for: error, while: "listing apps") }
     }
@@ -313,4 +332,12 @@ extension Daemon {
             return AdminError.storageFailure("\(what): \(error)")
         }
     }
+}
+
+/// How many of the store's known apps the policy in force (`policySHA256`) does not name,
+/// counted over the first `counted` of them in the store's order (`StateStore.knownApps(from:)`).
+struct KnownAppTally {
+    var policySHA256 = ""
+    var counted = 0
+    var outsidePolicy = 0
 }

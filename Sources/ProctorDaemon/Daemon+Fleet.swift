@@ -189,7 +189,7 @@ extension Daemon {
             if let appID = queued.appID, let event = Self.lifecycleEvent(queued) { memory[appID, default: AppMemory()].queuedLifecycleEvent = event }
         }
         return StatusSnapshot(machineID: machineID, sentAt: Clock.rfc3339(Clock.now()), status: status(appsKnown: 0),
-                              active: active, memory: memory)
+                              active: active, memory: memory, maxApps: fleet.configuration.source.statusMaxApps)
     }
 
     /// A status POST's result, back on the loop: for Status, and the journal when it failed

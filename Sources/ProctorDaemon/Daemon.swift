@@ -41,6 +41,8 @@ final class Daemon {
     var active: ActivePolicy { registry.active }
     /// Decisions, refused registrations and storage failures since start (`DaemonCounters`).
     let counters = DaemonCounters()
+    /// `Status`'s count of the known apps, kept up to date from memory (`appsKnown()`).
+    var knownAppTally = KnownAppTally()
     /// The `Admin.Events` streams and the queue of events not yet in the store's history.
     let events: EventFeed
     /// Signed bundles and the MDM poll (Daemon+Fleet.swift).

@@ -134,13 +134,13 @@ struct PolicySnapshot: Equatable, Sendable {
             bundle = nil
         } else {
             let words = lines[3].split(separator: " ", omittingEmptySubsequences: false)
-            guard words.count == 3, words[0] == "bundle", let id = Int64(words[1]), words[2].count == 64, Self.isHex(words[2]) else {
+            guard words.count == 3, words[0] == "bundle", let id = Self.decimal(words[1]), words[2].count == 64, Self.isHex(words[2]) else {
                 throw Unusable(description: "line 4 is not 'bundle none' or 'bundle <row id> <sha256>'")
             }
             bundle = (id, String(words[2]))
         }
         let body = lines[5].split(separator: " ", omittingEmptySubsequences: false)
-        guard body.count == 3, body[0] == "body", let bodyLength = Int(body[1]), bodyLength >= 0, body[2].count == 16,
+        guard body.count == 3, body[0] == "body", let bodyLength = Self.decimal(body[1]).flatMap(Int.init(exactly:)), body[2].count == 16,
               Self.isHex(body[2]), let bodyChecksum = UInt64(body[2], radix: 16) else {
             throw Unusable(description: "line 6 is not 'body <length> <XXH64>'")
         }
@@ -152,6 +152,14 @@ struct PolicySnapshot: Equatable, Sendable {
     init(key: Key, sha256: String) {
         self.key = key
         self.sha256 = sha256
+    }
+
+    /// `word` as `header` writes a number: decimal digits, no sign, no leading zero. A header
+    /// is read only in the spelling proctord writes, so no two headers say the same thing.
+    private static func decimal(_ word: Substring) -> Int64? {
+        guard word.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+              word == "0" || word.utf8.first != UInt8(ascii: "0") else { return nil }
+        return Int64(word)
     }
 
     private static func isHex(_ word: Substring) -> Bool {

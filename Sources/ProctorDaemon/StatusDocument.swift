@@ -22,6 +22,8 @@ struct StatusSnapshot: Sendable {
     let status: Admin.Status.Reply
     let active: ActivePolicy
     let memory: [AppID: AppMemory]
+    /// `StatusMaxApps=`: the most apps the document lists.
+    let maxApps: Int
 }
 
 /// Builds status documents on a thread of its own, reading `state.db` through a read-only
@@ -38,30 +40,35 @@ final class StatusDocumentBuilder: @unchecked Sendable {
     }
 
     /// The document `snapshot` describes, serialised: what `proctorctl status --json` and one
-    /// `proctorctl app ID --json` per known app show, with the machine's id. An app the store
-    /// cannot be read for is left out, as is every app only the store knows while it cannot be opened.
+    /// `proctorctl app ID --json` per known app show, with the machine's id. At most
+    /// `snapshot.maxApps` apps are listed, the most relevant (`listed`); `appsLeftOut` says how
+    /// many known apps (`status.counts.appsKnown`) the document does not list: those past the
+    /// bound, an app the store cannot be read for, and every app only the store knows while it
+    /// cannot be opened.
     func build(_ snapshot: StatusSnapshot) -> [UInt8] {
         let store = openReader()
         let compiled = snapshot.active.compiled
         let seenOutsidePolicy = store.flatMap { try? Daemon.appsOutside(compiled, seenIn: $0) } ?? []
         var status = snapshot.status
         status.counts.appsKnown = compiled.appCount + seenOutsidePolicy.count
-        // Written app by app, in the canonical key order (apps, machineId, sentAt, status): at
+        // Written app by app, in the canonical key order (apps, appsLeftOut, machineId, sentAt, status): at
         // 100 000 apps a tree of the whole document would hold several times its 80 MB.
         var out = Array(#"{"apps":["#.utf8)
-        var first = true
-        for appID in (compiled.appIDs + seenOutsidePolicy).sorted() {
+        var listed = 0
+        for appID in Self.listed(compiled.appIDs + seenOutsidePolicy, atMost: snapshot.maxApps, memory: snapshot.memory, store: store) {
             // An app the store holds nothing about has no inventory (nil), which is not a failed read.
             guard let store, case .success(let inventory) = Result(catching: { () throws(StoreError) in try store.app(appID: appID) }),
                   let dataKeys = try? store.dataKeys(appID: appID),
                   let detail = Daemon.appDetail(appID, in: snapshot.active, inventory: inventory, dataKeys: dataKeys,
                                                 memory: snapshot.memory[appID] ?? AppMemory())
             else { continue }
-            if !first { out.append(UInt8(ascii: ",")) }
-            first = false
+            if listed > 0 { out.append(UInt8(ascii: ",")) }
+            listed += 1
             detail.json.write(to: &out)
         }
-        out += #"],"machineId":"#.utf8
+        out += #"],"appsLeftOut":"#.utf8
+        JSONValue.number(status.counts.appsKnown - listed).write(to: &out)
+        out += #","machineId":"#.utf8
         JSONValue.string(snapshot.machineID).write(to: &out)
         out += #","sentAt":"#.utf8
         JSONValue.string(snapshot.sentAt).write(to: &out)
@@ -69,6 +76,23 @@ final class StatusDocumentBuilder: @unchecked Sendable {
         status.json.write(to: &out)
         out.append(UInt8(ascii: "}"))
         return out
+    }
+
+    /// The apps a document lists, sorted: all of `known`, or the `limit` most relevant to an
+    /// administrator when there are more — the ones running now, then the most recently
+    /// registered, then the rest (the same order on every machine: by id).
+    static func listed(_ known: [AppID], atMost limit: Int, memory: [AppID: AppMemory], store: StateStore?) -> [AppID] {
+        guard known.count > limit else { return known.sorted() }
+        let registered = (try? store?.lastRegistrationTimes()) ?? [:]
+        func rank(_ appID: AppID) -> (running: Bool, registeredAt: UnixMilliseconds) {
+            (!(memory[appID]?.sessions.isEmpty ?? true), registered[appID] ?? .min)
+        }
+        let ranked = known.map { ($0, rank($0)) }.sorted { left, right in
+            if left.1.running != right.1.running { return left.1.running }
+            if left.1.registeredAt != right.1.registeredAt { return left.1.registeredAt > right.1.registeredAt }
+            return left.0 < right.0
+        }
+        return ranked.prefix(limit).map(\.0).sorted()
     }
 
     /// The reader, opened now if it is not yet (or failed to open before).

@@ -12,6 +12,7 @@ import LinuxIO
 ///     ClientKey=@fleet-client.key
 ///     StatusURL=https://mdm.example.com/proctor/status
 ///     StatusIntervalSec=3600
+///     StatusMaxApps=10000
 ///
 ///     [Policy]
 ///     RequireSignedBundles=yes
@@ -34,6 +35,9 @@ public struct FleetConfiguration: Sendable, Hashable {
         public var statusURL: String?
         /// Seconds between status documents at the latest.
         public var statusIntervalSeconds = 3600
+        /// `StatusMaxApps=`: the most apps one status document lists (the most relevant ones;
+        /// the document says how many it left out). ≈ 800 bytes an app: 8 MB by default.
+        public var statusMaxApps = 10_000
         /// `UnixSocket=`: connect to this AF_UNIX socket instead of the URL's host (a
         /// `systemd-socket-proxyd` forwarding to the MDM), so proctord itself needs no network.
         /// TLS, its host name check and the `Host:` header still use the URL's host.
@@ -53,6 +57,8 @@ public struct FleetConfiguration: Sendable, Hashable {
     public static let maximumFileBytes = 64 * 1024
     /// Bounds of the interval settings: at least a second, at most a week.
     public static let intervalRange = 1...(7 * 24 * 3600)
+    /// Bounds of `StatusMaxApps=`: none (the status alone) up to a million (≈ 800 MB).
+    public static let statusMaxAppsRange = 0...1_000_000
 
     /// Reads `path`; a missing file is the default configuration. `credentialsDirectory` is
     /// systemd's `$CREDENTIALS_DIRECTORY`, where `@NAME` files are. The client certificate and
@@ -122,7 +128,7 @@ private struct ConfigurationReader {
 
     static let keys: [String: [String]] = [
         "Source": ["BundleURL", "PollIntervalSec", "CACertificate", "ClientCertificate", "ClientKey", "UnixSocket", "StatusURL",
-                   "StatusIntervalSec"],
+                   "StatusIntervalSec", "StatusMaxApps"],
         "Policy": ["RequireSignedBundles"],
     ]
 
@@ -180,6 +186,7 @@ private struct ConfigurationReader {
         case "StatusURL": configuration.source.statusURL = try url(value, key, line)
         case "PollIntervalSec": configuration.source.pollIntervalSeconds = try seconds(value, key, line)
         case "StatusIntervalSec": configuration.source.statusIntervalSeconds = try seconds(value, key, line)
+        case "StatusMaxApps": configuration.source.statusMaxApps = try appCount(value, key, line)
         case "CACertificate": configuration.source.caCertificate = try path(value, key, line)
         case "ClientCertificate": configuration.source.clientCertificate = try clientFile(value, key, line)
         case "ClientKey": configuration.source.clientKey = try clientFile(value, key, line)
@@ -204,9 +211,17 @@ private struct ConfigurationReader {
     }
 
     private func seconds(_ value: String, _ key: String, _ line: Int) throws(ConfigurationFileError) -> Int {
-        let range = FleetConfiguration.intervalRange
+        try wholeNumber(value, key, line, of: "seconds", in: FleetConfiguration.intervalRange)
+    }
+
+    private func appCount(_ value: String, _ key: String, _ line: Int) throws(ConfigurationFileError) -> Int {
+        try wholeNumber(value, key, line, of: "apps", in: FleetConfiguration.statusMaxAppsRange)
+    }
+
+    private func wholeNumber(_ value: String, _ key: String, _ line: Int, of unit: String,
+                             in range: ClosedRange<Int>) throws(ConfigurationFileError) -> Int {
         guard let number = Int(value), range.contains(number) else {
-            throw error(line, key, "expected a whole number of seconds from \(range.lowerBound) to \(range.upperBound), "
+            throw error(line, key, "expected a whole number of \(unit) from \(range.lowerBound) to \(range.upperBound), "
                 + "found \"\(value)\"")
         }
         return number

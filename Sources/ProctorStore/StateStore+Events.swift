@@ -111,6 +111,7 @@ extension StateStore {
                                [.integer(Int64(retention.maxCount))])
             try connection.run("DELETE FROM events WHERE received_at < ?", [.integer(now - retention.maxAge)])
         }
+        for update in lifecycle { noteKnown(update.appID) }
     }
 
     /// The newest `limit` recorded events matching `query`, oldest first.

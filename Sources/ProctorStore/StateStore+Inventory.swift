@@ -17,6 +17,7 @@ extension StateStore {
                     pid = excluded.pid, uid = excluded.uid
                 """, [.text(appID), .integer(time), .optionalText(appVersion), .integer(Int64(pid)), .integer(Int64(uid))])
         }
+        noteKnown(appID)
     }
 
     /// Records `appID`'s feedback under `key`, replacing any earlier value for that key.
@@ -43,6 +44,7 @@ extension StateStore {
                     data = excluded.data, at = excluded.at
                 """, [.text(appID), .text(key), .text(severity.rawValue), .text(message), .optionalText(data), .integer(time)])
         }
+        noteKnown(appID)
     }
 
     /// Records what `appID` did with `policyVersion` (the latest status per version is kept,
@@ -61,6 +63,7 @@ extension StateStore {
                     SELECT rowid FROM policy_acknowledgements WHERE app_id = ?1 ORDER BY at DESC, rowid DESC LIMIT ?2)
                 """, [.text(appID), .integer(Int64(configuration.acknowledgementsPerApp))])
         }
+        noteKnown(appID)
     }
 
     /// Everything known about `appID`, read as one consistent snapshot; `nil` if the store
@@ -92,7 +95,18 @@ extension StateStore {
         }
     }
 
-    /// Every app id the store holds anything about, sorted.
+    /// When each app that ever registered last did.
+    public func lastRegistrationTimes() throws(StoreError) -> [String: UnixMilliseconds] {
+        var times: [String: UnixMilliseconds] = [:]
+        for (appID, at) in try connection.query("SELECT app_id, at FROM registrations", [], row: { ($0.text(0), $0.integer(1)) }) {
+            times[appID] = at
+        }
+        return times
+    }
+
+    /// Every app id the store holds anything about, sorted (a query: `knownAppCount()` counts
+    /// them from memory). Each write that adds a row to one of these tables notes its app
+    /// (`noteKnown`).
     public func knownApps() throws(StoreError) -> [String] {
         try connection.query("""
             SELECT app_id FROM registrations UNION SELECT app_id FROM lifecycle_events UNION SELECT app_id FROM feedback

@@ -9,6 +9,7 @@ extension StateStore {
             try connection.run("INSERT INTO wipes (id, app_id, issued_at, issued_by) VALUES (?, ?, ?, ?)",
                                [.text(directive.id), .text(appID), .integer(time), .integer(Int64(uid))])
         }
+        noteKnown(appID)
         return directive
     }
 

@@ -44,6 +44,8 @@ public final class StateStore {
 
     let configuration: Configuration
     let connection: SQLiteConnection
+    /// `knownApps()` once read, kept by this connection's writes (StateStore+KnownApps.swift).
+    var knownAppLedger: KnownAppLedger?
 
     private init(connection: SQLiteConnection, configuration: Configuration, recoveredCorruption: CorruptDatabaseRecovery?) {
         self.connection = connection

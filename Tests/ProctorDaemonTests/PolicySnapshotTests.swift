@@ -117,6 +117,28 @@ import TestSupport
         }
     }
 
+    /// The header's numbers in the one spelling proctord writes: a sign or a leading zero made
+    /// a header that read as another one's (found through the `snapshot-file` fuzz target's
+    /// property that a header read is the header written for what it says).
+    @Test func aNumberInTheHeaderHasOneSpelling() throws {
+        let bytes = snapshot.encoded(Self.contents(bundled: true))
+        let lines = bytes.split(separator: UInt8(ascii: "\n"), maxSplits: 7, omittingEmptySubsequences: false)
+        let body = Array(lines[7])
+        func resealed(_ line: Int, _ change: (String) -> String) -> [UInt8] {
+            var header = lines[..<6].map { String(decoding: $0, as: UTF8.self) }
+            header[line] = change(header[line])
+            let text = Array((header.joined(separator: "\n") + "\n").utf8)
+            return text + Array("checksum \(JSONCore.SHA256.hexDigest(text))\n".utf8) + body
+        }
+        #expect(try decode(resealed(3) { $0 }, matching: snapshot.key)?.0 == snapshot)
+        for changed in [resealed(3) { $0.replacing("bundle 7 ", with: "bundle +7 ") },
+                        resealed(3) { $0.replacing("bundle 7 ", with: "bundle 07 ") },
+                        resealed(5) { $0.replacing("body ", with: "body +") },
+                        resealed(5) { $0.replacing("body ", with: "body 0") }] {
+            #expect(throws: PolicySnapshot.Unusable.self) { try decode(changed, matching: snapshot.key) }
+        }
+    }
+
     @Test func theKeyNeedsABuildIDAndSettledFiles() throws {
         let build = try #require(ExecutableBuildID.current, "the test binary is linked with a build id")
         #expect(build.count >= 16 && build.allSatisfy(\.isHexDigit))

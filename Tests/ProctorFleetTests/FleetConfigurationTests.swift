@@ -24,6 +24,7 @@ import Testing
             UnixSocket=/run/proctor/mdm
             StatusURL=https://mdm.example.com/proctor/status
             StatusIntervalSec=900
+            StatusMaxApps=0
 
             ; and trust only what it signs
             [Policy]
@@ -39,6 +40,7 @@ import Testing
         expected.source.unixSocket = "/run/proctor/mdm"
         expected.source.statusURL = "https://mdm.example.com/proctor/status"
         expected.source.statusIntervalSeconds = 900
+        expected.source.statusMaxApps = 0
         expected.requireSignedBundles = true
         #expect(configuration == expected)
     }
@@ -46,6 +48,7 @@ import Testing
     @Test func defaultsAndAMissingFileAreTodaysBehaviour() throws {
         let defaults = try parse("[Source]\nBundleURL=https://mdm/b\n")
         #expect(defaults.source.pollIntervalSeconds == 300)
+        #expect(defaults.source.statusMaxApps == 10_000)
         #expect(!defaults.requireSignedBundles)
         let directory = try TemporaryDirectory()
         #expect(try FleetConfiguration.load(directory.path + "/proctord.conf") == FleetConfiguration())
@@ -66,11 +69,15 @@ import Testing
          "expected a whole number of seconds from 1 to 604800, found \"5min\""),
         ("[Source]\nStatusIntervalSec=0", 2, "StatusIntervalSec",
          "expected a whole number of seconds from 1 to 604800, found \"0\""),
+        ("[Source]\nStatusMaxApps=-1", 2, "StatusMaxApps", "expected a whole number of apps from 0 to 1000000, found \"-1\""),
+        ("[Source]\nStatusMaxApps=1000001", 2, "StatusMaxApps",
+         "expected a whole number of apps from 0 to 1000000, found \"1000001\""),
+        ("[Source]\nStatusMaxApps=10k", 2, "StatusMaxApps", "expected a whole number of apps from 0 to 1000000, found \"10k\""),
         ("[Source]\nCACertificate=ca.pem", 2, "CACertificate", "expected an absolute file path, found \"ca.pem\""),
         ("[Policy]\nRequireSignedBundles=maybe", 2, "RequireSignedBundles", "expected yes or no, found \"maybe\""),
         ("\n[Source]\nBundleUrl=https://mdm/b", 3, "BundleUrl",
          "unknown key in [Source]; known keys: BundleURL=, PollIntervalSec=, CACertificate=, ClientCertificate=, ClientKey=, "
-            + "UnixSocket=, StatusURL=, StatusIntervalSec="),
+            + "UnixSocket=, StatusURL=, StatusIntervalSec=, StatusMaxApps="),
         ("[Source]\nUnixSocket=run/proctor/mdm", 2, "UnixSocket", "expected an absolute file path, found \"run/proctor/mdm\""),
         ("[Policy]\nBundleURL=https://mdm/b", 2, "BundleURL", "unknown key in [Policy]; known keys: RequireSignedBundles="),
         ("BundleURL=https://mdm/b", 1, "BundleURL", "outside a section: put it under [Source] or [Policy]"),

@@ -419,3 +419,46 @@ def test_stalled_half_message_does_not_delay_others_and_times_out(workdir):
                 assert raw_call(d.admin, "io.proctor.Admin.Status")["parameters"]["policy"]["version"] == "test.1"
             stalled.settimeout(10)
             assert stalled.recv(1) == b""  # closed by the daemon after the message timeout
+
+
+def test_status_counts_the_known_apps_as_the_listing_does_across_every_change(daemon, workdir):
+    """`appsKnown` comes from memory: it must stay the size of `ListApps` (the store's query and
+    the policy) across a registration, a lifecycle report, a wipe, a reload, a pushed policy
+    and a restart."""
+    def counted():
+        status = raw_call(daemon.admin, "io.proctor.Admin.Status")["parameters"]["counts"]["appsKnown"]
+        listed = raw_call(daemon.admin, "io.proctor.Admin.ListApps")["parameters"]["apps"]
+        assert status == len(listed), (status, [app["appId"] for app in listed])
+        return status
+
+    assert counted() == 4  # the policy's apps; the store knows none
+    with agent(daemon) as client, client.open("io.proctor.Agent") as con:
+        session = con.Register("io.proctor.test.notes")["session"]
+        con.ReportEvent(session, "didFinishLaunching")
+        assert counted() == 4
+        # Never registered: the wipe makes the store know it.
+        assert "error" not in raw_call(daemon.admin, "io.proctor.Admin.Wipe", {"appId": "io.proctor.test.other-exe"})
+        assert counted() == 4
+        # Only mail stays in policy; notes and other-exe stay known through the store, blocked goes.
+        only_mail = base_policy("test.2")
+        for app_id in ("io.proctor.test.notes", "io.proctor.test.other-exe", "io.proctor.test.blocked"):
+            del only_mail["apps"][app_id]
+        write_policy(daemon.config_dir, only_mail)
+        proctorctl(daemon, "reload", check=0)
+        assert counted() == 3
+        # The session registered before the reload still reports.
+        con.ReportFeedback(session, "sync", "info", "still here")
+        assert counted() == 3
+    daemon.stop()
+    daemon.start()
+    assert counted() == 3
+    # A pushed policy naming a new app and blocked again.
+    pushed = base_policy("pushed.1", **{"io.proctor.test.extra": {"state": "authorized", "match": {"executable": this_executable()}}})
+    path = os.path.join(workdir, "pushed.json")
+    with open(path, "w") as f:
+        json.dump(pushed, f)
+    proctorctl(daemon, "policy", "apply", path, check=0)
+    assert counted() == 5
+    with agent(daemon) as client, client.open("io.proctor.Agent") as con:
+        con.Register("io.proctor.test.extra")
+    assert counted() == 5

@@ -337,6 +337,37 @@ def test_a_status_document_lists_every_known_app_as_proctorctl_app_shows_it(flee
     assert not mail["inPolicy"] and mail["lastRegistration"]
 
 
+def test_status_max_apps_lists_the_most_relevant_apps_and_says_how_many_it_left_out(fleet, workdir):
+    """StatusMaxApps=2 of the four known apps: notes (running), then mail (registered, gone)."""
+    mdm, key, daemon = fleet
+    mdm.publish(sign(key, base_policy("fleet.1"), workdir, serial=100))
+    configure(daemon, mdm, interval=3600,
+              status=f"StatusURL={mdm.url('report')}\nStatusIntervalSec=1\nStatusMaxApps=2\n")
+    daemon.start()
+    assert wait_for_fetch(daemon, None)["fleet"]["lastFetchResult"] == "applied"
+    with varlink.Client(address="unix:" + daemon.agent) as client, client.open("io.proctor.Agent") as con:
+        con.Register("io.proctor.test.mail")
+    with varlink.Client(address="unix:" + daemon.agent) as client, client.open("io.proctor.Agent") as con:
+        con.Register("io.proctor.test.notes")
+
+        def listed(document):
+            notes = next((app for app in document["apps"] if app["appId"] == "io.proctor.test.notes"), {})
+            return len(notes.get("sessions", [])) == 1
+        document = wait_for_post(mdm, listed)
+    assert [app["appId"] for app in document["apps"]] == ["io.proctor.test.mail", "io.proctor.test.notes"]
+    assert document["status"]["counts"]["appsKnown"] == 4
+    assert document["appsLeftOut"] == 2
+
+
+def test_a_status_max_apps_out_of_range_stops_start_up_naming_the_line(fleet):
+    mdm, key, daemon = fleet
+    configure(daemon, mdm, status=f"StatusURL={mdm.url('report')}\nStatusMaxApps=lots\n")
+    with pytest.raises(RuntimeError):
+        daemon.start()
+    assert daemon.process.wait(timeout=10) == 78
+    assert "StatusMaxApps=: expected a whole number of apps from 0 to 1000000, found \"lots\"" in daemon.log()
+
+
 def wait_for_delivery(daemon, predicate):
     """Status's `fleet.statusReports` once `predicate` holds for it."""
     def delivered(reply):

@@ -156,7 +156,8 @@ log, machine_id, app = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]
 reports = [request for request in log["requests"] if request.get("method") == "POST"]
 assert reports and all(r["path"] == "/report" and r["contentType"] == "application/json" for r in reports), reports
 post = next(post for post in log["posts"] if post["status"]["fleet"].get("lastAppliedSerial") == 7)
-assert set(post) == {"machineId", "sentAt", "status", "apps"}, sorted(post)
+assert set(post) == {"machineId", "sentAt", "status", "apps", "appsLeftOut"}, sorted(post)
+assert post["appsLeftOut"] == 0 and len(post["apps"]) == post["status"]["counts"]["appsKnown"], post["appsLeftOut"]
 assert post["machineId"] == machine_id and re.fullmatch("[0-9a-f]{32}", machine_id), (post["machineId"], machine_id)
 assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z", post["sentAt"]), post["sentAt"]
 status = post["status"]
