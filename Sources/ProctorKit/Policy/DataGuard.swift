@@ -85,7 +85,8 @@ public final class DataGuard: Sendable {
 
     // MARK: Fed by PolicyApplication
 
-    /// Puts freshly received rules in force; proctord is reachable.
+    /// Puts freshly received rules in force; proctord is reachable (a reconnection registers
+    /// again, so this also ends an offline period).
     func install(_ policy: CompiledPolicy, for appID: AppID, offlineGraceSeconds: Int) {
         state.withLock { state in
             state.appID = appID
@@ -105,11 +106,6 @@ public final class DataGuard: Sendable {
         state.withLock { state in
             if state.offlineSince == nil { state.offlineSince = instant }
         }
-    }
-
-    /// proctord answers again.
-    func connectionRestored() {
-        state.withLock { $0.offlineSince = nil }
     }
 
     static func resolvingSymbolicLinks(_ path: String) -> String {
