@@ -8,9 +8,9 @@
 ///
 /// The bytes must stay valid while the reader and what it returned are used.
 public struct JSONPlainObject {
-    private let bytes: UnsafeRawBufferPointer
+    @usableFromInline let bytes: UnsafeRawBufferPointer
     /// The next byte to read; the object's closing `}` is the last byte, at `bytes.count - 1`.
-    private var index = 1
+    @usableFromInline var index = 1
 
     /// A reader of `bytes`, which must be one object from its `{` to its `}`, nothing around it.
     public init?(_ bytes: UnsafeRawBufferPointer) {
@@ -38,10 +38,60 @@ public struct JSONPlainObject {
         return key
     }
 
+    /// Whether the next member's key is `name` (printable ASCII, no `"` or `\\`): then it is
+    /// consumed as `key()` consumes it, with the `,` before it and the `:` after it; if not,
+    /// nothing is. The key is compared where it lies, not scanned for its end first: a reader
+    /// that knows its few members tries each name in turn (a key that is none of them is
+    /// refused by `key()` as by this).
+    ///
+    /// Inlinable so that where `name` is a literal the comparison is of constants.
+    @inlinable
+    public mutating func key(_ name: StaticString) -> Bool {
+        var at = index
+        if at > 1 {
+            guard at < bytes.count - 1, bytes[at] == UInt8(ascii: ",") else { return false }
+            at += 1
+        }
+        let count = name.utf8CodeUnitCount
+        // `"`, the name, `"` and `:`, all before the object's closing `}`.
+        guard bytes.count - 1 - at >= count + 3, bytes[at] == UInt8(ascii: "\"") else { return false }
+        at += 1
+        for offset in 0..<count where bytes[at + offset] != name.utf8Start[offset] { return false }
+        at += count
+        guard bytes[at] == UInt8(ascii: "\""), bytes[at + 1] == UInt8(ascii: ":") else { return false }
+        index = at + 2
+        return true
+    }
+
     /// The string value that must come next, of printable ASCII only.
+    ///
+    /// A scan of its own, not `quoted()`'s: here the first byte that is not plain must be
+    /// the closing quote, so the word that holds it ends the scan (keys and ids are short:
+    /// most often the first word).
     public mutating func asciiString() -> UnsafeRawBufferPointer? {
-        guard let string = quoted(), string.isPrintableASCII else { return nil }
-        return string.bytes
+        let end = bytes.count - 1
+        guard index < end, bytes[index] == UInt8(ascii: "\"") else { return nil }
+        let start = index + 1
+        var at = start
+        while end - at >= 8 {
+            let flags = Self.unplainBytes(UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self)))
+            guard flags == 0 else {
+                at += flags.trailingZeroBitCount / 8
+                break
+            }
+            at += 8
+        }
+        // The first byte that may not be plain: the closing quote, or the end of it all.
+        while at < end {
+            let byte = bytes[at]
+            if byte == UInt8(ascii: "\"") {
+                index = at + 1
+                return UnsafeRawBufferPointer(rebasing: bytes[start..<at])
+            }
+            guard byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "\\") else { return nil }
+            at += 1
+        }
+        return nil
     }
 
     /// The string value that must come next as a `String`; nil also for invalid UTF-8.

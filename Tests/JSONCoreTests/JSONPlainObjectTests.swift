@@ -84,4 +84,39 @@ import Testing
             #expect(!complete)
         }
     }
+
+    /// `key(_:)` takes a key exactly when `key()` reads that name, leaves the reader where it
+    /// was when it does not, and reads on from the same place when it does.
+    @Test(arguments: [
+        #"{"a":"b"}"#, #"{"ab":"b"}"#, #"{"":"b"}"#, #"{"a""#, #"{"a":}"#, #"{"a"}"#, #"{"a":"b","a":"c"}"#,
+        #"{"x":"b","a":"c"}"#, #"{"a":"b""a":"c"}"#, #"{"a" :"b"}"#, #"{"a":"b"}"#, #"{"a":"b",}"#, #"{,"a":"b"}"#,
+        #"{"a","#, #"{"a":"b","a"}"#, #"{"a":"b","a":}"#,
+    ])
+    func aKeyComparedWhereItLiesIsReadAsKeyReadsIt(_ text: String) {
+        let bytes = Array(text.utf8)
+        bytes.withUnsafeBytes { buffer in
+            guard var scanned = JSONPlainObject(buffer) else { return }
+            var compared = scanned
+            while scanned.hasMember {
+                let before = compared
+                let key = scanned.key()
+                let isA = key.map { JSONPlainObject.equal($0, "a") } ?? false
+                #expect(compared.key("a") == isA, "\(text)")
+                if !isA {
+                    // Nothing consumed: the general reading goes on from the same place.
+                    #expect(compared.key().map { Array($0) } == before.peekKey(), "\(text)")
+                    return
+                }
+                #expect(scanned.text() == compared.text(), "\(text)")
+            }
+        }
+    }
+}
+
+private extension JSONPlainObject {
+    /// The next key as `key()` reads it, leaving this reader as it is.
+    func peekKey() -> [UInt8]? {
+        var copy = self
+        return copy.key().map { Array($0) }
+    }
 }
