@@ -44,8 +44,8 @@ public struct JSONPlainObject {
     /// that knows its few members tries each name in turn (a key that is none of them is
     /// refused by `key()` as by this).
     ///
-    /// Inlinable so that where `name` is a literal the comparison is of constants.
-    @inlinable
+    /// Inlined so that where `name` is a literal the comparison is of constants.
+    @inlinable @inline(__always)
     public mutating func key(_ name: StaticString) -> Bool {
         var at = index
         if at > 1 {
