@@ -40,10 +40,6 @@ public enum VarlinkCloseReason: Sendable, Hashable, CustomStringConvertible {
 /// handlers write to it after `receive` has returned.
 public final class VarlinkConnection<Context> {
     public let service: VarlinkService<Context>
-    /// The value handed to every handler on this connection (peer credentials, session, …).
-    public var context: Context {
-        didSet { boundGeneration = nil }  // bound to the one replaced
-    }
     /// Receives output produced outside `receive`. Set it before the first stream can reply.
     public var onLaterOutput: ((VarlinkConnectionOutput) -> Void)?
 
@@ -88,6 +84,12 @@ public final class VarlinkConnection<Context> {
     /// optional tuple, which each call would copy.
     private var boundDirectMethods: [VarlinkBoundDirectMethod] = []
     private var boundGeneration: Int?
+    /// The value handed to every handler on this connection (peer credentials, session, …).
+    /// The last stored property: its size depends on `Context`, so every property after it
+    /// would sit at an offset read from the class's metadata at run time, on each call.
+    public var context: Context {
+        didSet { boundGeneration = nil }  // bound to the one replaced
+    }
 
     public init(service: VarlinkService<Context>, context: Context, maxMessageBytes: Int = 1 << 20) {
         self.service = service
