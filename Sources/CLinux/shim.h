@@ -47,6 +47,7 @@ static inline int clinux_start_writeback(int fd, long long offset, long long cou
 }
 
 #include <poll.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
@@ -151,7 +152,10 @@ static inline int clinux_pidfd_open(pid_t pid) {
 /// A pidfd becomes readable when its process exits (poll needs no permission to signal).
 static inline int clinux_pidfd_has_exited(int pidfd) {
     struct pollfd entry = { pidfd, POLLIN, 0 };
-    int ready = poll(&entry, 1, 0);
+    // ppoll with a zero timeout, as a plain system call (see clinux_send): proctord asks this
+    // of a session's process on every call.
+    struct timespec now = { 0, 0 };
+    int ready = (int)syscall(SYS_ppoll, &entry, 1, &now, (void *)0, (size_t)8 /* the kernel's sigset_t */);
     if (ready < 0) return -1;
     return ready > 0 ? 1 : 0;
 }
