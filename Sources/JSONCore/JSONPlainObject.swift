@@ -38,7 +38,7 @@ public struct JSONPlainObject {
         return key
     }
 
-    /// Whether the next member's key is `name` (printable ASCII, no `"` or `\\`): then it is
+    /// Whether the next member's key is `name` (printable ASCII, no `"` or `\`): then it is
     /// consumed as `key()` consumes it, with the `,` before it and the `:` after it; if not,
     /// nothing is. The key is compared where it lies, not scanned for its end first: a reader
     /// that knows its few members tries each name in turn (a key that is none of them is
@@ -64,34 +64,9 @@ public struct JSONPlainObject {
     }
 
     /// The string value that must come next, of printable ASCII only.
-    ///
-    /// A scan of its own, not `quoted()`'s: here the first byte that is not plain must be
-    /// the closing quote, so the word that holds it ends the scan (keys and ids are short:
-    /// most often the first word).
     public mutating func asciiString() -> UnsafeRawBufferPointer? {
-        let end = bytes.count - 1
-        guard index < end, bytes[index] == UInt8(ascii: "\"") else { return nil }
-        let start = index + 1
-        var at = start
-        while end - at >= 8 {
-            let flags = Self.unplainBytes(UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self)))
-            guard flags == 0 else {
-                at += flags.trailingZeroBitCount / 8
-                break
-            }
-            at += 8
-        }
-        // The first byte that may not be plain: the closing quote, or the end of it all.
-        while at < end {
-            let byte = bytes[at]
-            if byte == UInt8(ascii: "\"") {
-                index = at + 1
-                return UnsafeRawBufferPointer(rebasing: bytes[start..<at])
-            }
-            guard byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "\\") else { return nil }
-            at += 1
-        }
-        return nil
+        guard let string = quoted(), string.isPrintableASCII else { return nil }
+        return string.bytes
     }
 
     /// The string value that must come next as a `String`; nil also for invalid UTF-8.
