@@ -47,6 +47,7 @@ static inline int clinux_start_writeback(int fd, long long offset, long long cou
 }
 
 #include <poll.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
@@ -74,6 +75,24 @@ static inline int clinux_peer_pidfd(int fd) {
     return pidfd;
 }
 
+// send(2), recvmsg(2) and epoll_wait(2) as plain system calls. glibc's own are thread
+// cancellation points: around each call they switch the thread to asynchronous cancellation
+// and back (two atomic updates, some 45 instructions a call, three calls per request on
+// proctord's loop). Nothing in this project cancels a thread (no pthread_cancel), so there
+// is nothing to switch. Each returns what glibc's does: the result, or -1 and errno.
+static inline ssize_t clinux_send(int fd, const void *buffer, size_t length, int flags) {
+    return syscall(SYS_sendto, fd, buffer, length, flags, (void *)0, (socklen_t)0);
+}
+
+static inline ssize_t clinux_recvmsg(int fd, struct msghdr *message, int flags) {
+    return syscall(SYS_recvmsg, fd, message, flags);
+}
+
+/// epoll_pwait with no signal mask is epoll_wait (the one call both x86-64 and arm64 have).
+static inline int clinux_epoll_wait(int epoll, struct epoll_event *events, int capacity, int timeout) {
+    return (int)syscall(SYS_epoll_pwait, epoll, events, capacity, timeout, (void *)0, (size_t)8 /* the kernel's sigset_t */);
+}
+
 /// Who sent the bytes of one recvmsg, as the kernel stamped them.
 struct clinux_sender {
     int has_credentials;   // 1 when SCM_CREDENTIALS came (SO_PASSCRED set)
@@ -97,7 +116,7 @@ static inline ssize_t clinux_receive_with_sender(int fd, void *buffer, size_t le
     message.msg_controllen = sizeof control.bytes;
     sender->has_credentials = 0;
     sender->pidfd = -1;
-    ssize_t count = recvmsg(fd, &message, CLINUX_MSG_CMSG_CLOEXEC);
+    ssize_t count = clinux_recvmsg(fd, &message, CLINUX_MSG_CMSG_CLOEXEC);
     if (count < 0) return -1;
     for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
         if (header->cmsg_level != SOL_SOCKET) continue;
@@ -133,7 +152,10 @@ static inline int clinux_pidfd_open(pid_t pid) {
 /// A pidfd becomes readable when its process exits (poll needs no permission to signal).
 static inline int clinux_pidfd_has_exited(int pidfd) {
     struct pollfd entry = { pidfd, POLLIN, 0 };
-    int ready = poll(&entry, 1, 0);
+    // ppoll with a zero timeout, as a plain system call (see clinux_send): proctord asks this
+    // of a session's process on every call.
+    struct timespec now = { 0, 0 };
+    int ready = (int)syscall(SYS_ppoll, &entry, 1, &now, (void *)0, (size_t)8 /* the kernel's sigset_t */);
     if (ready < 0) return -1;
     return ready > 0 ? 1 : 0;
 }

@@ -8,9 +8,9 @@
 ///
 /// The bytes must stay valid while the reader and what it returned are used.
 public struct JSONPlainObject {
-    private let bytes: UnsafeRawBufferPointer
+    @usableFromInline let bytes: UnsafeRawBufferPointer
     /// The next byte to read; the object's closing `}` is the last byte, at `bytes.count - 1`.
-    private var index = 1
+    @usableFromInline var index = 1
 
     /// A reader of `bytes`, which must be one object from its `{` to its `}`, nothing around it.
     public init?(_ bytes: UnsafeRawBufferPointer) {
@@ -36,6 +36,31 @@ public struct JSONPlainObject {
         }
         index += 1
         return key
+    }
+
+    /// Whether the next member's key is `name` (printable ASCII, no `"` or `\`): then it is
+    /// consumed as `key()` consumes it, with the `,` before it and the `:` after it; if not,
+    /// nothing is. The key is compared where it lies, not scanned for its end first: a reader
+    /// that knows its few members tries each name in turn (a key that is none of them is
+    /// refused by `key()` as by this).
+    ///
+    /// Inlined so that where `name` is a literal the comparison is of constants.
+    @inlinable @inline(__always)
+    public mutating func key(_ name: StaticString) -> Bool {
+        var at = index
+        if at > 1 {
+            guard at < bytes.count - 1, bytes[at] == UInt8(ascii: ",") else { return false }
+            at += 1
+        }
+        let count = name.utf8CodeUnitCount
+        // `"`, the name, `"` and `:`, all before the object's closing `}`.
+        guard bytes.count - 1 - at >= count + 3, bytes[at] == UInt8(ascii: "\"") else { return false }
+        at += 1
+        for offset in 0..<count where bytes[at + offset] != name.utf8Start[offset] { return false }
+        at += count
+        guard bytes[at] == UInt8(ascii: "\""), bytes[at + 1] == UInt8(ascii: ":") else { return false }
+        index = at + 2
+        return true
     }
 
     /// The string value that must come next, of printable ASCII only.

@@ -41,7 +41,7 @@ enum Syscall {
     /// send(2) with MSG_NOSIGNAL: a peer that went away yields EPIPE instead of killing the
     /// process with SIGPIPE.
     static func send(_ fd: CInt, _ buffer: UnsafeRawBufferPointer) throws(Errno) -> Int {
-        try retryingOnInterrupt { Glibc.send(fd, buffer.baseAddress, buffer.count, CInt(MSG_NOSIGNAL)) }
+        try retryingOnInterrupt { clinux_send(fd, buffer.baseAddress, buffer.count, CInt(MSG_NOSIGNAL)) }
     }
 
     static func startWriteback(_ fd: CInt, offset: Int64, count: Int64) throws(Errno) {
@@ -282,7 +282,7 @@ enum Syscall {
     /// epoll_wait(2); an interruption by a signal returns 0 events (the caller loops anyway).
     static func epollWait(_ epoll: CInt, _ events: UnsafeMutablePointer<epoll_event>, capacity: CInt,
                           timeoutMilliseconds: CInt) throws(Errno) -> Int {
-        let count = epoll_wait(epoll, events, capacity, timeoutMilliseconds)
+        let count = clinux_epoll_wait(epoll, events, capacity, timeoutMilliseconds)
         if count >= 0 { return Int(count) }
         let code = errno
         if code == EINTR { return 0 }

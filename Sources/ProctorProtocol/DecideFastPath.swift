@@ -31,19 +31,20 @@ extension Agent.Decide {
             var target: String?
             var size: Int?
             while object.hasMember {
-                guard let key = object.key() else { return nil }
-                if JSONPlainObject.equal(key, "session") {
-                    guard session == nil, let id = object.asciiString() else { return nil }
-                    session = id
-                } else if JSONPlainObject.equal(key, "action") {
+                // The names in the order the SDK writes them (sorted), each key compared once
+                // with each name at most; a key that is none of the four is refused.
+                if object.key("action") {
                     guard action == nil, let name = object.asciiString(), let named = Self.action(named: name) else { return nil }
                     action = named
-                } else if JSONPlainObject.equal(key, "target") {
-                    guard target == nil, let text = object.text() else { return nil }
-                    target = text
-                } else if JSONPlainObject.equal(key, "size") {
+                } else if object.key("session") {
+                    guard session == nil, let id = object.asciiString() else { return nil }
+                    session = id
+                } else if object.key("size") {
                     guard size == nil, let integer = object.integer() else { return nil }
                     size = integer
+                } else if object.key("target") {
+                    guard target == nil, let text = object.text() else { return nil }
+                    target = text
                 } else {
                     return nil
                 }
@@ -52,12 +53,24 @@ extension Agent.Decide {
             return Self(session: session, action: action, target: target, size: size)
         }
 
-        /// The action `name` is the raw value of, compared as bytes: no `String` is made for it.
+        /// The action `name` is the raw value of, compared as bytes: no `String` is made for
+        /// it. Told by its length first; an action missing here would only go the
+        /// general way (`DecideFastPathTests` checks that every one is read).
         private static func action(named name: UnsafeRawBufferPointer) -> Action? {
-            for (bytes, action) in actions where bytes.count == name.count && bytes.elementsEqual(name) { return action }
-            return nil
+            func named(_ action: Action, _ rawValue: StaticString) -> Action? {
+                JSONPlainObject.equal(name, rawValue) ? action : nil
+            }
+            return switch name.count {
+            case 5: named(.print, "print")
+            case 6: named(.launch, "launch")
+            case 10: named(.shareSend, "share.send")
+            case 11: named(.fileExport, "file.export")
+            case 12: named(.notification, "notification")
+            case 13: named(.shareReceive, "share.receive")
+            case 14: named(.clipboardCopy, "clipboard.copy") ?? named(.screenCapture, "screen-capture")
+            case 15: named(.clipboardPaste, "clipboard.paste")
+            default: nil
+            }
         }
-
-        private static let actions = Action.allCases.map { (name: Array($0.rawValue.utf8), action: $0) }
     }
 }

@@ -40,10 +40,6 @@ public enum VarlinkCloseReason: Sendable, Hashable, CustomStringConvertible {
 /// handlers write to it after `receive` has returned.
 public final class VarlinkConnection<Context> {
     public let service: VarlinkService<Context>
-    /// The value handed to every handler on this connection (peer credentials, session, …).
-    public var context: Context {
-        didSet { boundDirectMethods = nil }  // bound to the one replaced
-    }
     /// Receives output produced outside `receive`. Set it before the first stream can reply.
     public var onLaterOutput: ((VarlinkConnectionOutput) -> Void)?
 
@@ -83,8 +79,17 @@ public final class VarlinkConnection<Context> {
     /// Private storage, so that reading it needs no run-time exclusivity check.
     private var answersDirectlyStorage = true
     /// The service's direct methods bound to `context`, made at the first call and again when
-    /// the service's change (`VarlinkBoundDirectMethod`).
-    private var boundDirectMethods: (generation: Int, methods: [VarlinkBoundDirectMethod])?
+    /// the service's change (`VarlinkBoundDirectMethod`), and the service's
+    /// `directMethodsGeneration` they were bound at (nil: not bound yet). Two properties, not an
+    /// optional tuple, which each call would copy.
+    private var boundDirectMethods: [VarlinkBoundDirectMethod] = []
+    private var boundGeneration: Int?
+    /// The value handed to every handler on this connection (peer credentials, session, …).
+    /// The last stored property: its size depends on `Context`, so every property after it
+    /// would sit at an offset read from the class's metadata at run time, on each call.
+    public var context: Context {
+        didSet { boundGeneration = nil }  // bound to the one replaced
+    }
 
     public init(service: VarlinkService<Context>, context: Context, maxMessageBytes: Int = 1 << 20) {
         self.service = service
@@ -189,10 +194,11 @@ public final class VarlinkConnection<Context> {
 
     private func directMethods() -> [VarlinkBoundDirectMethod] {
         let generation = service.directMethodsGeneration
-        if let bound = boundDirectMethods, bound.generation == generation { return bound.methods }
-        let methods = service.directMethods(boundTo: context)
-        boundDirectMethods = (generation, methods)
-        return methods
+        if boundGeneration != generation {
+            boundDirectMethods = service.directMethods(boundTo: context)
+            boundGeneration = generation
+        }
+        return boundDirectMethods
     }
 
     /// Answers the most common read without the decoder: one whole call of a direct method
@@ -206,8 +212,7 @@ public final class VarlinkConnection<Context> {
               decoder.bufferedByteCount == 0, bytes.count > 1, bytes.count - 1 <= maxMessageBytes,
               VarlinkFrameDecoder.firstNUL(in: bytes) == bytes.count - 1 else { return false }
         let frame = UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - 1)])
-        let methods = directMethods()
-        guard service.answerDirectly(frame, sender: sender, using: methods, into: &replies) else { return false }
+        guard VarlinkBoundDirectMethod.answer(frame, sender: sender, among: directMethods(), into: &replies) else { return false }
         // No reply of another call can be delivered meanwhile (none is open), but should one
         // be, it is in `output`: keep it, after.
         if !output.isEmpty {
@@ -227,9 +232,8 @@ public final class VarlinkConnection<Context> {
                 let sender = takeSender(of: decoder.lastFrameStreamRange)
                 if answersDirectlyStorage {
                     let methods = directMethods()
-                    let service = service
                     let answered = frame.withUnsafeBytes { call in
-                        writeOutput { service.answerDirectly(call, sender: sender, using: methods, into: &$0) }
+                        writeOutput { VarlinkBoundDirectMethod.answer(call, sender: sender, among: methods, into: &$0) }
                     }
                     if answered { continue }
                 }

@@ -17,10 +17,12 @@ import Glibc
 /// direct way has no error replies of its own but the handler's, so a call gets the same
 /// reply whichever way it went (`DirectMethodTests` compares the two).
 public struct VarlinkDirectMethod<Context> {
-    /// Answers the call whose parameters are `parameters` into `out` and returns true; or
-    /// returns false, having run nothing and written nothing.
-    @usableFromInline let answer: (_ parameters: UnsafeRawBufferPointer, _ sender: SenderCredentials?, _ context: Context,
-                 _ admission: VarlinkService<Context>.Admission?, _ out: inout [UInt8]) -> Bool
+    /// Binds the method to one connection's context and to its interface's admission: the
+    /// answer that connection's calls run (`VarlinkBoundDirectMethod`). It answers the call
+    /// whose parameters it is given into `out` and returns true; or returns false, having run
+    /// nothing and written nothing.
+    @usableFromInline let bind: (_ context: Context, _ admission: VarlinkService<Context>.Admission?)
+        -> (_ parameters: UnsafeRawBufferPointer, _ sender: SenderCredentials?, _ out: inout [UInt8]) -> Bool
 
     /// - Parameters:
     ///   - read: reads the parameters: the call's bytes after `"parameters":` up to the
@@ -33,24 +35,28 @@ public struct VarlinkDirectMethod<Context> {
     ///     call's error reply.
     ///
     /// Inlinable so that the service's module specializes the answer for its request, reply
-    /// and context types: generic at run time, it read their metadata on every call.
+    /// and context types: generic at run time, it read their metadata on every call. The
+    /// bound answer is one closure that holds the context: a call runs no other closure of
+    /// this module to reach `read` and `answer`.
     @inlinable
     public init<Request, Reply: VarlinkDirectReply>(
         read: @escaping (UnsafeRawBufferPointer) -> Request?,
         answer: @escaping (Request, SenderCredentials?, Context) throws(VarlinkError) -> Reply)
     {
-        self.answer = { parameters, sender, context, admission, out in
-            guard let request = read(parameters) else { return false }
-            // As `VarlinkService.dispatch` runs them once the call is known to be well formed:
-            // the interface's admission first, then the handler.
-            do throws(VarlinkError) {
-                try admission?(context)
-                let reply = try answer(request, sender, context)
-                reply.writeReply(to: &out)
-            } catch {
-                VarlinkReply(error: error).encode(to: &out)
+        bind = { context, admission in
+            { parameters, sender, out in
+                guard let request = read(parameters) else { return false }
+                // As `VarlinkService.dispatch` runs them once the call is known to be well formed:
+                // the interface's admission first, then the handler.
+                do throws(VarlinkError) {
+                    try admission?(context)
+                    let reply = try answer(request, sender, context)
+                    reply.writeReply(to: &out)
+                } catch {
+                    VarlinkReply(error: error).encode(to: &out)
+                }
+                return true
             }
-            return true
         }
     }
 }
@@ -59,9 +65,31 @@ public struct VarlinkDirectMethod<Context> {
 /// the start of its plain calls (`VarlinkPlainCall.prefix(of:)`) and its answer, the
 /// interface's admission folded in. Its type names no generic parameter, so picking and
 /// calling one reads no generic metadata at run time; and the connection keeps it, so a call
-/// reads no property of the service (each a dynamic exclusivity check).
-typealias VarlinkBoundDirectMethod = (prefix: [UInt8], answer: (_ parameters: UnsafeRawBufferPointer,
-                                                                _ sender: SenderCredentials?, _ out: inout [UInt8]) -> Bool)
+/// reads no property of the service (each a dynamic exclusivity check). A struct, not a
+/// tuple: kept in an array, a tuple's closure would be stored at the array's generic
+/// abstraction and called through a reabstraction thunk.
+struct VarlinkBoundDirectMethod {
+    let prefix: [UInt8]
+    let answer: (_ parameters: UnsafeRawBufferPointer, _ sender: SenderCredentials?, _ out: inout [UInt8]) -> Bool
+    /// The service's count of calls answered directly (`VarlinkService.directlyAnsweredCalls`),
+    /// which outlives the connection that holds this.
+    let answeredCalls: UnsafeMutablePointer<Int>
+
+    /// Answers the call in `frame` (one message, without its NUL) if it is a call of one of
+    /// `methods` in its plain form, appending the reply to `out`; false otherwise, when nothing
+    /// was run or written and the caller dispatches the call the general way.
+    /// Not a method of the generic service: here nothing reads generic metadata.
+    static func answer(_ frame: UnsafeRawBufferPointer, sender: SenderCredentials?, among methods: [Self],
+                       into out: inout [UInt8]) -> Bool {
+        for index in methods.indices {
+            guard let parameters = VarlinkPlainCall.parameters(of: frame, prefix: methods[index].prefix) else { continue }
+            guard methods[index].answer(parameters, sender, &out) else { return false }
+            methods[index].answeredCalls.pointee += 1
+            return true
+        }
+        return false
+    }
+}
 
 /// The envelope of a call in its plain form, `{"method":"M","parameters":{…}}`.
 enum VarlinkPlainCall {

@@ -152,25 +152,9 @@ public final class VarlinkService<Context> {
     /// The direct methods, in `directPrefixes`' order, bound to one connection's `context`.
     func directMethods(boundTo context: Context) -> [VarlinkBoundDirectMethod] {
         zip(directPrefixes, directMethods).map { prefix, direct in
-            (prefix, { parameters, sender, out in direct.method.answer(parameters, sender, context, direct.admission, &out) })
+            VarlinkBoundDirectMethod(prefix: prefix, answer: direct.method.bind(context, direct.admission),
+                                     answeredCalls: directCalls)
         }
-    }
-
-    /// Answers the call in `frame` (one message, without its NUL) if it is a call of a direct
-    /// method in its plain form, appending the reply to `out`; false otherwise, when nothing
-    /// was run or written and the caller dispatches the call the general way.
-    /// `methods` are the direct methods bound to the connection's context
-    /// (`directMethods(boundTo:)`): their type is not generic, so the code that picks and
-    /// calls one is specialized, not generic at run time.
-    func answerDirectly(_ frame: UnsafeRawBufferPointer, sender: SenderCredentials?,
-                        using methods: [VarlinkBoundDirectMethod], into out: inout [UInt8]) -> Bool {
-        for method in methods {
-            guard let parameters = VarlinkPlainCall.parameters(of: frame, prefix: method.prefix) else { continue }
-            guard method.answer(parameters, sender, &out) else { return false }
-            directCalls.pointee += 1
-            return true
-        }
-        return false
     }
 
     /// Calls answered from their bytes so far (tests check that the direct way is taken).

@@ -71,9 +71,7 @@ import Testing
         #"{"a":"b",}"#, #"{,"a":"b"}"#, #"{"a":"b""c":"d"}"#, #"{"\u0061":"b"}"#, #"{"é":"b"}"#, #"{a:"b"}"#,
     ])
     func keysOutsideThePlainestFormAreNotRead(_ text: String) {
-        let bytes = Array(text.utf8)
-        bytes.withUnsafeBytes { buffer in
-            guard var object = JSONPlainObject(buffer) else { return }
+        Self.reading(text) { object in
             var complete = true
             while object.hasMember {
                 guard object.key() != nil, object.text() != nil else {
@@ -83,5 +81,48 @@ import Testing
             }
             #expect(!complete)
         }
+    }
+
+    /// `key(_:)` takes a key exactly when `key()` reads that name, leaves the reader where it
+    /// was when it does not, and reads on from the same place when it does.
+    @Test(arguments: [
+        #"{"a":"b"}"#, #"{"ab":"b"}"#, #"{"":"b"}"#, #"{"a""#, #"{"a":}"#, #"{"a"}"#, #"{"a":"b","a":"c"}"#,
+        #"{"x":"b","a":"c"}"#, #"{"a":"b""a":"c"}"#, #"{"a" :"b"}"#, #"{"\u0061":"b"}"#, #"{"a":"b",}"#, #"{,"a":"b"}"#,
+        #"{"a","#, #"{"a":"b","a"}"#, #"{"a":"b","a":}"#,
+    ])
+    func aKeyComparedWhereItLiesIsReadAsKeyReadsIt(_ text: String) {
+        Self.reading(text) { scanned in
+            var compared = scanned
+            while scanned.hasMember {
+                let before = compared
+                let key = scanned.key()
+                let isA = key.map { JSONPlainObject.equal($0, "a") } ?? false
+                #expect(compared.key("a") == isA, "\(text)")
+                if !isA {
+                    // Nothing consumed: the general reading goes on from the same place.
+                    #expect(compared.key().map { Array($0) } == before.peekKey(), "\(text)")
+                    return
+                }
+                #expect(scanned.text() == compared.text(), "\(text)")
+            }
+        }
+    }
+}
+
+extension JSONPlainObjectTests {
+    /// Runs `body` on a reader of `text`, if it is an object at all.
+    private static func reading(_ text: String, _ body: (inout JSONPlainObject) -> Void) {
+        Array(text.utf8).withUnsafeBytes { buffer in
+            guard var object = JSONPlainObject(buffer) else { return }
+            body(&object)
+        }
+    }
+}
+
+private extension JSONPlainObject {
+    /// The next key as `key()` reads it, leaving this reader as it is.
+    func peekKey() -> [UInt8]? {
+        var copy = self
+        return copy.key().map { Array($0) }
     }
 }
