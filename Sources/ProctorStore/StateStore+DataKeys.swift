@@ -63,6 +63,12 @@ extension StateStore {
     /// are overwritten in the database file (`secure_delete`) and the write-ahead log, which held
     /// them too, is checkpointed and truncated, so when this returns the key is gone from the disk
     /// as SQLite sees it. The rows stay, with `destroyedAt`, for the administrator.
+    ///
+    /// A reader (`openReader`) whose read holds a snapshot older than this write keeps the log
+    /// from being copied and emptied: the checkpoint waits for it up to the busy timeout, then
+    /// this throws `.shredIncomplete` — the keys are destroyed (never released again) but their
+    /// old bytes may still be in the files. The checkpoint runs on every call, so calling again
+    /// (a retried wipe) finishes the erasure even when nothing is left to destroy.
     /// - Returns: how many keys were destroyed.
     @discardableResult
     public func destroyDataKeys(appID: String, uid: UInt32? = nil, at time: UnixMilliseconds) throws(StoreError) -> Int {
@@ -78,10 +84,10 @@ extension StateStore {
             }
             return connection.changes
         }
-        if destroyed > 0 {
-            // Copies every page into the database (overwriting the old ones) and empties the log.
-            _ = try connection.query("PRAGMA wal_checkpoint(TRUNCATE)") { $0.integer(0) }
-        }
+        // Copies every page into the database (overwriting the old ones) and empties the log.
+        // Its row is (busy, frames in the log, frames copied); busy means it did not complete.
+        let busy = try connection.query("PRAGMA wal_checkpoint(TRUNCATE)") { $0.integer(0) }.first ?? 0
+        if busy != 0 { throw .shredIncomplete(path: databasePath) }
         return destroyed
     }
 
