@@ -80,26 +80,25 @@ public enum Landlock {
         /// Allows `access` (a subset of the handled rights) anywhere beneath `directory` — or, when
         /// the path is a file (`/dev/null`), on that file, for the rights that apply to files.
         public func allow(_ access: FileSystemAccess, beneath directory: String) throws(LandlockError) {
-            precondition(handledAccess.isSuperset(of: access), "allowing rights the ruleset does not handle")
             let parent: FileDescriptor
             do { parent = try FileDescriptor.open(directory, clandlock_o_path) }
             catch { throw .failed(operation: "open", path: directory, errno: error) }
             defer { try? parent.close() }
-            var status = stat()
-            guard fstat(parent.rawValue, &status) == 0 else { throw .failed(operation: "stat", path: directory, errno: .current) }
-            let granted = status.st_mode & S_IFMT == S_IFDIR ? access : access.intersection(.fileRights)
-            guard clandlock_add_path_rule(descriptor.rawValue, granted.rawValue, parent.rawValue) == 0 else {
-                throw .failed(operation: "add a rule for", path: directory, errno: .current)
-            }
+            try allow(access, on: parent, named: directory)
         }
 
-        /// Allows the rights of `access` that apply to a file on the file `file` is open on: that
-        /// file itself, whatever its path names by now. A rule added by path would follow a link
-        /// put in the file's place after the caller checked it — to a folder, everything beneath it.
-        public func allow(_ access: FileSystemAccess, onFile file: FileDescriptor) throws(LandlockError) {
+        /// Allows `access` on what `place` is open on (`Landlock.openPlace` will do) — beneath it
+        /// when it is a directory, else the rights that apply to a file on it — whatever its path
+        /// names by now. A rule added by path would follow a link put in its place after the
+        /// caller checked it: to a folder, everything beneath that. `name` is for errors.
+        public func allow(_ access: FileSystemAccess, on place: FileDescriptor, named name: String? = nil) throws(LandlockError) {
             precondition(handledAccess.isSuperset(of: access), "allowing rights the ruleset does not handle")
-            guard clandlock_add_path_rule(descriptor.rawValue, access.intersection(.fileRights).rawValue, file.rawValue) == 0 else {
-                throw .failed(operation: "add a rule for", path: "file descriptor \(file.rawValue)", errno: .current)
+            let name = name ?? "file descriptor \(place.rawValue)"
+            var status = stat()
+            guard fstat(place.rawValue, &status) == 0 else { throw .failed(operation: "stat", path: name, errno: .current) }
+            let granted = status.st_mode & S_IFMT == S_IFDIR ? access : access.intersection(.fileRights)
+            guard clandlock_add_path_rule(descriptor.rawValue, granted.rawValue, place.rawValue) == 0 else {
+                throw .failed(operation: "add a rule for", path: name, errno: .current)
             }
         }
 
@@ -149,19 +148,25 @@ public enum Landlock {
         case everyThread
     }
 
+    /// A descriptor (`O_PATH`) on the directory `path` names, for `Ruleset.allow(_:on:named:)`;
+    /// with `followingLinks` false, `ELOOP` (or `ENOTDIR`) when its last component is a link.
+    public static func openDirectory(_ path: String, followingLinks: Bool) throws(Errno) -> FileDescriptor {
+        try FileDescriptor.open(path, clandlock_o_path | O_DIRECTORY | (followingLinks ? 0 : O_NOFOLLOW))
+    }
+
     /// Confines the threads of `scope` (and their future children) so that they may change the
-    /// file system only beneath `directories` (or on the files among them) and on the open `files`
-    /// (`Ruleset.allow(_:onFile:)`): everything the kernel's ABI can deny, writes, creation,
+    /// file system only beneath `directories` (or on the files among them) and on what the open
+    /// `places` are open on (`Ruleset.allow(_:on:named:)`): everything the kernel's ABI can deny, writes, creation,
     /// removal, renames, truncation, is refused elsewhere with `EACCES` (`EXDEV` for some
     /// renames). Returns the ABI used. Another call adds a layer: it can only tighten.
     @discardableResult
-    public static func restrictModifications(toBeneath directories: [String], files: [FileDescriptor] = [],
+    public static func restrictModifications(toBeneath directories: [String], places: [FileDescriptor] = [],
                                              scope: Scope = .callingThread) throws(LandlockError) -> Int {
         let abi = try abiVersion()
         let access = FileSystemAccess.modifying(abi: abi)
         let ruleset = try Ruleset(handling: access)
         for directory in directories { try ruleset.allow(access, beneath: directory) }
-        for file in files { try ruleset.allow(access, onFile: file) }
+        for place in places { try ruleset.allow(access, on: place) }
         switch scope {
         case .callingThread: try ruleset.restrictCallingThread()
         case .everyThread: try ruleset.restrictEveryThread()

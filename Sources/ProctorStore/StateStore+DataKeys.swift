@@ -63,6 +63,13 @@ extension StateStore {
     /// are overwritten in the database file (`secure_delete`) and the write-ahead log, which held
     /// them too, is checkpointed and truncated, so when this returns the key is gone from the disk
     /// as SQLite sees it. The rows stay, with `destroyedAt`, for the administrator.
+    ///
+    /// A reader (`openReader`) whose read holds a snapshot older than this write keeps the log
+    /// from being copied and emptied: the checkpoint waits for it up to the busy timeout, then
+    /// this throws `.shredIncomplete` — the keys are destroyed (never released again) but their
+    /// old bytes may still be in the files. The checkpoint runs again whenever the app has a
+    /// destroyed key (of `uid`, if given), so calling again (a retried wipe, even after a
+    /// restart) finishes the erasure when nothing is left to destroy.
     /// - Returns: how many keys were destroyed.
     @discardableResult
     public func destroyDataKeys(appID: String, uid: UInt32? = nil, at time: UnixMilliseconds) throws(StoreError) -> Int {
@@ -78,11 +85,19 @@ extension StateStore {
             }
             return connection.changes
         }
-        if destroyed > 0 {
-            // Copies every page into the database (overwriting the old ones) and empties the log.
-            _ = try connection.query("PRAGMA wal_checkpoint(TRUNCATE)") { $0.integer(0) }
-        }
+        if destroyed == 0, try !hasDestroyedDataKey(appID: appID, uid: uid) { return 0 }
+        // Copies every page into the database (overwriting the old ones) and empties the log.
+        // Its row is (busy, frames in the log, frames copied); busy means it did not complete.
+        let busy = try connection.query("PRAGMA wal_checkpoint(TRUNCATE)") { $0.integer(0) }.first ?? 0
+        if busy != 0 { throw .shredIncomplete(path: databasePath) }
         return destroyed
+    }
+
+    /// Whether `appID` has a destroyed key (of `uid`, if given), whose erasure a shred repeats.
+    private func hasDestroyedDataKey(appID: String, uid: UInt32?) throws(StoreError) -> Bool {
+        let byUser = uid.map { [SQLValue.integer(Int64($0))] } ?? []
+        return try !connection.query("SELECT 1 FROM data_keys WHERE app_id = ? AND destroyed_at IS NOT NULL"
+                                     + (uid == nil ? "" : " AND uid = ?") + " LIMIT 1", [.text(appID)] + byUser) { $0.integer(0) }.isEmpty
     }
 
     /// The apps that hold at least one live key.

@@ -87,8 +87,10 @@ public final class StateStore {
 
     /// A second, read-only connection to the database at `path` (which `open` created and
     /// migrated), for reads on another thread than the writer's: in WAL mode neither blocks the
-    /// other. Through the `-wal` and `-shm` when it can; else (a directory nobody may write, with
-    /// no write-ahead log) as an immutable file. Every write on it throws `.readOnly`.
+    /// other. Through the `-wal` and `-shm`; as an immutable file only when nobody can change
+    /// the database (a directory nobody may write, with no write-ahead log, as `open` reads it
+    /// then). Any other failure throws, to be tried again: an immutable reader would ignore the
+    /// log, serving older state for as long as it is kept. Every write on it throws `.readOnly`.
     public static func openReader(path: String, configuration: Configuration = Configuration()) throws(StoreError) -> StateStore {
         func connect(_ access: SQLiteConnection.Access) throws(StoreError) -> (SQLiteConnection, Int32) {
             let connection = try SQLiteConnection(path: path, access: access)
@@ -96,7 +98,10 @@ public final class StateStore {
             return (connection, try userVersion(connection))  // the first read: SQLite opens the file lazily
         }
         let (connection, version): (SQLiteConnection, Int32)
-        do { (connection, version) = try connect(.readOnly) } catch { (connection, version) = try connect(.immutable) }
+        do { (connection, version) = try connect(.readOnly) } catch {
+            guard directoryIsReadOnly(path) && !walHoldsTransactions(path) else { throw error }
+            (connection, version) = try connect(.immutable)
+        }
         guard version == Schema.latestVersion else {
             throw .cannotOpen(path: path, message: "schema version \(version), expected \(Schema.latestVersion): open it with `open` first")
         }
@@ -119,13 +124,12 @@ public final class StateStore {
         // its last writer did not close it (kill -9, or still running): then committed
         // transactions are still in the -wal, which only a plain read-only connection reads,
         // through the -shm that writer left. Immutable would silently serve older state.
-        let directoryIsReadOnly = access(String(path.dropLast(databaseFileName.count)), W_OK) != 0
+        let directoryIsReadOnly = directoryIsReadOnly(path)
         let databaseExists = access(path, F_OK) == 0
         if directoryIsReadOnly && !databaseExists { throw .readOnly(path: path) }
         var connectionAccess = SQLiteConnection.Access.readWrite
         if directoryIsReadOnly {
-            var walStatus = stat()
-            let walHoldsTransactions = stat(path + "-wal", &walStatus) == 0 && walStatus.st_size > 0
+            let walHoldsTransactions = walHoldsTransactions(path)
             if walHoldsTransactions && access(path + "-shm", R_OK) != 0 {
                 throw .cannotOpen(path: path, message: "the directory is read-only and the write-ahead log \(path)-wal "
                     + "cannot be read without its -shm file; make the directory writable once so it can be recovered")
@@ -140,6 +144,17 @@ public final class StateStore {
             if case .corrupt = error { connection.closeKeepingJournalFiles() }
             throw error
         }
+    }
+
+    /// Whether the directory of the database at `path` cannot be written (so no `-wal` or `-shm` can be created).
+    private static func directoryIsReadOnly(_ path: String) -> Bool {
+        access(String(path.dropLast(databaseFileName.count)), W_OK) != 0
+    }
+
+    /// Whether the database at `path` has a non-empty write-ahead log: transactions not yet in the file.
+    private static func walHoldsTransactions(_ path: String) -> Bool {
+        var walStatus = stat()
+        return stat(path + "-wal", &walStatus) == 0 && walStatus.st_size > 0
     }
 
     /// Sets the connection up (journal mode, sync, checks) and migrates its schema.

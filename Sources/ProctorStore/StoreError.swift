@@ -28,6 +28,11 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case schemaTooNew(found: Int32, supported: Int32)
     /// Another connection held the database lock longer than the busy timeout.
     case busy(path: String)
+    /// A shred destroyed data keys, but a reader of the database held a snapshot longer than
+    /// the busy timeout, so their old bytes could not be erased from its write-ahead log (nor
+    /// the database file) yet. Destroyed for every purpose but those bytes: retrying the wipe
+    /// finishes the erasure.
+    case shredIncomplete(path: String)
     /// The database could not be opened or created at all.
     case cannotOpen(path: String, message: String)
     /// Any other SQLite failure, with its extended result code and message.
@@ -59,6 +64,9 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
             "the state database has schema version \(found), newer than this build supports (\(supported))"
         case let .busy(path):
             "the state database \(path) is locked by another process"
+        case let .shredIncomplete(path):
+            "the data keys are destroyed, but a reader of \(path) kept their old bytes from being erased "
+                + "from its write-ahead log: the wipe is not complete, retry it"
         case let .cannotOpen(path, message):
             "cannot open the state database \(path): \(message)"
         case let .sqlite(code, message):

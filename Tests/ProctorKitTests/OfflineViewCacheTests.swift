@@ -101,7 +101,7 @@ import TestSupport
         try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
         #expect(unlink(cache.path) == 0 && symlink(elsewhere, cache.path) == 0)
         #expect(failureInForkedChild {
-            try Landlock.restrictModifications(toBeneath: [], files: [offered.descriptor])
+            try Landlock.restrictModifications(toBeneath: [], places: [offered.descriptor])
             let file = open(elsewhere + "/exported", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
             try ensure(file < 0 && errno == EACCES, "a file was created beneath the folder the link leads to")
             // The checked file itself, which only the descriptor still reaches, stays writable.

@@ -47,6 +47,36 @@ import TestSupport
         store.close()
     }
 
+    /// The status document's builder reads through a second connection (`openReader`): while a
+    /// read transaction of it holds a snapshot older than the shred, SQLite cannot copy the log
+    /// into the database nor empty it, so the wrapped key's bytes stay in the files. The shred
+    /// must then say so, never succeed; retried once the reader stepped aside, it completes.
+    @Test func aReaderHoldingASnapshotMakesTheShredFailUntilRetriedNeverASilentSuccess() throws {
+        var configuration = StateStore.Configuration()
+        configuration.busyTimeoutMilliseconds = 20  // how long the checkpoint waits for the reader
+        let store = try directory.openStore(configuration: configuration)
+        defer { store.close() }
+        try store.insertDataKey(appID: "com.example.notes", uid: 0, generation: 1, keyID: "k", wrapped: wrapped, at: 1)
+        let hex = wrapped.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        let reader = try StateStore.openReader(path: directory.databasePath, configuration: configuration)
+        defer { reader.close() }
+        try reader.connection.run("BEGIN")
+        #expect(try reader.dataKeys(appID: "com.example.notes").count == 1)  // the snapshot is taken
+
+        let blocked = Result { () throws(StoreError) in try store.destroyDataKeys(appID: "com.example.notes", at: 2) }
+        let bytesLeft = try filesContain(directory.path, hex)
+        switch blocked {
+        case .success: #expect(!bytesLeft, "a shred reported done while the key's bytes are still in the files")
+        case .failure(let error): #expect(error == .shredIncomplete(path: directory.databasePath))
+        }
+        #expect(bytesLeft, "the reader's snapshot no longer holds the checkpoint back: this test proves nothing")
+        #expect(try store.liveDataKey(appID: "com.example.notes", uid: 0) == nil)  // destroyed for every purpose but the bytes
+
+        try reader.connection.run("COMMIT")
+        #expect(try store.destroyDataKeys(appID: "com.example.notes", at: 3) == 0)  // the retried wipe: nothing left to destroy…
+        #expect(try !filesContain(directory.path, hex))  // …but it finished erasing
+    }
+
     /// Whether any file of `directory` (state.db, its -wal and -shm) holds `text`.
     private func filesContain(_ directory: String, _ text: String) throws -> Bool {
         let needle = Array(text.utf8)

@@ -1,3 +1,4 @@
+import Glibc
 import Testing
 import TestSupport
 @testable import ProctorStore
@@ -52,6 +53,32 @@ import TestSupport
         #expect(throws: StoreError.readOnly(path: directory.databasePath)) {
             try reader.recordRegistration(appID: "com.example.notes", at: 3, appVersion: nil, pid: 12, uid: 1000)
         }
+    }
+
+    /// A reader that cannot read the write-ahead log must fail, to be opened
+    /// again later, never fall back to reading the database file alone (`immutable`): that
+    /// ignores every transaction still in the log, then and for as long as it is kept.
+    @Test func aReaderThatCannotUseTheLogFailsRatherThanServeTheDatabaseWithoutIt() throws {
+        let first = try directory.openStore()
+        try first.recordRegistration(appID: "com.example.notes", at: 1, appVersion: nil, pid: 10, uid: 1000)
+        first.close()  // the last connection: everything is copied into state.db and the log removed
+        let store = try directory.openStore()
+        defer { store.close() }
+        try store.recordRegistration(appID: "com.example.mail", at: 2, appVersion: nil, pid: 11, uid: 1000)  // in the log only
+        let log = directory.databasePath + "-wal"  // out of reach: a directory where it should be
+        #expect(rename(log, log + ".aside") == 0 && mkdir(log, 0o700) == 0)
+
+        switch Result(catching: { () throws(StoreError) in try StateStore.openReader(path: directory.databasePath) }) {
+        case .success(let reader):
+            #expect(try reader.knownApps() == ["com.example.mail", "com.example.notes"], "a reader blind to the log")
+            reader.close()
+        case .failure(let error):
+            #expect(error != .readOnly(path: directory.databasePath))
+        }
+        #expect(rmdir(log) == 0 && rename(log + ".aside", log) == 0)
+        let reader = try StateStore.openReader(path: directory.databasePath)  // the next attempt
+        #expect(try reader.knownApps() == ["com.example.mail", "com.example.notes"])
+        reader.close()
     }
 
     @Test func aReaderRefusesADatabaseTheStoreHasNotMigrated() throws {

@@ -121,6 +121,16 @@ struct DataWiper {
         ([home].compactMap { $0 } + stateDirectories).compactMap(Self.resolved).filter { $0 != "/" }
     }
 
+    /// Whether `actual`, a path with no link in it, lies inside the home or a state directory
+    /// (not one of them itself): where a wipe reaches.
+    func reaches(resolved actual: String) -> Bool {
+        roots.contains { Self.lies(actual, inside: $0) }
+    }
+
+    private static func lies(_ actual: String, inside root: String) -> Bool {
+        actual.utf8.count > root.utf8.count && actual.isBeneath(root)
+    }
+
     /// `entry` as an absolute, normalised path if a wipe would accept it (inside the home or a
     /// state directory), else why not — so data is only ever kept where a wipe can remove it.
     func usablePath(_ entry: String) -> Result<String, DataWiperRefusal> {
@@ -152,7 +162,7 @@ struct DataWiper {
         // A path that does not exist has nothing to remove, but must still have been allowed.
         let resolved = Self.resolved(lexical)
         let actual = resolved ?? lexical
-        guard let root = roots.first(where: { actual.utf8.count > $0.utf8.count && actual.isBeneath($0) }) else {
+        guard let root = roots.first(where: { Self.lies(actual, inside: $0) }) else {
             return .refuse("outside the user's home and the app's state directories" + (actual != lexical ? " (resolves to \(actual))" : ""))
         }
         guard resolved != nil else { return .absent }

@@ -26,56 +26,97 @@ extension PolicyApplication {
         let kernel = fileExport["enforcement"]?.stringValue == ExportEnforcement.kernel.rawValue
         let writable = kernel ? writablePlaces(allow: fileExport["allow"]?.arrayValue?.compactMap(\.stringValue),
                                                dataDirectories: settings.dataDirectories) : nil
-        defer { try? writable?.viewFile?.descriptor.close() }
+        defer { writable?.checked.forEach { try? $0.descriptor.close() } }
         for action in exportConfinement.actions(for: writable?.places) {
             switch action {
             case .restrict(let places):
-                confineWrites(to: places, missing: writable?.missing ?? [], viewFile: writable?.viewFile)
+                confineWrites(to: places, missing: writable?.missing ?? [], checked: writable?.checked ?? [])
             case .askRestart(let reason):
                 askForRestart(reason)
             }
         }
     }
 
+    /// A place the export rule lets the app write, as the SDK checked it: `path` names it among
+    /// the rule's places, and the rule is added on `descriptor`, open on what was checked — by its
+    /// path, a link put in its place after the check would get the rule instead.
+    struct CheckedPlace {
+        let path: String
+        let descriptor: FileDescriptor
+    }
+
     /// The places a confined app may write to: its data directories (created, 0700, when
     /// missing, as the app could not create them afterwards), the directories of the export
     /// rule's allow list for this user, the offline view's file, and `writableToRun`; `missing` the allowed directories
-    /// that do not exist (a Landlock rule needs an existing file); `viewFile` the offline view's
-    /// file as checked, open, which is among `places` by its path.
+    /// that do not exist (a Landlock rule needs an existing file); `checked` the places among
+    /// `places` that were opened where they were checked (all but `writableToRun`), which the
+    /// caller closes.
     private func writablePlaces(allow patterns: [String]?, dataDirectories: [String])
-        -> (places: [String], missing: [String], viewFile: OfflineViewCache.ConfinedFile?) {
+        -> (places: [String], missing: [String], checked: [CheckedPlace]) {
         let wiper = DataWiper.forCurrentProcess(environment: ProcessInfo.processInfo.environment)
-        var places: [String] = []
+        var places: [String] = [], missing: [String] = [], checked: [CheckedPlace] = []
         for directory in dataDirectories {
             guard case .success(let path) = wiper.usablePath(directory) else { continue }
             try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
                                                      attributes: [.posixPermissions: 0o700])
-            places.append(path)
+            switch Self.checkedDataDirectory(path, wiper: wiper) {
+            case .success(let place):
+                places.append(path)
+                checked.append(place)
+            case .failure(let refusal): report(Diagnostic(message: "\(refusal.reason); it is not writable while confined"))
+            }
         }
-        var missing: [String] = []
         for pattern in patterns ?? [] {
             let directory = ExportConfinement.writableDirectory(of: pattern, home: wiper.home)
-            if FileManager.default.fileExists(atPath: directory) { places.append(directory) } else { missing.append(directory) }
+            // Not through a link at its own name: the rule would go wherever the link leads.
+            switch Result(catching: { () throws(Errno) in try Landlock.openDirectory(directory, followingLinks: false) }) {
+            case .success(let opened):
+                places.append(directory)
+                checked.append(CheckedPlace(path: directory, descriptor: opened))
+            case .failure(let error) where error.rawValue == ENOENT: missing.append(directory)
+            case .failure(let error):
+                report(Diagnostic(message: "\(directory), allowed by the export rule, is not writable while confined: "
+                                  + (error.rawValue == ELOOP || error.rawValue == ENOTDIR ? "not a directory (a link?)" : "\(error)")))
+            }
         }
         // The SDK's own offline view, this one file only (docs/sdk.md, "The offline cache under
         // the kernel's export rule"): without it a confined app could never update its view.
-        var viewFile: OfflineViewCache.ConfinedFile?
         switch viewCache?.fileForConfinement() {
         case .success(let file):
             places.append(file.path)
-            viewFile = file
+            checked.append(CheckedPlace(path: file.path, descriptor: file.descriptor))
         case .failure(let refusal): report(Diagnostic(message: "\(refusal); the offline view will not be updated while confined"))
         case nil: break
         }
         places += Self.writableToRun.filter { FileManager.default.fileExists(atPath: $0) }
         var seen = Set<[UInt8]>()  // by bytes: two spellings of "café" are two directories
-        return (places.filter { seen.insert(Array($0.utf8)).inserted }, missing, viewFile)
+        return (places.filter { seen.insert(Array($0.utf8)).inserted }, missing, checked)
+    }
+
+    /// The data directory `path`, open, if what it names lies where a wipe reaches: the check is
+    /// made on the descriptor (its `/proc/self/fd` name, with no link in it), so the check and the
+    /// rule added on it are about one directory, whatever the path names by then. It may be a
+    /// link (a wipe empties what it leads to, `DataWiper`): where it leads is what is checked.
+    nonisolated static func checkedDataDirectory(_ path: String, wiper: DataWiper) -> Result<CheckedPlace, DataWiperRefusal> {
+        let directory: FileDescriptor
+        do throws(Errno) { directory = try Landlock.openDirectory(path, followingLinks: true) } catch {
+            return .failure(DataWiperRefusal(reason: "cannot open the data directory \(path): \(error)"))
+        }
+        var name = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/fd/\(directory.rawValue)", &name, name.count - 1)
+        let actual = length > 0 ? String(decoding: name[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+        guard wiper.reaches(resolved: actual) else {
+            try? directory.close()
+            return .failure(DataWiperRefusal(reason: "the data directory \(path) leads to \(actual.isEmpty ? "an unknown place" : actual), "
+                                             + "outside the user's home and the app's state directories"))
+        }
+        return .success(CheckedPlace(path: path, descriptor: directory))
     }
 
     /// Adds the Landlock layer on every thread and tells proctord (`fileExportEnforcement`
     /// event) whether the kernel enforces the rule or, without Landlock, the app merely asks.
-    /// The view file among `places` gets its rule on `viewFile`'s descriptor, not by its path.
-    private func confineWrites(to places: [String], missing: [String], viewFile: OfflineViewCache.ConfinedFile?) {
+    /// The places among `places` that were `checked` get their rule on the descriptor, not by their path.
+    private func confineWrites(to places: [String], missing: [String], checked: [CheckedPlace]) {
         // ProctorKitTesting's harness runs the application inside a test process, which must
         // go on writing its results: only a process ApplicationMain took over is confined.
         guard Application.current === self else {
@@ -84,9 +125,9 @@ extension PolicyApplication {
         let outcome: Result<Int, LandlockError> = Result { () throws(LandlockError) -> Int in
             let abi = try Landlock.abiVersion()
             guard abi >= Self.minimumLandlockABI else { return abi }
-            let isViewFile = { (place: String) in viewFile.map { place.hasSameBytes(as: $0.path) } ?? false }
-            let files = places.contains(where: isViewFile) ? viewFile.map { [$0.descriptor] } ?? [] : []
-            return try Landlock.restrictModifications(toBeneath: places.filter { !isViewFile($0) }, files: files,
+            let isChecked = { (place: String) in checked.contains { place.hasSameBytes(as: $0.path) } }
+            let opened = checked.filter { place in places.contains { $0.hasSameBytes(as: place.path) } }.map(\.descriptor)
+            return try Landlock.restrictModifications(toBeneath: places.filter { !isChecked($0) }, places: opened,
                                                       scope: .everyThread)
         }
         switch outcome {
