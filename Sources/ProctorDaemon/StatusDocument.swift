@@ -44,8 +44,8 @@ final class StatusDocumentBuilder: @unchecked Sendable {
     /// `proctorctl app ID --json` per known app show, with the machine's id. At most
     /// `snapshot.maxApps` apps are listed, the most relevant (`listed`); `appsLeftOut` says how
     /// many known apps (`status.counts.appsKnown`) the document does not list: those past the
-    /// bound, an app the store cannot be read for, and every app only the store knows while it
-    /// cannot be opened.
+    /// bound, an app the store cannot be read for, and every app while the store cannot be
+    /// opened (its inventory is part of each app's entry; the count then has only the policy's).
     func build(_ snapshot: StatusSnapshot) -> [UInt8] {
         let store = openReader()
         let compiled = snapshot.active.compiled
