@@ -164,11 +164,14 @@ final class SQLiteConnection {
         switch value {
         case let .integer(number):
             code = sqlite3_bind_int64(statement, index, number)
-        case let .text(string):
-            // Bound by length so embedded NULs are kept; SQLite copies the bytes (TRANSIENT).
-            let bytes = string.utf8CString
-            code = bytes.withUnsafeBufferPointer { buffer in
-                sqlite3_bind_text(statement, index, buffer.baseAddress, Int32(buffer.count - 1), csqlite_transient())
+        case var .text(string):
+            // Bound by length so embedded NULs are kept; SQLite copies the bytes (TRANSIENT),
+            // straight from the string's own storage. A nil pointer would bind NULL, not "".
+            code = string.withUTF8 { buffer in
+                guard let bytes = buffer.baseAddress else { return sqlite3_bind_text(statement, index, "", 0, csqlite_transient()) }
+                return bytes.withMemoryRebound(to: CChar.self, capacity: buffer.count) { characters in
+                    sqlite3_bind_text(statement, index, characters, Int32(buffer.count), csqlite_transient())
+                }
             }
         case .null:
             code = sqlite3_bind_null(statement, index)

@@ -32,6 +32,28 @@ import TestSupport
         #expect(!EventQuery(until: 10).matches(id: 1, occurredAt: 10, kind: "decision", appID: "a"))
     }
 
+    /// A batch is written 32, 16 … 1 rows per statement: every event of a 71-event batch
+    /// (32 + 32 + 4 + 2 + 1) is stored as given, in order, and a duplicate id in its last
+    /// statement still writes none of them.
+    @Test func aLargeBatchIsStoredWholeOrNotAtAll() throws {
+        let store = try directory.openStore()
+        let retention = EventRetention(maxCount: 1000, maxAge: 1_000_000)
+        let batch = (1...71).map { Self.event($0, at: $0, kind: $0 % 3 == 0 ? "lifecycle" : "decision", app: $0 % 5 == 0 ? nil : "a\($0)") }
+        #expect(throws: StoreError.self) {
+            try store.appendEvents(batch + [Self.event(70, at: 72)], lifecycle: [], retention: retention, now: 72)
+        }
+        #expect(try store.events(matching: EventQuery(), limit: 1000).isEmpty)
+        try store.appendEvents(batch, lifecycle: [], retention: retention, now: 71)
+        #expect(try store.events(matching: EventQuery(), limit: 1000) == batch)
+        #expect(try store.lastEventID() == 71)
+        // Empty text is bound as "", not NULL (`data` is NOT NULL).
+        let empty = EventRecord(id: 72, occurredAt: 72, receivedAt: 72, kind: "", appID: "", data: "")
+        try store.appendEvents([empty], lifecycle: [], retention: retention, now: 72)
+        #expect(try store.events(matching: EventQuery(afterID: 71), limit: 10) == [empty])
+        #expect(StateStore.eventInsertRows(for: 71) == 32 && StateStore.eventInsertRows(for: 7) == 4
+                && StateStore.eventInsertRows(for: 1) == 1)
+    }
+
     @Test func retentionPrunesBeyondTheCountAndTheAgeAndIdsAreNeverReused() throws {
         let store = try directory.openStore()
         let byCount = EventRetention(maxCount: 3, maxAge: 1_000_000)
