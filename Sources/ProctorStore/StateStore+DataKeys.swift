@@ -60,7 +60,7 @@ extension StateStore {
     }
 
     /// Destroys every live key of `appID` — of every user, or of `uid` alone: the wrapped bytes
-    /// are overwritten in the database file (`secure_delete`) and the write-ahead log, which held
+    /// are overwritten in the database file (`secure_delete`, on from open) and the write-ahead log, which held
     /// them too, is checkpointed and truncated, so when this returns the key is gone from the disk
     /// as SQLite sees it. The rows stay, with `destroyedAt`, for the administrator.
     ///
@@ -74,7 +74,6 @@ extension StateStore {
     @discardableResult
     public func destroyDataKeys(appID: String, uid: UInt32? = nil, at time: UnixMilliseconds) throws(StoreError) -> Int {
         let destroyed = try writeTransaction { () throws(StoreError) -> Int in
-            try connection.run("PRAGMA secure_delete = ON")
             if let uid {
                 try connection.run("UPDATE data_keys SET wrapped = NULL, destroyed_at = ? "
                                    + "WHERE app_id = ? AND uid = ? AND destroyed_at IS NULL",
