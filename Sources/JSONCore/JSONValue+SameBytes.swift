@@ -21,6 +21,19 @@ extension String {
     }
 }
 
+/// A string as a set or dictionary key that matches only the same bytes (`hasSameBytes(as:)`),
+/// where `String` as a key would take canonically equivalent spellings for one.
+public struct ByteExactString: Hashable, Sendable {
+    public let text: String
+
+    public init(_ text: String) { self.text = text }
+
+    public static func == (left: Self, right: Self) -> Bool { left.text.hasSameBytes(as: right.text) }
+
+    /// `String`'s hash: the same bytes are an equal string, so equal keys hash alike.
+    public func hash(into hasher: inout Hasher) { hasher.combine(text) }
+}
+
 extension JSONValue {
     /// Whether this value equals `other` with the same bytes in every string and member name.
     ///

@@ -1,3 +1,5 @@
+import JSONCore
+
 /// Every DLP and compliance setting resolved to its value, with the layer that supplied it
 /// (`layer(of:)`): the deciding rule follows from the layer, the setting and the asking
 /// app's id, so the record holds no rule text. Wide fields first, so that an `AppRecord`
@@ -52,21 +54,10 @@ struct CompiledTables: Sendable {
     private var appIDGlobListPositions: [[String]: Int32] = [:]
     /// Keyed by bytes: paths are bytes to the kernel and `PathGlob`, and `String`'s `==` would
     /// take a list for another that spells a name in another Unicode normalisation.
-    private var pathGlobListPositions: [ExactStrings: Int32] = [:]
+    private var pathGlobListPositions: [[ByteExactString]: Int32] = [:]
     /// Keyed by every field, not by precedence (which ignores build metadata), so that the
     /// version an app said is the one `CompiledPolicy.appPolicy` gives back.
     private var versionPositions: [ExactVersion: Int32] = [:]
-
-    /// Strings equal only when their bytes are: `String`'s `==` is canonical equivalence
-    /// ("café" composed and decomposed are equal strings of different bytes).
-    private struct ExactStrings: Hashable {
-        let strings: [String]
-
-        static func == (lhs: Self, rhs: Self) -> Bool { sameBytes(lhs.strings, rhs.strings) }
-
-        /// `String`'s hash: equal bytes are equal strings, so equal keys hash alike.
-        func hash(into hasher: inout Hasher) { hasher.combine(strings) }
-    }
 
     private struct ExactVersion: Hashable {
         let major: Int, minor: Int, patch: Int
@@ -87,7 +78,7 @@ struct CompiledTables: Sendable {
     }
 
     private mutating func pathGlobList(_ patterns: [String]) -> Int32 {
-        let key = ExactStrings(strings: patterns)
+        let key = patterns.map(ByteExactString.init)
         if let position = pathGlobListPositions[key] { return position }
         pathGlobLists.append(patterns.map(PathGlob.init))
         let position = Int32(pathGlobLists.count - 1)

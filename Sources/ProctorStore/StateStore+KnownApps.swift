@@ -38,7 +38,7 @@ extension StateStore {
 /// spellings for one); the set shares each id's storage with the array.
 struct KnownAppLedger {
     private(set) var inOrder: [String]
-    private var members: Set<ByteExactKey>
+    private var members: Set<ByteExactString>
 
     init(_ appIDs: [String]) {
         inOrder = []
@@ -47,18 +47,6 @@ struct KnownAppLedger {
     }
 
     mutating func note(_ appID: String) {
-        if members.insert(ByteExactKey(text: appID)).inserted { inOrder.append(appID) }
-    }
-}
-
-/// A string hashed and compared by its UTF-8 bytes.
-private struct ByteExactKey: Hashable {
-    let text: String
-
-    static func == (left: Self, right: Self) -> Bool { left.text.hasSameBytes(as: right.text) }
-
-    func hash(into hasher: inout Hasher) {
-        var text = text
-        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        if members.insert(ByteExactString(appID)).inserted { inOrder.append(appID) }
     }
 }
