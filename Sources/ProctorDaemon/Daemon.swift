@@ -180,8 +180,10 @@ final class Daemon {
         }
 
         if let recovery = store.recoveredCorruption {
-            log(.stateDatabaseCorrupt, "State database was corrupt and was moved aside: \(recovery.reason)",
-                [("MOVED_TO", recovery.movedTo)])
+            log(.stateDatabaseCorrupt, "State database was corrupt and was moved aside: \(recovery.reason); the wrapped data "
+                + "keys were erased from the kept copy first (\(recovery.erasedHexRuns) run(s) of hex digits overwritten), "
+                + "as no wipe can reach them there: its apps get new keys",
+                [("MOVED_TO", recovery.movedTo), ("ERASED_HEX_RUNS", String(recovery.erasedHexRuns))])
         }
         if let lastReload, !lastReload.ok {
             logReloadFailure(lastReload)
