@@ -58,25 +58,74 @@ extension Daemon {
     /// of the session's user goes here, so a copy of them stays unreadable too.
     func shredDataKeysOnViolation(of session: AgentSession, verdict: Agent.LaunchVerdict) {
         guard !verdict.allowed, verdict.violation == .wipe else { return }
-        do throws(StoreError) {
-            try shredDataKeys(of: session.appID, uid: session.peer.uid,
-                              reason: "compliance violation of version \(session.appVersion ?? "(none)"): onViolation is wipe")
-        } catch {
-            logStorageFailure("destroying the data keys of \(session.appID) after a compliance violation", error)
-        }
+        shredRetryingOnFailure(UnfinishedShred(appID: session.appID, uid: session.peer.uid,
+                                               reason: "compliance violation of version \(session.appVersion ?? "(none)"): "
+                                                   + "onViolation is wipe"))
     }
 
     /// After a policy change: the keys of apps the policy now marks `retired` are destroyed.
     /// An app merely missing from the policy keeps its keys (an edit that drops it by mistake
     /// must not be irreversible); it cannot obtain them while it is not authorized.
     func shredDataKeysOfRetiredApps() {
-        do throws(StoreError) {
-            for appID in try store.appsWithLiveDataKeys() where active.compiled.state(of: appID) == .retired {
-                try shredDataKeys(of: appID, reason: "retired by policy \(active.version)")
-            }
-        } catch {
-            logStorageFailure("destroying the data keys of retired apps", error)
+        let appsWithKeys: Set<String>
+        do throws(StoreError) { appsWithKeys = try store.appsWithLiveDataKeys() } catch {
+            return logStorageFailure("listing the apps that hold data keys, to destroy those of retired apps", error)
         }
+        for appID in appsWithKeys.sorted() where active.compiled.state(of: appID) == .retired {
+            shredRetryingOnFailure(UnfinishedShred(appID: appID, uid: nil, reason: "retired by policy \(active.version)"))
+        }
+    }
+
+    /// Shreds now or, when that fails, logs it and tries again on the loop's timer: nobody
+    /// waits for a retirement's or a violation's shred to retry it, as an administrator
+    /// retries a `Wipe` that failed. (The erasure would otherwise finish only at the app's
+    /// next shred or when the store closes.)
+    private func shredRetryingOnFailure(_ shred: UnfinishedShred) {
+        do throws(StoreError) { try shredDataKeys(of: shred.appID, uid: shred.uid, reason: shred.reason) } catch {
+            logStorageFailure("destroying the data keys of \(shred.appID) (\(shred.reason)); tried again in the background", error)
+            if !unfinishedShreds.contains(where: { $0.appID == shred.appID && $0.uid == shred.uid }) { unfinishedShreds.append(shred) }
+            scheduleShredRetry()
+        }
+    }
+
+    /// The first retry of unfinished shreds comes this much later, each next one twice as late
+    /// up to `shredRetryMaxInterval`: each attempt may hold the loop for the store's busy
+    /// timeout (5 s) while a reader holds the log back.
+    static let shredRetryInterval: Duration = .seconds(1)
+    static let shredRetryMaxInterval: Duration = .seconds(60)
+    /// Retries of one shred before it is left to the app's next shred or the store's close (≈ 3 min).
+    static let shredRetryLimit = 8
+
+    private func scheduleShredRetry() {
+        guard !shredRetryScheduled, let first = unfinishedShreds.map(\.retries).min() else { return }
+        shredRetryScheduled = true
+        let delay = min(Self.shredRetryInterval * (1 << min(first, 16)), Self.shredRetryMaxInterval)
+        _ = loop.schedule(after: delay) { [unowned self] in
+            shredRetryScheduled = false
+            retryUnfinishedShreds()
+        }
+    }
+
+    /// Tries each unfinished shred once more; says when one finally completes, and gives up on
+    /// one after `shredRetryLimit` retries.
+    func retryUnfinishedShreds() {
+        unfinishedShreds = unfinishedShreds.compactMap { shred in
+            var shred = shred
+            shred.retries += 1
+            do throws(StoreError) {
+                try shredDataKeys(of: shred.appID, uid: shred.uid, reason: shred.reason)
+                log(.dataKeysDestroyed, "Finished erasing the data keys of \(shred.appID) (\(shred.reason)) at retry "
+                    + "\(shred.retries)", [(DaemonEventField.appID, shred.appID)])
+                return nil
+            } catch {
+                guard shred.retries >= Self.shredRetryLimit else { return shred }
+                logStorageFailure("destroying the data keys of \(shred.appID) (\(shred.reason)); given up after "
+                                  + "\(shred.retries) retries: the erasure finishes at the app's next shred or when "
+                                  + "proctord stops", error)
+                return nil
+            }
+        }
+        scheduleShredRetry()
     }
 
     /// `Admin.DataKeyState` of every key generation in `records` (one app's); nil when it never had one.
@@ -97,4 +146,15 @@ extension Daemon {
         }
         log(.machineKeyLoaded, "Machine key loaded from \(description)", [("MACHINE_KEY_SOURCE", description)])
     }
+}
+
+/// A retirement's or a compliance violation's shred that failed (the store failed, or a
+/// reader kept its checkpoint from emptying the write-ahead log), tried again later.
+struct UnfinishedShred {
+    let appID: AppID
+    /// The user whose key goes; nil for every user's.
+    let uid: UInt32?
+    /// Why the keys go, for the log line.
+    let reason: String
+    var retries = 0
 }

@@ -87,6 +87,9 @@ final class Daemon {
     var historyWriteFailing = false
     /// Dropped events already logged.
     var reportedDroppedEvents = 0
+    /// Retirement and compliance shreds that failed, tried again on a timer (`Daemon+DataKeys`).
+    var unfinishedShreds: [UnfinishedShred] = []
+    var shredRetryScheduled = false
 
     /// Sets everything up short of serving: directories, lock, store, policy.
     init(configuration: DaemonConfiguration, loop: EventLoop, logger: Logger) throws(StartupError) {
