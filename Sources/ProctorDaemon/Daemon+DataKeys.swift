@@ -58,9 +58,7 @@ extension Daemon {
     /// of the session's user goes here, so a copy of them stays unreadable too.
     func shredDataKeysOnViolation(of session: AgentSession, verdict: Agent.LaunchVerdict) {
         guard !verdict.allowed, verdict.violation == .wipe else { return }
-        shredRetryingOnFailure(UnfinishedShred(appID: session.appID, uid: session.peer.uid,
-                                               reason: "compliance violation of version \(session.appVersion ?? "(none)"): "
-                                                   + "onViolation is wipe"))
+        shredRetryingOnFailure(session.appID, uid: session.peer.uid, because: .violation(appVersion: session.appVersion))
     }
 
     /// After a policy change: the keys of apps the policy now marks `retired` are destroyed.
@@ -72,7 +70,7 @@ extension Daemon {
             return logStorageFailure("listing the apps that hold data keys, to destroy those of retired apps", error)
         }
         for appID in appsWithKeys.sorted() where active.compiled.state(of: appID) == .retired {
-            shredRetryingOnFailure(UnfinishedShred(appID: appID, uid: nil, reason: "retired by policy \(active.version)"))
+            shredRetryingOnFailure(appID, uid: nil, because: .retirement(policyVersion: active.version))
         }
     }
 
@@ -80,10 +78,14 @@ extension Daemon {
     /// waits for a retirement's or a violation's shred to retry it, as an administrator
     /// retries a `Wipe` that failed. (The erasure would otherwise finish only at the app's
     /// next shred or when the store closes.)
-    private func shredRetryingOnFailure(_ shred: UnfinishedShred) {
-        do throws(StoreError) { try shredDataKeys(of: shred.appID, uid: shred.uid, reason: shred.reason) } catch {
-            logStorageFailure("destroying the data keys of \(shred.appID) (\(shred.reason)); tried again in the background", error)
-            if !unfinishedShreds.contains(where: { $0.appID == shred.appID && $0.uid == shred.uid }) { unfinishedShreds.append(shred) }
+    private func shredRetryingOnFailure(_ appID: AppID, uid: UInt32?, because cause: UnfinishedShred.Cause) {
+        do throws(StoreError) { try shredDataKeys(of: appID, uid: uid, reason: cause.description) } catch {
+            logStorageFailure("destroying the data keys of \(appID) (\(cause)); tried again in the background", error)
+            // After `shredIncomplete` the keys are destroyed: a retry only finishes erasing them,
+            // and so cannot destroy a key the app obtained since (once authorized or compliant again).
+            let shred = UnfinishedShred(appID: appID, uid: uid, cause: cause, keysDestroyed: error == .shredIncomplete(path: store.databasePath))
+            unfinishedShreds.removeAll { $0.appID == appID && $0.uid == uid }
+            unfinishedShreds.append(shred)
             scheduleShredRetry()
         }
     }
@@ -107,19 +109,26 @@ extension Daemon {
     }
 
     /// Tries each unfinished shred once more; says when one finally completes, and gives up on
-    /// one after `shredRetryLimit` retries.
-    func retryUnfinishedShreds() {
+    /// one after `shredRetryLimit` retries. Keys not yet destroyed (the shred's own write
+    /// failed) are destroyed only while the app is still retired.
+    private func retryUnfinishedShreds() {
         unfinishedShreds = unfinishedShreds.compactMap { shred in
             var shred = shred
             shred.retries += 1
             do throws(StoreError) {
-                try shredDataKeys(of: shred.appID, uid: shred.uid, reason: shred.reason)
-                log(.dataKeysDestroyed, "Finished erasing the data keys of \(shred.appID) (\(shred.reason)) at retry "
+                if shred.keysDestroyed {
+                    try store.eraseDestroyedDataKeys()
+                } else if case .retirement = shred.cause, active.compiled.state(of: shred.appID) != .retired {
+                    return nil
+                } else {
+                    try shredDataKeys(of: shred.appID, uid: shred.uid, reason: shred.cause.description)
+                }
+                log(.dataKeysDestroyed, "Finished erasing the data keys of \(shred.appID) (\(shred.cause)) at retry "
                     + "\(shred.retries)", [(DaemonEventField.appID, shred.appID)])
                 return nil
             } catch {
                 guard shred.retries >= Self.shredRetryLimit else { return shred }
-                logStorageFailure("destroying the data keys of \(shred.appID) (\(shred.reason)); given up after "
+                logStorageFailure("destroying the data keys of \(shred.appID) (\(shred.cause)); given up after "
                                   + "\(shred.retries) retries: the erasure finishes at the app's next shred or when "
                                   + "proctord stops", error)
                 return nil
@@ -151,10 +160,24 @@ extension Daemon {
 /// A retirement's or a compliance violation's shred that failed (the store failed, or a
 /// reader kept its checkpoint from emptying the write-ahead log), tried again later.
 struct UnfinishedShred {
+    /// Why the keys go.
+    enum Cause: CustomStringConvertible {
+        case retirement(policyVersion: String)
+        case violation(appVersion: String?)
+
+        var description: String {
+            switch self {
+            case .retirement(let policyVersion): "retired by policy \(policyVersion)"
+            case .violation(let appVersion): "compliance violation of version \(appVersion ?? "(none)"): onViolation is wipe"
+            }
+        }
+    }
+
     let appID: AppID
     /// The user whose key goes; nil for every user's.
     let uid: UInt32?
-    /// Why the keys go, for the log line.
-    let reason: String
+    let cause: Cause
+    /// Whether the keys are destroyed and only their bytes are left to erase (`shredIncomplete`).
+    let keysDestroyed: Bool
     var retries = 0
 }

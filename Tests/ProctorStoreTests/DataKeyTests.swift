@@ -72,6 +72,8 @@ import TestSupport
         }
         #expect(bytesLeft, "the reader's snapshot no longer holds the checkpoint back: this test proves nothing")
         #expect(try store.liveDataKey(appID: "com.example.notes", uid: 0) == nil)  // destroyed for every purpose but the bytes
+        #expect(throws: StoreError.shredIncomplete(path: directory.databasePath)) { try store.eraseDestroyedDataKeys() }
+        #expect(try filesContain(directory.path, keyHex))
 
         try reader.connection.run("COMMIT")
         #expect(try store.destroyDataKeys(appID: "com.example.notes", at: 3) == 0)  // the retried wipe: nothing left to destroy…

@@ -189,7 +189,8 @@ def test_retirement_destroys_the_key_and_a_blocked_or_noncompliant_app_gets_none
 def test_a_retirement_shred_a_reader_held_back_is_finished_by_a_retry(workdir):
     """A read transaction holding a snapshot older than the shred keeps its checkpoint from
     emptying the write-ahead log: the shred fails (the key destroyed, its bytes still on disk),
-    and proctord tries again on its own until the erasure completes."""
+    and proctord tries again on its own until the erasure completes — without destroying the
+    key the app obtained since."""
     apps = {NOTES: {"state": "authorized", "match": {"executable": this_executable(), "users": ["*"]}}}
     daemon = started(workdir, **apps)
     reader = None
@@ -207,13 +208,19 @@ def test_a_retirement_shred_a_reader_held_back_is_finished_by_a_retry(workdir):
         assert "State storage failed while destroying the data keys of" in daemon.wait_for_log("the wipe is not complete",
                                                                                                timeout=20)
         assert wrapped_hex(daemon, 1) is None and on_disk(daemon, wrapped)  # destroyed, not yet erased
+        # Authorized again meanwhile, the app gets generation 2: the retry only finishes erasing.
+        apps[NOTES]["state"] = "authorized"
+        write_policy(daemon.config_dir, base_policy(version="test.3", **apps))
+        proctorctl(daemon, "reload", check=0)
+        assert data_key(daemon, version="2.1.0")["parameters"]["generation"] == 2
 
         reader.execute("COMMIT")
         reader.close()
         reader = None
         finished = "Finished erasing the data keys of io.proctor.test.notes (retired by policy test.2) at retry"
-        assert finished in daemon.wait_for_log(finished, timeout=20)
+        assert finished in daemon.wait_for_log(finished, timeout=30)
         assert not on_disk(daemon, wrapped)
+        assert wrapped_hex(daemon, 2) is not None
     finally:
         if reader:
             reader.close()
