@@ -58,25 +58,83 @@ extension Daemon {
     /// of the session's user goes here, so a copy of them stays unreadable too.
     func shredDataKeysOnViolation(of session: AgentSession, verdict: Agent.LaunchVerdict) {
         guard !verdict.allowed, verdict.violation == .wipe else { return }
-        do throws(StoreError) {
-            try shredDataKeys(of: session.appID, uid: session.peer.uid,
-                              reason: "compliance violation of version \(session.appVersion ?? "(none)"): onViolation is wipe")
-        } catch {
-            logStorageFailure("destroying the data keys of \(session.appID) after a compliance violation", error)
-        }
+        shredRetryingOnFailure(session.appID, uid: session.peer.uid, because: .violation(appVersion: session.appVersion))
     }
 
     /// After a policy change: the keys of apps the policy now marks `retired` are destroyed.
     /// An app merely missing from the policy keeps its keys (an edit that drops it by mistake
     /// must not be irreversible); it cannot obtain them while it is not authorized.
     func shredDataKeysOfRetiredApps() {
-        do throws(StoreError) {
-            for appID in try store.appsWithLiveDataKeys() where active.compiled.state(of: appID) == .retired {
-                try shredDataKeys(of: appID, reason: "retired by policy \(active.version)")
-            }
-        } catch {
-            logStorageFailure("destroying the data keys of retired apps", error)
+        let appsWithKeys: Set<String>
+        do throws(StoreError) { appsWithKeys = try store.appsWithLiveDataKeys() } catch {
+            return logStorageFailure("listing the apps that hold data keys, to destroy those of retired apps", error)
         }
+        for appID in appsWithKeys.sorted() where active.compiled.state(of: appID) == .retired {
+            shredRetryingOnFailure(appID, uid: nil, because: .retirement(policyVersion: active.version))
+        }
+    }
+
+    /// Shreds now or, when that fails, logs it and tries again on the loop's timer: nobody
+    /// waits for a retirement's or a violation's shred to retry it, as an administrator
+    /// retries a `Wipe` that failed. (The erasure would otherwise finish only at the app's
+    /// next shred or when the store closes.)
+    private func shredRetryingOnFailure(_ appID: AppID, uid: UInt32?, because cause: UnfinishedShred.Cause) {
+        do throws(StoreError) { try shredDataKeys(of: appID, uid: uid, reason: cause.description) } catch {
+            logStorageFailure("destroying the data keys of \(appID) (\(cause)); tried again in the background", error)
+            // After `shredIncomplete` the keys are destroyed: a retry only finishes erasing them,
+            // and so cannot destroy a key the app obtained since (once authorized or compliant again).
+            let shred = UnfinishedShred(appID: appID, uid: uid, cause: cause, keysDestroyed: error == .shredIncomplete(path: store.databasePath))
+            unfinishedShreds.removeAll { $0.appID == appID && $0.uid == uid }
+            unfinishedShreds.append(shred)
+            scheduleShredRetry()
+        }
+    }
+
+    /// The first retry of unfinished shreds comes this much later, each next one twice as late
+    /// up to `shredRetryMaxInterval`: each attempt may hold the loop for the store's busy
+    /// timeout (5 s) while a reader holds the log back.
+    static let shredRetryInterval: Duration = .seconds(1)
+    static let shredRetryMaxInterval: Duration = .seconds(60)
+    /// Retries of one shred before it is left to the app's next shred or the store's close (≈ 3 min).
+    static let shredRetryLimit = 8
+
+    private func scheduleShredRetry() {
+        guard !shredRetryScheduled, let first = unfinishedShreds.map(\.retries).min() else { return }
+        shredRetryScheduled = true
+        let delay = min(Self.shredRetryInterval * (1 << min(first, 16)), Self.shredRetryMaxInterval)
+        _ = loop.schedule(after: delay) { [unowned self] in
+            shredRetryScheduled = false
+            retryUnfinishedShreds()
+        }
+    }
+
+    /// Tries each unfinished shred once more; says when one finally completes, and gives up on
+    /// one after `shredRetryLimit` retries. Keys not yet destroyed (the shred's own write
+    /// failed) are destroyed only while the app is still retired.
+    private func retryUnfinishedShreds() {
+        unfinishedShreds = unfinishedShreds.compactMap { shred in
+            var shred = shred
+            shred.retries += 1
+            do throws(StoreError) {
+                if shred.keysDestroyed {
+                    try store.eraseDestroyedDataKeys()
+                } else if case .retirement = shred.cause, active.compiled.state(of: shred.appID) != .retired {
+                    return nil
+                } else {
+                    try shredDataKeys(of: shred.appID, uid: shred.uid, reason: shred.cause.description)
+                }
+                log(.dataKeysDestroyed, "Finished erasing the data keys of \(shred.appID) (\(shred.cause)) at retry "
+                    + "\(shred.retries)", [(DaemonEventField.appID, shred.appID)])
+                return nil
+            } catch {
+                guard shred.retries >= Self.shredRetryLimit else { return shred }
+                logStorageFailure("destroying the data keys of \(shred.appID) (\(shred.cause)); given up after "
+                                  + "\(shred.retries) retries: the erasure finishes at the app's next shred or when "
+                                  + "proctord stops", error)
+                return nil
+            }
+        }
+        scheduleShredRetry()
     }
 
     /// `Admin.DataKeyState` of every key generation in `records` (one app's); nil when it never had one.
@@ -97,4 +155,29 @@ extension Daemon {
         }
         log(.machineKeyLoaded, "Machine key loaded from \(description)", [("MACHINE_KEY_SOURCE", description)])
     }
+}
+
+/// A retirement's or a compliance violation's shred that failed (the store failed, or a
+/// reader kept its checkpoint from emptying the write-ahead log), tried again later.
+struct UnfinishedShred {
+    /// Why the keys go.
+    enum Cause: CustomStringConvertible {
+        case retirement(policyVersion: String)
+        case violation(appVersion: String?)
+
+        var description: String {
+            switch self {
+            case .retirement(let policyVersion): "retired by policy \(policyVersion)"
+            case .violation(let appVersion): "compliance violation of version \(appVersion ?? "(none)"): onViolation is wipe"
+            }
+        }
+    }
+
+    let appID: AppID
+    /// The user whose key goes; nil for every user's.
+    let uid: UInt32?
+    let cause: Cause
+    /// Whether the keys are destroyed and only their bytes are left to erase (`shredIncomplete`).
+    let keysDestroyed: Bool
+    var retries = 0
 }

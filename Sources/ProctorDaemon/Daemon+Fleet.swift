@@ -26,6 +26,8 @@ struct FleetState {
     var reportBuilder: StatusDocumentBuilder?
     var buildingReport = false
     var reportWanted = false
+    /// Whether the builder could not open the store for the last document (logged once, when it began).
+    var reportStoreUnreadable = false
     /// Bumped whenever the poller is replaced, so a late outcome of an old one is ignored.
     var generation = 0
     var lastAppliedSerial: Int?
@@ -173,11 +175,27 @@ extension Daemon {
         let snapshot = statusSnapshot()
         offLoop(on: builder.queue, { builder.build(snapshot) }) { [unowned self] document in
             fleet.buildingReport = false
-            fleet.reporter?.submit(document)
+            noteReportStore(unreadable: document.storeUnreadable)
+            fleet.reporter?.submit(document.bytes)
             if fleet.reportWanted {
                 fleet.reportWanted = false
                 reportStatus()
             }
+        }
+    }
+
+    /// Says when status documents begin to go without their apps because the builder cannot
+    /// open the store (once, with the error: it is tried again for every document), and when
+    /// they list them again.
+    private func noteReportStore(unreadable error: StoreError?) {
+        guard (error != nil) != fleet.reportStoreUnreadable else { return }
+        fleet.reportStoreUnreadable = error != nil
+        if let error {
+            logStorageFailure("opening the state database for status documents, which list no apps until it opens "
+                              + "(each one tries again, and says why)", error)
+        } else {
+            log(.storageRecovered, "Status documents list the apps again: the state database could be opened for them",
+                [("STATE_DIRECTORY", configuration.stateDirectory)])
         }
     }
 

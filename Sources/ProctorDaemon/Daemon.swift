@@ -87,6 +87,9 @@ final class Daemon {
     var historyWriteFailing = false
     /// Dropped events already logged.
     var reportedDroppedEvents = 0
+    /// Retirement and compliance shreds that failed, tried again on a timer (`Daemon+DataKeys`).
+    var unfinishedShreds: [UnfinishedShred] = []
+    var shredRetryScheduled = false
 
     /// Sets everything up short of serving: directories, lock, store, policy.
     init(configuration: DaemonConfiguration, loop: EventLoop, logger: Logger) throws(StartupError) {
@@ -180,8 +183,10 @@ final class Daemon {
         }
 
         if let recovery = store.recoveredCorruption {
-            log(.stateDatabaseCorrupt, "State database was corrupt and was moved aside: \(recovery.reason)",
-                [("MOVED_TO", recovery.movedTo)])
+            log(.stateDatabaseCorrupt, "State database was corrupt and was moved aside: \(recovery.reason); the wrapped data "
+                + "keys were erased from the kept copy first (\(recovery.erasedHexRuns) run(s) of hex digits overwritten), "
+                + "as no wipe can reach them there: its apps get new keys",
+                [("MOVED_TO", recovery.movedTo), ("ERASED_HEX_RUNS", String(recovery.erasedHexRuns))])
         }
         if let lastReload, !lastReload.ok {
             logReloadFailure(lastReload)

@@ -22,6 +22,8 @@ enum DaemonEvent: Int, CaseIterable {
     case eventsDropped
     case stopping
     case storageFailure
+    /// A storage failure that was logged once for its episode is over.
+    case storageRecovered
     case stateDatabaseCorrupt
     case notifyFailed
     case bundleApplied
@@ -61,6 +63,7 @@ enum DaemonEvent: Int, CaseIterable {
         case .eventsDropped: MessageID("a2dd9c5b512b4cc2907f9d3c8f2b1bfb")
         case .stopping: MessageID("a57820dc9c044392a287fe9f65144e6f")
         case .storageFailure: MessageID("931641eee5d6428d9b294d4fb6b7c16d")
+        case .storageRecovered: MessageID("1cbf8c513ab84e7f92a94320fba107aa")
         case .stateDatabaseCorrupt: MessageID("a5a9416875de497a85b9dc282e4cd38e")
         case .notifyFailed: MessageID("a450b17dadf2475c9dc0b474514a058e")
         case .bundleApplied: MessageID("23b6f853a8374caea1d30280f2c14894")
@@ -79,7 +82,7 @@ enum DaemonEvent: Int, CaseIterable {
     /// level, so a busy machine's journal is not flooded by routine answers.
     var priority: LogPriority {
         switch self {
-        case .started, .ready, .stopping, .dataKeysDestroyed: .notice
+        case .started, .ready, .stopping, .dataKeysDestroyed, .storageRecovered: .notice
         case .reloadSucceeded, .policyApplied, .appRegistered, .wipeAcknowledged, .bundleApplied, .machineKeyLoaded: .info
         case .wipeIssued: .notice
         case .registrationRefusedIdentity, .registrationRefusedUnknown, .decisionDenied,

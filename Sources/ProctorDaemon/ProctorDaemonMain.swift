@@ -78,14 +78,15 @@ public func runProctord(arguments: [String], environment: [String: String] = pro
 /// How long proctord waits on its way out for queued log events to reach the sink.
 let shutdownLogFlushTimeout = Duration.seconds(2)
 
-/// The process environment as a dictionary, without Foundation.
+/// The process environment as a dictionary, without Foundation. Each entry is split at its
+/// first "=" byte: "=" before a combining mark is one `Character`, which is not "=".
 public func processEnvironment() -> [String: String] {
     var result: [String: String] = [:]
     var entry = environ
     while let pointer = entry.pointee {
-        let text = String(cString: pointer)
-        if let equals = text.firstIndex(of: "=") {
-            result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+        let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer))
+        if let equals = bytes.firstIndex(of: UInt8(ascii: "=")) {
+            result[String(decoding: bytes[..<equals], as: UTF8.self)] = String(decoding: bytes[(equals + 1)...], as: UTF8.self)
         }
         entry += 1
     }

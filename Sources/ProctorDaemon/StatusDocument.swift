@@ -26,6 +26,14 @@ struct StatusSnapshot: Sendable {
     let maxApps: Int
 }
 
+/// A status document, serialised, and why it lists no apps when its builder could not read the store.
+struct StatusDocument: Sendable {
+    let bytes: [UInt8]
+    /// Why the builder's connection to the store could not be opened (the document lists no
+    /// apps and says so in `appsLeftOutReason`); nil when it could.
+    let storeUnreadable: StoreError?
+}
+
 /// Builds status documents on a thread of its own, reading `state.db` through a read-only
 /// connection of its own: the store is in WAL mode, so this reader never blocks the loop's
 /// writes (nor they it) — except a wipe's checkpoint, which waits for a read in progress up to
@@ -45,14 +53,17 @@ final class StatusDocumentBuilder: @unchecked Sendable {
     /// `snapshot.maxApps` apps are listed, the most relevant (`listed`); `appsLeftOut` says how
     /// many known apps (`status.counts.appsKnown`) the document does not list: those past the
     /// bound, an app the store cannot be read for, and every app while the store cannot be
-    /// opened (its inventory is part of each app's entry; the count then has only the policy's).
-    func build(_ snapshot: StatusSnapshot) -> [UInt8] {
-        let store = openReader()
+    /// opened (its inventory is part of each app's entry; the count then has only the policy's),
+    /// which `appsLeftOutReason` then explains.
+    func build(_ snapshot: StatusSnapshot) -> StatusDocument {
+        let opened = openReader()
+        let store = try? opened.get()
+        let storeUnreadable: StoreError? = if case .failure(let error) = opened { error } else { nil }
         let compiled = snapshot.active.compiled
         let seenOutsidePolicy = store.flatMap { try? Daemon.appsOutside(compiled, seenIn: $0) } ?? []
         var status = snapshot.status
         status.counts.appsKnown = compiled.appCount + seenOutsidePolicy.count
-        // Written app by app, in the canonical key order (apps, appsLeftOut, machineId, sentAt, status): at
+        // Written app by app, in the canonical key order (apps, appsLeftOut, appsLeftOutReason, machineId, sentAt, status): at
         // 100 000 apps a tree of the whole document would hold several times its 80 MB.
         var out = Array(#"{"apps":["#.utf8)
         var listed = 0
@@ -69,6 +80,10 @@ final class StatusDocumentBuilder: @unchecked Sendable {
         }
         out += #"],"appsLeftOut":"#.utf8
         JSONValue.number(status.counts.appsKnown - listed).write(to: &out)
+        if let storeUnreadable {
+            out += #","appsLeftOutReason":"#.utf8
+            JSONValue.string("the state database cannot be read: \(storeUnreadable)").write(to: &out)
+        }
         out += #","machineId":"#.utf8
         JSONValue.string(snapshot.machineID).write(to: &out)
         out += #","sentAt":"#.utf8
@@ -76,7 +91,7 @@ final class StatusDocumentBuilder: @unchecked Sendable {
         out += #","status":"#.utf8
         status.json.write(to: &out)
         out.append(UInt8(ascii: "}"))
-        return out
+        return StatusDocument(bytes: out, storeUnreadable: storeUnreadable)
     }
 
     /// The apps a document lists, sorted: all of `known`, or the `limit` most relevant to an
@@ -96,9 +111,11 @@ final class StatusDocumentBuilder: @unchecked Sendable {
         return ranked.prefix(limit).map(\.0).sorted()
     }
 
-    /// The reader, opened now if it is not yet (or failed to open before).
-    private func openReader() -> StateStore? {
-        if reader == nil { reader = try? StateStore.openReader(path: databasePath) }
-        return reader
+    /// The reader, opened now if it is not yet (or failed to open before), or why it cannot be.
+    private func openReader() -> Result<StateStore, StoreError> {
+        if let reader { return .success(reader) }
+        let opened = Result { () throws(StoreError) in try StateStore.openReader(path: databasePath) }
+        reader = try? opened.get()
+        return opened
     }
 }

@@ -128,10 +128,14 @@ public struct AppInventory: Sendable, Equatable {
 }
 
 /// Reported by `StateStore.open` when it found a damaged database and moved it aside.
-/// The daemon logs this at error priority; the files are kept for inspection.
+/// The daemon logs this at error priority; the files are kept for inspection, without the
+/// wrapped data keys that were in them.
 public struct CorruptDatabaseRecovery: Sendable, Equatable {
     /// What SQLite said about the damaged file.
     public let reason: String
     /// Where `state.db` now lives (its `-wal`/`-shm`, if any, sit beside it with those suffixes).
     public let movedTo: String
+    /// How many runs of hex digits that could hold (part of) a wrapped data key were
+    /// overwritten in those files before they were moved (`WrappedKeyErasure`).
+    public let erasedHexRuns: Int
 }

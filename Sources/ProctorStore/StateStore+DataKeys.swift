@@ -85,11 +85,18 @@ extension StateStore {
             return connection.changes
         }
         if destroyed == 0, try !hasDestroyedDataKey(appID: appID, uid: uid) { return 0 }
+        try eraseDestroyedDataKeys()
+        return destroyed
+    }
+
+    /// Finishes the erasure of keys already destroyed (a shred that threw `.shredIncomplete`)
+    /// without destroying any other: the write-ahead log is checkpointed and truncated.
+    /// Throws `.shredIncomplete` again while a reader still holds it back.
+    public func eraseDestroyedDataKeys() throws(StoreError) {
         // Copies every page into the database (overwriting the old ones) and empties the log.
         // Its row is (busy, frames in the log, frames copied); busy means it did not complete.
         let busy = try connection.query("PRAGMA wal_checkpoint(TRUNCATE)") { $0.integer(0) }.first ?? 0
         if busy != 0 { throw .shredIncomplete(path: databasePath) }
-        return destroyed
     }
 
     /// Whether `appID` has a destroyed key (of `uid`, if given), whose erasure a shred repeats.

@@ -59,12 +59,15 @@ public final class StateStore {
     ///
     /// A corrupt database (SQLite reports `SQLITE_CORRUPT`/`SQLITE_NOTADB` or `quick_check`
     /// fails) is renamed to `state.db.corrupt-<UTC time>` together with its `-wal`/`-shm`,
-    /// a fresh database is created, and `recoveredCorruption` says so. Nothing is deleted.
+    /// a fresh database is created, and `recoveredCorruption` says so. Nothing is deleted but
+    /// the wrapped data keys, overwritten in the kept files first (`WrappedKeyErasure`): the
+    /// fresh store never learns them, so no wipe could destroy them there.
     ///
     /// - Parameter now: the current time, used to name a moved-aside corrupt file.
     /// - Throws: `.schemaTooNew` for a database from a newer build; `.readOnly` when the
     ///   database does not exist (or needs migrating) and cannot be written; `.cannotOpen`,
-    ///   `.io`, `.busy` for the rest.
+    ///   `.io`, `.busy` for the rest — a corrupt database whose keys cannot be erased (or that
+    ///   cannot be moved aside) among them: it stays where it is, and no fresh one is made.
     public static func open(directory: String, configuration: Configuration = Configuration(),
                             now: UnixMilliseconds = currentTime()) throws(StoreError) -> StateStore {
         precondition(configuration.historyLimit >= 1, "historyLimit must keep the current bundle")
@@ -78,10 +81,15 @@ public final class StateStore {
             let connection = try openAndMigrate(path: path, configuration: configuration)
             return StateStore(connection: connection, configuration: configuration, recoveredCorruption: nil)
         } catch .corrupt(_, let reason) {
+            // Erased before the move: a start that fails or is killed in between leaves the
+            // corrupt state.db where the next start finds it and erases it again.
+            var erasedHexRuns = 0
+            for suffix in ["", "-wal", "-shm"] { erasedHexRuns += try WrappedKeyErasure.erase(fileAt: path + suffix) }
             let movedTo = try moveAside(path: path, now: now)
             let connection = try openAndMigrate(path: path, configuration: configuration)
             return StateStore(connection: connection, configuration: configuration,
-                              recoveredCorruption: CorruptDatabaseRecovery(reason: reason, movedTo: movedTo))
+                              recoveredCorruption: CorruptDatabaseRecovery(reason: reason, movedTo: movedTo,
+                                                                           erasedHexRuns: erasedHexRuns))
         }
     }
 

@@ -16,14 +16,16 @@ import ProctorCTL
 }
 
 /// The process environment as a dictionary (the first of duplicate names wins, as getenv does).
+/// Each entry is split at its first "=" byte: "=" before a combining mark is one `Character`,
+/// which is not "=".
 func environment() -> [String: String] {
     var variables: [String: String] = [:]
     var entry = environ
     while let pointer = entry.pointee {
-        let text = String(cString: pointer)
-        if let equals = text.firstIndex(of: "=") {
-            let name = String(text[..<equals])
-            if variables[name] == nil { variables[name] = String(text[text.index(after: equals)...]) }
+        let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer))
+        if let equals = bytes.firstIndex(of: UInt8(ascii: "=")) {
+            let name = String(decoding: bytes[..<equals], as: UTF8.self)
+            if variables[name] == nil { variables[name] = String(decoding: bytes[(equals + 1)...], as: UTF8.self) }
         }
         entry += 1
     }

@@ -319,11 +319,14 @@ final class EchoServer: Sendable {
         let small = Array("small reply".utf8)
         #expect(pair.send(small) == 0)
         #expect(try pair.client.receive(count: small.count) == small)
+        // Kept: emptied, not given back. Its exact capacity is malloc's choice (and a buffer the
+        // emptying finds shared is reallocated with at least that capacity), so it is bounded,
+        // never compared for equality.
         let kept = pair.outputCapacity
         #expect(kept >= small.count && kept <= StreamConnection.keptOutputCapacity)
         #expect(pair.send(small.reversed()) == 0)
         #expect(try pair.client.receive(count: small.count) == small.reversed())
-        #expect(pair.outputCapacity == kept)
+        #expect(pair.outputCapacity >= kept && pair.outputCapacity <= StreamConnection.keptOutputCapacity)
         // Larger than the kept buffer, but within the socket's: grown, written whole, given back.
         let larger = (0..<(16 * 1024)).map { UInt8(truncatingIfNeeded: $0) }
         #expect(pair.send(larger) == 0)
@@ -331,6 +334,7 @@ final class EchoServer: Sendable {
         #expect(pair.outputCapacity <= StreamConnection.keptOutputCapacity)
         #expect(pair.send(small) == 0)
         #expect(try pair.client.receive(count: small.count) == small)
+        #expect(pair.outputCapacity >= small.count && pair.outputCapacity <= StreamConnection.keptOutputCapacity)
     }
 
     @Test func outputAppendedPastTheLimitClosesTheConnection() throws {

@@ -48,6 +48,9 @@ import TestSupport
         #expect(option.error == "proctorctl: proctord is not running at /nonexistent/a\n")
         let environment = try proctorctl(["status"], environment: ["PROCTOR_ADMIN_SOCKET": "/nonexistent/b"])
         #expect(environment.error == "proctorctl: proctord is not running at /nonexistent/b\n")
+        // Split at the first "=" byte, though "=\u{301}" is one Character (which is not "=").
+        let combining = try proctorctl(["status"], environment: ["PROCTOR_ADMIN_SOCKET": "\u{301}/nonexistent/c"])
+        #expect(combining.error == "proctorctl: proctord is not running at \u{301}/nonexistent/c\n")
         let fallback = try proctorctl(["apps"])
         if !FileManager.default.fileExists(atPath: "/run/proctor/io.proctor.Admin") {
             #expect(fallback.error == "proctorctl: proctord is not running at /run/proctor/io.proctor.Admin\n")

@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import Testing
 import TestSupport
@@ -71,6 +72,8 @@ import TestSupport
         }
         #expect(bytesLeft, "the reader's snapshot no longer holds the checkpoint back: this test proves nothing")
         #expect(try store.liveDataKey(appID: "com.example.notes", uid: 0) == nil)  // destroyed for every purpose but the bytes
+        #expect(throws: StoreError.shredIncomplete(path: directory.databasePath)) { try store.eraseDestroyedDataKeys() }
+        #expect(try filesContain(directory.path, keyHex))
 
         try reader.connection.run("COMMIT")
         #expect(try store.destroyDataKeys(appID: "com.example.notes", at: 3) == 0)  // the retried wipe: nothing left to destroy…
@@ -96,35 +99,65 @@ import TestSupport
         }
         for app in stride(from: 0, to: 400, by: 3) { try store.destroyDataKeys(appID: "com.example.app\(app)", at: 3) }
         try store.destroyDataKeys(appID: "com.example.target", at: 4)
-        let keyHex = hex(secret)
-        // Any 16 bytes of the wrapped key (32 hex digits) count: a stale cell may be partly overwritten.
-        for start in stride(from: 0, to: keyHex.utf8.count - 32, by: 8) {
-            let window = String(decoding: Array(keyHex.utf8)[start..<start + 32], as: UTF8.self)
-            #expect(try !filesContain(directory.path, window), "bytes \(start / 2)... of the destroyed key are still on disk")
-        }
+        let part = partOfKey(hex(secret), foundIn: directory.databasePath)
+        #expect(part == nil, "bytes \((part ?? 0) / 2)... of the destroyed key are still on disk")
     }
 
-    /// `bytes` as the store keeps a wrapped key: lower-case hex.
-    private func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+    /// A corrupt database is kept for inspection (`state.db.corrupt-<time>`), but the fresh store
+    /// never learns its keys, so no later wipe could reach them there: whoever gets the machine
+    /// key could unwrap them from the copy. They are erased from the kept file and its
+    /// write-ahead log as they are moved aside; the rest of the copy is kept as it was.
+    @Test func aCorruptDatabaseIsKeptWithoutItsWrappedKeys() throws {
+        let path = directory.databasePath
+        let store = try directory.openStore()
+        for version in 1...5 { try store.applyForTest("\(version)", padding: 3000) }  // a page each
+        try store.insertDataKey(appID: "com.example.notes", uid: 1000, generation: 1, keyID: "00112233aabbccdd",
+                                wrapped: wrapped, at: 1)
+        try store.connection.run("PRAGMA wal_checkpoint(TRUNCATE)")
+        let inLog: [UInt8] = (0..<73).map { UInt8(truncatingIfNeeded: $0 &* 53 &+ 29) }
+        try store.insertDataKey(appID: "com.example.mail", uid: 1000, generation: 1, keyID: "k", wrapped: inLog, at: 2)
+        // The files as a crash leaves them (the second key only in the log), read before the close folds the log in.
+        var database = try #require(FileManager.default.contents(atPath: path))
+        let log = try #require(FileManager.default.contents(atPath: path + "-wal"))
+        store.close()
+
+        // Damage the bundles' pages, which the log does not hold: the keys' page stays intact.
+        let padding = Data(String(repeating: "x", count: 64).utf8)
+        var damagedPages = 0
+        for page in stride(from: 4096, to: database.count, by: 4096) where database[page..<page + 4096].range(of: padding) != nil {
+            database.replaceSubrange(page..<page + 4096, with: Data(repeating: 0x5A, count: 4096))
+            damagedPages += 1
+        }
+        #expect(damagedPages == 5)
+        try database.write(to: URL(fileURLWithPath: path))
+        try log.write(to: URL(fileURLWithPath: path + "-wal"))
+        #expect(partOfKey(hex(wrapped), foundIn: path) != nil && partOfKey(hex(inLog), foundIn: path) != nil)
+
+        let recovered = try directory.openStore(now: 1_000)
+        defer { recovered.close() }
+        let recovery = try #require(recovered.recoveredCorruption)
+        #expect(recovery.movedTo == path + ".corrupt-19700101T000001Z")
+        #expect(FileManager.default.fileExists(atPath: recovery.movedTo + "-wal"))
+        for (name, key) in [("the file's", wrapped), ("the log's", inLog)] {
+            let part = partOfKey(hex(key), foundIn: recovery.movedTo)
+            #expect(part == nil, "bytes \((part ?? 0) / 2)... of \(name) key are still in the kept copy")
+        }
+        #expect(recovery.erasedHexRuns >= 3)  // the file's key, and both keys in the log's copy of their page
+        let kept = try #require(FileManager.default.contents(atPath: recovery.movedTo))
+        #expect(kept.count == database.count && kept.range(of: Data("com.example.notes".utf8)) != nil)
     }
 
-    /// Whether any file of `directory` (state.db, its -wal and -shm) holds `text`.
-    private func filesContain(_ directory: String, _ text: String) throws -> Bool {
-        let needle = Array(text.utf8)
-        for name in ["state.db", "state.db-wal", "state.db-shm"] {
-            guard let file = fopen(directory + "/" + name, "rb") else { continue }
-            defer { fclose(file) }
-            var contents: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 65536)
-            while case let count = fread(&buffer, 1, buffer.count, file), count > 0 { contents += buffer[..<count] }
-            let found = contents.withUnsafeBufferPointer { haystack in
-                haystack.count >= needle.count && (0...(haystack.count - needle.count)).contains { start in
-                    haystack[start] == needle[0] && (1..<needle.count).allSatisfy { haystack[start + $0] == needle[$0] }
-                }
-            }
-            if found { return true }
-        }
-        return false
+    /// Runs shorter than 32 digits (a key id, a time) stay; a longer one anywhere, even at the
+    /// ends of the file, is erased; one already erased is not counted again.
+    @Test func theErasureTakesRunsOf32HexDigitsOrMore() {
+        let short = String(repeating: "a1", count: 15) + "f"  // 31 digits
+        let long = String(repeating: "9e", count: 16)         // 32 digits
+        var text = Array((long + "|" + short + "\u{1}" + long + "G" + String(repeating: "0", count: 40) + "x" + long).utf8)
+        let changed = text.withUnsafeMutableBufferPointer { WrappedKeyErasure.eraseRuns(in: $0) }
+        let zeros = String(repeating: "0", count: 32)
+        #expect(String(decoding: text, as: UTF8.self)
+                == zeros + "|" + short + "\u{1}" + zeros + "G" + String(repeating: "0", count: 40) + "x" + zeros)
+        #expect(changed == 3)
+        #expect(text.withUnsafeMutableBufferPointer { WrappedKeyErasure.eraseRuns(in: $0) } == 0)
     }
 }

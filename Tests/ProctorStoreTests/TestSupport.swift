@@ -85,3 +85,42 @@ struct StoreDirectory {
         try StateStore.open(directory: path, configuration: configuration, now: now)
     }
 }
+
+/// `bytes` as the store keeps a wrapped key: lower-case hex.
+func hex(_ bytes: [UInt8]) -> String {
+    bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+}
+
+/// Whether `state.db` in `directory`, its -wal or its -shm holds `text`.
+func filesContain(_ directory: String, _ text: String) throws -> Bool {
+    databaseFilesContain(directory + "/" + StateStore.databaseFileName, text)
+}
+
+/// Whether the database at `path`, its -wal or its -shm holds `text`.
+func databaseFilesContain(_ path: String, _ text: String) -> Bool {
+    let needle = Array(text.utf8)
+    for suffix in ["", "-wal", "-shm"] {
+        guard let file = fopen(path + suffix, "rb") else { continue }
+        defer { fclose(file) }
+        var contents: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while case let count = fread(&buffer, 1, buffer.count, file), count > 0 { contents += buffer[..<count] }
+        let found = contents.withUnsafeBufferPointer { haystack in
+            haystack.count >= needle.count && (0...(haystack.count - needle.count)).contains { start in
+                haystack[start] == needle[0] && (1..<needle.count).allSatisfy { haystack[start + $0] == needle[$0] }
+            }
+        }
+        if found { return true }
+    }
+    return false
+}
+
+/// Where (in hex digits) the first 32-digit window of `keyHex` lies that the database at
+/// `path`, its -wal or its -shm holds, if any: any 16 bytes of a wrapped key count, as a stale
+/// or damaged cell may hold part of one.
+func partOfKey(_ keyHex: String, foundIn path: String) -> Int? {
+    let digits = Array(keyHex.utf8)
+    return stride(from: 0, through: digits.count - 32, by: 8).first { start in
+        databaseFilesContain(path, String(decoding: digits[start..<start + 32], as: UTF8.self))
+    }
+}

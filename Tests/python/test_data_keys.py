@@ -186,6 +186,47 @@ def test_retirement_destroys_the_key_and_a_blocked_or_noncompliant_app_gets_none
         daemon.stop()
 
 
+def test_a_retirement_shred_a_reader_held_back_is_finished_by_a_retry(workdir):
+    """A read transaction holding a snapshot older than the shred keeps its checkpoint from
+    emptying the write-ahead log: the shred fails (the key destroyed, its bytes still on disk),
+    and proctord tries again on its own until the erasure completes — without destroying the
+    key the app obtained since."""
+    apps = {NOTES: {"state": "authorized", "match": {"executable": this_executable(), "users": ["*"]}}}
+    daemon = started(workdir, **apps)
+    reader = None
+    try:
+        key_bytes(data_key(daemon, version="2.1.0"))
+        wrapped = wrapped_hex(daemon, 1).encode()
+        reader = sqlite3.connect(f"file:{os.path.join(daemon.state_dir, 'state.db')}?mode=ro", uri=True,
+                                 isolation_level=None)
+        reader.execute("BEGIN")
+        assert reader.execute("SELECT COUNT(*) FROM data_keys").fetchone() == (1,)  # the snapshot is taken
+
+        apps[NOTES]["state"] = "retired"
+        write_policy(daemon.config_dir, base_policy(version="test.2", **apps))
+        proctorctl(daemon, "reload", check=0)
+        assert "State storage failed while destroying the data keys of" in daemon.wait_for_log("the wipe is not complete",
+                                                                                               timeout=20)
+        assert wrapped_hex(daemon, 1) is None and on_disk(daemon, wrapped)  # destroyed, not yet erased
+        # Authorized again meanwhile, the app gets generation 2: the retry only finishes erasing.
+        apps[NOTES]["state"] = "authorized"
+        write_policy(daemon.config_dir, base_policy(version="test.3", **apps))
+        proctorctl(daemon, "reload", check=0)
+        assert data_key(daemon, version="2.1.0")["parameters"]["generation"] == 2
+
+        reader.execute("COMMIT")
+        reader.close()
+        reader = None
+        finished = "Finished erasing the data keys of io.proctor.test.notes (retired by policy test.2) at retry"
+        assert finished in daemon.wait_for_log(finished, timeout=30)
+        assert not on_disk(daemon, wrapped)
+        assert wrapped_hex(daemon, 2) is not None
+    finally:
+        if reader:
+            reader.close()
+        daemon.stop()
+
+
 def test_a_compliance_violation_with_onviolation_wipe_destroys_that_users_key(workdir):
     """Issue 13 §3: `onViolation: wipe` shreds the key in proctord, at launch and while the app
     runs — only the key of the user whose session runs the violating version."""

@@ -476,10 +476,14 @@ def test_corrupt_database_is_moved_aside_and_replaced(workdir, damage):
     daemon = Daemon(workdir)
     write_policy(daemon.config_dir, base_policy())
     database = os.path.join(daemon.state_dir, "state.db")
+    # What a wrapped data key looks like in state.db: 146 lower-case hex digits.
+    key_lookalike = random.Random(8).randbytes(73).hex().encode()
     if damage == "garbage":
         os.makedirs(daemon.state_dir)
+        garbage = bytearray(random.Random(7).randbytes(64 * 1024))
+        garbage[5000:5000 + len(key_lookalike)] = key_lookalike
         with open(database, "wb") as f:
-            f.write(random.Random(7).randbytes(64 * 1024))
+            f.write(garbage)
     else:
         daemon.start()
         for number in range(30):
@@ -496,11 +500,17 @@ def test_corrupt_database_is_moved_aside_and_replaced(workdir, damage):
         kept = glob.glob(database + ".corrupt-*")
         kept_databases = [path for path in kept if not path.endswith(("-wal", "-shm"))]
         assert len(kept_databases) == 1, kept
+        # Kept as it was, but for runs of 32 or more hex digits (a wrapped key's form), zeroed.
+        hex_runs = re.compile(rb"[0-9a-f]{32,}")
+        erased = hex_runs.sub(lambda run: b"0" * len(run.group()), damaged)
         with open(kept_databases[0], "rb") as f:
-            assert f.read() == damaged
+            kept_bytes = f.read()
+        assert kept_bytes == erased and key_lookalike not in kept_bytes
+        erased_runs = sum(1 for run in hex_runs.finditer(damaged) if run.group().strip(b"0"))
+        assert erased_runs >= (1 if damage == "garbage" else 0)
         lines = [line for line in daemon.wait_for_log(kept_databases[0]).splitlines() if "corrupt" in line]
-        assert any(line.split(" ", 1)[0] in ("emerg", "alert", "crit", "err")
-                   and kept_databases[0] in line for line in lines), lines
+        assert any(line.split(" ", 1)[0] in ("emerg", "alert", "crit", "err") and kept_databases[0] in line
+                   and f"ERASED_HEX_RUNS={erased_runs}" in line for line in lines), lines
         # A fresh database: the policy comes from policy.d, and writes work.
         assert admin(daemon, "Status")["policy"]["version"] == "test.1"
         assert admin(daemon, "PolicyHistory")["entries"] == []

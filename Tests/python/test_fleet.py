@@ -359,6 +359,34 @@ def test_status_max_apps_lists_the_most_relevant_apps_and_says_how_many_it_left_
     assert document["appsLeftOut"] == 2
 
 
+def test_while_the_store_cannot_be_opened_for_them_status_documents_say_why_they_list_no_apps(fleet, workdir):
+    """The builder opens its read-only connection at its first document: with state.db moved
+    away (the loop's own connection keeps its descriptors), it cannot, and every document
+    says so until it can; proctord logs the failure once, and once when it is over."""
+    mdm, key, daemon = fleet
+    configure(daemon, mdm, interval=3600)
+    daemon.start()
+    database = os.path.join(daemon.state_dir, "state.db")
+    os.rename(database, database + ".away")
+    try:
+        configure(daemon, mdm, interval=3600, status=f"StatusURL={mdm.url('report')}\nStatusIntervalSec=1\n")
+        proctorctl(daemon, "reload", check=0)
+        unread = wait_for_post(mdm, lambda d: "appsLeftOutReason" in d)
+        assert unread["apps"] == [] and unread["appsLeftOut"] == unread["status"]["counts"]["appsKnown"] > 0
+        assert unread["appsLeftOutReason"].startswith(f"the state database cannot be read: cannot open the state database {database}")
+        deadline = time.monotonic() + 20
+        while sum("appsLeftOutReason" in d for d in posts(mdm)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert sum("appsLeftOutReason" in d for d in posts(mdm)) >= 3
+    finally:
+        os.rename(database + ".away", database)
+    listed = wait_for_post(mdm, lambda d: d["apps"] and "appsLeftOutReason" not in d)
+    assert listed["appsLeftOut"] == 0
+    log = daemon.wait_for_log("Status documents list the apps again")
+    assert log.count("while opening the state database for status documents") == 1, log
+    assert "Status documents list the apps again" in log
+
+
 def test_a_status_max_apps_out_of_range_stops_start_up_naming_the_line(fleet):
     mdm, key, daemon = fleet
     configure(daemon, mdm, status=f"StatusURL={mdm.url('report')}\nStatusMaxApps=lots\n")
