@@ -9,12 +9,13 @@ DESTDIR     ?=
 # venv, the sqlite3 CLI (store fault tests), and systemd, util-linux (unshare, nsenter,
 # setpriv, mount), iproute2 (ss) and procps for the real-systemd box — present on this image,
 # checked so a leaner one still works. Manual pages: scdoc builds them, man-db renders them
-# in the tests. Completion tests: bash-completion, zsh and fish. Fleet tests in the box
+# in the tests. Completion tests: bash-completion, zsh and fish. Offline-launch tests: keyutils
+# (keyctl reads the test user's keyring). Fleet tests in the box
 # (Tests/systemd/test-fleet.sh): Debian's prometheus-node-exporter serves proctor-metrics'
 # file, systemd-journal-remote receives the journal systemd-journal-upload sends, curl scrapes.
 APT_PACKAGES = libsystemd-dev libsqlite3-dev libsodium-dev libkeyutils-dev libcurl4-openssl-dev openssl \
                python3-venv sqlite3 systemd util-linux iproute2 procps scdoc man-db bash-completion zsh fish \
-               prometheus-node-exporter systemd-journal-remote curl libstdc++-12-dev
+               prometheus-node-exporter systemd-journal-remote curl libstdc++-12-dev keyutils
 VENV        := .venv
 RUN_DIR     := $(CURDIR)/run
 MAN_DIR     := .build/man
