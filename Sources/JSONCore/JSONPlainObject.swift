@@ -69,11 +69,31 @@ public struct JSONPlainObject {
         return string.bytes
     }
 
-    /// The string value that must come next as a `String`; nil also for invalid UTF-8.
-    public mutating func text() -> String? {
+    /// The string value that must come next, its UTF-8 bytes as they lie in the object; nil
+    /// also for invalid UTF-8. No `String` is made (none is allocated for a long one).
+    public mutating func utf8String() -> UnsafeRawBufferPointer? {
         guard let string = quoted() else { return nil }
         // ASCII needs no validation (the parser's `parseString` does the same).
-        return string.isPrintableASCII ? String(decoding: string.bytes, as: UTF8.self) : String(validating: string.bytes, as: UTF8.self)
+        return string.isPrintableASCII || Self.isValidUTF8(string.bytes) ? string.bytes : nil
+    }
+
+    /// The string value that must come next as a `String`; nil also for invalid UTF-8.
+    public mutating func text() -> String? {
+        utf8String().map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Whether `bytes` are valid UTF-8 (what `String(validating:as:)` accepts), without
+    /// making a `String` of them.
+    private static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var iterator = bytes.makeIterator()
+        var decoder = UTF8()
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue: continue
+            case .emptyInput: return true
+            case .error: return false
+            }
+        }
     }
 
     /// The integer that must come next: `-?(0|[1-9][0-9]*)` of at most 15 digits, no

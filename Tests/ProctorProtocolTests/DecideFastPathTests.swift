@@ -11,7 +11,7 @@ import Testing
         bytes.withUnsafeBytes { parameters in
             Agent.Decide.PlainRequest.read(parameters).map {
                 Agent.Decide.Request(session: String(decoding: $0.session, as: UTF8.self), action: $0.action,
-                                     target: $0.target, size: $0.size)
+                                     target: $0.target.map { String(decoding: $0, as: UTF8.self) }, size: $0.size)
             }
         }
     }
