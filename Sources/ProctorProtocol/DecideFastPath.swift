@@ -34,19 +34,20 @@ extension Agent.Decide {
             var target: UnsafeRawBufferPointer?
             var size: Int?
             while object.hasMember {
-                // The names in the order the SDK writes them (sorted), each key compared once
-                // with each name at most; a key that is none of the four is refused.
-                if object.key("action") {
-                    guard action == nil, let name = object.asciiString(), let named = Self.action(named: name) else { return nil }
+                // Each key is compared with the names not read yet, in the order the SDK writes
+                // them (sorted): there, each matches at the first comparison. A key that is none
+                // of them — another name, or one read already — is refused.
+                if action == nil, object.key("action") {
+                    guard let name = object.asciiString(), let named = Self.action(named: name) else { return nil }
                     action = named
-                } else if object.key("session") {
-                    guard session == nil, let id = object.asciiString() else { return nil }
+                } else if session == nil, object.key("session") {
+                    guard let id = object.asciiString() else { return nil }
                     session = id
-                } else if object.key("size") {
-                    guard size == nil, let integer = object.integer() else { return nil }
+                } else if size == nil, object.key("size") {
+                    guard let integer = object.integer() else { return nil }
                     size = integer
-                } else if object.key("target") {
-                    guard target == nil, let text = object.utf8String() else { return nil }
+                } else if target == nil, object.key("target") {
+                    guard let text = object.utf8String() else { return nil }
                     target = text
                 } else {
                     return nil
