@@ -125,8 +125,6 @@ extension CompiledPolicyStorage {
         let level = sending ? app.settings.pointee.shareSend : app.settings.pointee.shareReceive
         let otherManaged = standing == .managed
         if level == .managed, !otherManaged, let other {
-            // The exempt list's literals are a table of `String`s: only this case makes one.
-            let other = String(decoding: other, as: UTF8.self)
             if let index = tables.appIDGlobLists[Int(app.settings.pointee.shareExempt)].firstMatch(other) {
                 return Decision(allowed: true, ruleParts: app.rule(.shareExempt, entry: index),
                                 reason: sending ? DecisionReason.exemptReceiver : DecisionReason.exemptSender)
