@@ -34,10 +34,7 @@ public struct CompiledPolicy: Sendable {
 
     /// The decision for `request`, naming the rule that made it.
     public func decide(_ request: DecisionRequest) -> Decision {
-        Self.withUTF8(of: request.target) { target in
-            storage.decide(app: request.app, entry: storage.table.find(request.app), request.action, target: target,
-                           size: request.size, appVersion: request.appVersion)
-        }
+        decide(app: request.app, request.action, target: request.target, size: request.size, appVersion: request.appVersion)
     }
 
     /// `decide(_:)` for a request given by its parts (`DecisionRequest`'s members), which the

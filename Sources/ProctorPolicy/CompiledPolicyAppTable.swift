@@ -180,7 +180,8 @@ final class AppTable: @unchecked Sendable {
                                  base + inlineCount, bytes.count - inlineCount)
     }
 
-    private static func memoryEquals(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {
+    /// Whether the `count` bytes at `a` and at `b` are the same, compared a word at a time.
+    static func memoryEquals(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {
         var offset = 0
         while offset + 8 <= count {
             let x = UnsafeRawPointer(a).loadUnaligned(fromByteOffset: offset, as: UInt64.self)

@@ -205,6 +205,8 @@ extension CompiledPolicyStorage {
 extension UnsafeBufferPointer<UInt8> {
     /// Whether these are `text`'s UTF-8 bytes (byte for byte, not `==`).
     func isUTF8(of text: String) -> Bool {
-        count == text.utf8.count && AppTable.withBytes(of: text) { $0.elementsEqual(self) }
+        guard count == text.utf8.count else { return false }
+        guard let base = baseAddress, count > 0 else { return true }
+        return AppTable.withBytes(of: text) { AppTable.memoryEquals($0.baseAddress!, base, count) }
     }
 }
