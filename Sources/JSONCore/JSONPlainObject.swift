@@ -7,6 +7,10 @@
 /// parser, run on the same bytes, tells which). Nothing is copied or allocated.
 ///
 /// The bytes must stay valid while the reader and what it returned are used.
+///
+/// The readers of values are inlined into their caller: called across modules, each call
+/// passed the reader through memory and back, and the optimizer did not inline them by
+/// itself (measured on `Decide`'s parameters).
 public struct JSONPlainObject {
     @usableFromInline let bytes: UnsafeRawBufferPointer
     /// The next byte to read; the object's closing `}` is the last byte, at `bytes.count - 1`.
@@ -22,6 +26,7 @@ public struct JSONPlainObject {
 
     /// Whether a member is still to be read: false once the last one has been, when the object
     /// is read whole (the members end exactly at its closing `}`).
+    @inlinable
     public var hasMember: Bool { index < bytes.count - 1 }
 
     /// The next member's key, its bytes between the quotes (printable ASCII), with the `,`
@@ -64,21 +69,45 @@ public struct JSONPlainObject {
     }
 
     /// The string value that must come next, of printable ASCII only.
+    @inlinable @inline(__always)
     public mutating func asciiString() -> UnsafeRawBufferPointer? {
         guard let string = quoted(), string.isPrintableASCII else { return nil }
         return string.bytes
     }
 
-    /// The string value that must come next as a `String`; nil also for invalid UTF-8.
-    public mutating func text() -> String? {
+    /// The string value that must come next, its UTF-8 bytes as they lie in the object; nil
+    /// also for invalid UTF-8. No `String` is made (none is allocated for a long one).
+    @inlinable @inline(__always)
+    public mutating func utf8String() -> UnsafeRawBufferPointer? {
         guard let string = quoted() else { return nil }
         // ASCII needs no validation (the parser's `parseString` does the same).
-        return string.isPrintableASCII ? String(decoding: string.bytes, as: UTF8.self) : String(validating: string.bytes, as: UTF8.self)
+        return string.isPrintableASCII || Self.isValidUTF8(string.bytes) ? string.bytes : nil
+    }
+
+    /// The string value that must come next as a `String`; nil also for invalid UTF-8.
+    public mutating func text() -> String? {
+        utf8String().map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Whether `bytes` are valid UTF-8 (what `String(validating:as:)` accepts), without
+    /// making a `String` of them.
+    @usableFromInline
+    static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var iterator = bytes.makeIterator()
+        var decoder = UTF8()
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue: continue
+            case .emptyInput: return true
+            case .error: return false
+            }
+        }
     }
 
     /// The integer that must come next: `-?(0|[1-9][0-9]*)` of at most 15 digits, no
     /// fraction or exponent (a `.` or an `e` after the digits is left unread, and the next
     /// `key()` refuses it).
+    @inlinable @inline(__always)
     public mutating func integer() -> Int? {
         let end = bytes.count - 1
         var at = index
@@ -98,8 +127,8 @@ public struct JSONPlainObject {
 
     /// The quoted string at `index`, its bytes between the quotes, and whether they are all
     /// printable ASCII (none from 0x7F up); `index` then follows its closing quote.
-    @inline(__always)
-    private mutating func quoted() -> (bytes: UnsafeRawBufferPointer, isPrintableASCII: Bool)? {
+    @inlinable @inline(__always)
+    mutating func quoted() -> (bytes: UnsafeRawBufferPointer, isPrintableASCII: Bool)? {
         let end = bytes.count - 1
         guard index < end, bytes[index] == UInt8(ascii: "\"") else { return nil }
         let start = index + 1
@@ -132,8 +161,8 @@ public struct JSONPlainObject {
     /// not plain in a string — a `"`, a `\`, a control character, or from 0x7F up — set; exact
     /// for the lowest such byte: a borrow or a carry into a higher byte starts only at a
     /// flagged byte, so only flags above the lowest may be spurious.
-    @inline(__always)
-    private static func unplainBytes(_ word: UInt64) -> UInt64 {
+    @inlinable @inline(__always)
+    static func unplainBytes(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
         func zeroBytes(_ w: UInt64) -> UInt64 { (w &- ones) & ~w & highs }
         let controls = (word &- ones &* 0x20) & ~word & highs

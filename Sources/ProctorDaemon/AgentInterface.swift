@@ -18,8 +18,10 @@ extension Daemon {
             try register(request, sentBy: call.sender, context)
         }
         table.answer(Agent.Decide.self) { [unowned self] request, call, context throws(VarlinkError) in
-            Agent.Decide.Reply(decide(request.action, target: request.target, size: request.size,
-                                      for: try session(request.session, sentBy: call.sender, in: context)))
+            let session = try session(request.session, sentBy: call.sender, in: context)
+            return CompiledPolicy.withUTF8(of: request.target) { target in
+                Agent.Decide.Reply(decide(request.action, target: target, size: request.size, for: session))
+            }
         }
         table.answer(Agent.ReportEvent.self) { [unowned self] request, call, context throws(VarlinkError) in
             let session = try session(request.session, sentBy: call.sender, in: context)
@@ -66,8 +68,10 @@ extension Daemon {
     /// `Decide`'s handler once the caller's session is found, whichever way the call came: its
     /// bytes read straight into the request (`addAgentDirectMethods`, a call in its plain
     /// form) or through the general path. The decision is the reply: the direct path writes
-    /// it as bytes, the general one as `Agent.Decide.Reply`.
-    private func decide(_ action: Action, target: String?, size: Int?, for session: AgentSession) -> Decision {
+    /// it as bytes, the general one as `Agent.Decide.Reply`. The target is given as its UTF-8
+    /// bytes, which is how the engine reads it: a `String` of it is made only for a decision
+    /// that is logged or kept (`record`).
+    private func decide(_ action: Action, target: UnsafeBufferPointer<UInt8>?, size: Int?, for session: AgentSession) -> Decision {
         // By its parts: a `DecisionRequest` would copy, then free, the app id, target and version.
         // Only a launch reads the version, and passing it copies it (two arrays).
         let decision = active.compiled.decide(app: session.appID, remembering: &session.policyPlace.pointee, action,
@@ -287,23 +291,27 @@ extension Daemon {
     /// (the session's and the peer's, `AgentSession.decisionLogFields`). The loop only queues
     /// the decision and what its line needs (the fields array is shared, not copied): the log
     /// writer's thread renders the line, the history write or a subscriber's event the rule.
-    /// An allowed decision that is neither logged nor streamed is only counted.
-    func record(_ decision: Decision, app: AppID, _ action: Action, target: String?,
+    /// An allowed decision that is neither logged nor streamed is only counted, and its target
+    /// (UTF-8 bytes) is made a `String` only for a decision that is.
+    func record(_ decision: Decision, app: AppID, _ action: Action, target: UnsafeBufferPointer<UInt8>?,
                 closingFields: @autoclosure () -> [(String, String)]) {
-        let target = target.map(Self.recordedTarget)
         counters.countDecision(action, allowed: decision.allowed)
         let kind: DaemonEvent = decision.allowed ? .decisionAllowed : .decisionDenied
-        if logger.isEnabled(kind.priority) {
+        let logged = logger.isEnabled(kind.priority)
+        // Allowed decisions are routine (debug level in the journal too): streamed to `Events`
+        // subscribers but not kept, or a busy machine would push everything else out of the
+        // bounded history within seconds and write it continuously. Denials are kept.
+        let streamed = !decision.allowed || events.hasSubscribers
+        guard logged || streamed else { return }
+        let target = target.map(Self.recordedTarget)
+        if logged {
             let closingFields = closingFields(), policyVersion = active.version
             logDeferred(kind) {
                 Self.decisionLine(decision, app: app, action, target: target, policyVersion: policyVersion,
                                   closingFields: closingFields)
             }
         }
-        // Allowed decisions are routine (debug level in the journal too): streamed to `Events`
-        // subscribers but not kept, or a busy machine would push everything else out of the
-        // bounded history within seconds and write it continuously. Denials are kept.
-        guard !decision.allowed || events.hasSubscribers else { return }
+        guard streamed else { return }
         events.emitDecision(appID: app, recorded: !decision.allowed,
                             DecisionEventData(action: action.rawValue, target: target, decision: decision))
     }
@@ -315,12 +323,12 @@ extension Daemon {
     /// `target`, or when longer than `maxRecordedTargetBytes` its first whole characters within
     /// them and `… (N bytes)`. The app chooses it, up to a message's size (1 MiB): kept whole, a
     /// flood of denials would fill the log queue (4096 entries) and the event history (100 000).
-    static func recordedTarget(_ target: String) -> String {
-        let bytes = target.utf8
-        guard bytes.count > maxRecordedTargetBytes else { return target }
-        var end = bytes.index(bytes.startIndex, offsetBy: maxRecordedTargetBytes)
-        while UTF8.isContinuation(bytes[end]) { bytes.formIndex(before: &end) }
-        return String(decoding: bytes[..<end], as: UTF8.self) + "\u{2026} (\(bytes.count) bytes)"
+    /// `target` is valid UTF-8.
+    static func recordedTarget(_ target: UnsafeBufferPointer<UInt8>) -> String {
+        guard target.count > maxRecordedTargetBytes else { return String(decoding: target, as: UTF8.self) }
+        var end = maxRecordedTargetBytes
+        while UTF8.isContinuation(target[end]) { end -= 1 }
+        return String(decoding: target[..<end], as: UTF8.self) + "\u{2026} (\(target.count) bytes)"
     }
 
     /// A decision's log message and fields, made on the log writer's thread.

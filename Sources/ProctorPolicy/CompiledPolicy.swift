@@ -34,8 +34,7 @@ public struct CompiledPolicy: Sendable {
 
     /// The decision for `request`, naming the rule that made it.
     public func decide(_ request: DecisionRequest) -> Decision {
-        storage.decide(app: request.app, entry: storage.table.find(request.app), request.action, target: request.target,
-                       size: request.size, appVersion: request.appVersion)
+        decide(app: request.app, request.action, target: request.target, size: request.size, appVersion: request.appVersion)
     }
 
     /// `decide(_:)` for a request given by its parts (`DecisionRequest`'s members), which the
@@ -43,7 +42,15 @@ public struct CompiledPolicy: Sendable {
     /// strings on the hot path.
     public func decide(app: AppID, _ action: Action, target: String?, size: Int?,
                        appVersion: SemanticVersion?) -> Decision {
-        storage.decide(app: app, entry: storage.table.find(app), action, target: target, size: size, appVersion: appVersion)
+        Self.withUTF8(of: target) { target in
+            storage.decide(app: app, entry: storage.table.find(app), action, target: target, size: size, appVersion: appVersion)
+        }
+    }
+
+    /// Runs `body` on the UTF-8 bytes of `text` (nil for nil), as the engine reads a target.
+    public static func withUTF8<Result>(of text: String?, _ body: (UnsafeBufferPointer<UInt8>?) -> Result) -> Result {
+        guard let text else { return body(nil) }
+        return AppTable.withBytes(of: text) { body($0) }
     }
 
     /// Where an app stands in one compiled policy (its slot in the app table, or that the
@@ -58,9 +65,10 @@ public struct CompiledPolicy: Sendable {
 
     /// `decide(app:…)`, through `place`: where `app` stood in the policy of an earlier call
     /// (nil at first). Used when it is this policy's, else looked up and left in `place`.
-    /// `place` must only ever have been given calls for this same `app`.
-    public func decide(app: AppID, remembering place: inout AppPlace?, _ action: Action, target: String?, size: Int?,
-                       appVersion: SemanticVersion?) -> Decision {
+    /// `place` must only ever have been given calls for this same `app`. The target is given
+    /// as its UTF-8 bytes (`withUTF8(of:_:)`): proctord's direct `Decide` makes no `String` of it.
+    public func decide(app: AppID, remembering place: inout AppPlace?, _ action: Action, target: UnsafeBufferPointer<UInt8>?,
+                       size: Int?, appVersion: SemanticVersion?) -> Decision {
         let storage = storage
         let entry: AppTable.Entry?
         if let place, place.generation == storage.generation {

@@ -119,20 +119,24 @@ final class AppTable: @unchecked Sendable {
     /// Where `id` sits and its state, or nil when the policy does not name it.
     func find(_ id: String) -> Entry? {
         guard id.utf8.count <= longestKey else { return nil }
-        return Self.withBytes(of: id) { bytes in
-            let hash = Self.hash(bytes)
-            let shortHash = UInt32(truncatingIfNeeded: hash)
-            var index = Int(truncatingIfNeeded: hash) & mask
-            while true {
-                let slot = slots.baseAddress! + index
-                let entry = slot.pointee.entry
-                if entry == Self.empty { return nil }
-                if slot.pointee.hash == shortHash && Int(slot.pointee.keyLength) == bytes.count && keyEquals(slot, bytes) {
-                    return Entry(position: index, state: Self.state(code: entry & 0xFF),
-                                 keyForm: AppKeyForm(rawValue: entry >> 8 & 0xFF) ?? .escaped)
-                }
-                index = (index + 1) & mask
+        return Self.withBytes(of: id) { find(utf8: $0) }
+    }
+
+    /// `find(_:)` for an id given as its UTF-8 bytes.
+    func find(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Entry? {
+        guard bytes.count <= longestKey else { return nil }
+        let hash = Self.hash(bytes)
+        let shortHash = UInt32(truncatingIfNeeded: hash)
+        var index = Int(truncatingIfNeeded: hash) & mask
+        while true {
+            let slot = slots.baseAddress! + index
+            let entry = slot.pointee.entry
+            if entry == Self.empty { return nil }
+            if slot.pointee.hash == shortHash && Int(slot.pointee.keyLength) == bytes.count && keyEquals(slot, bytes) {
+                return Entry(position: index, state: Self.state(code: entry & 0xFF),
+                             keyForm: AppKeyForm(rawValue: entry >> 8 & 0xFF) ?? .escaped)
             }
+            index = (index + 1) & mask
         }
     }
 
@@ -176,7 +180,8 @@ final class AppTable: @unchecked Sendable {
                                  base + inlineCount, bytes.count - inlineCount)
     }
 
-    private static func memoryEquals(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {
+    /// Whether the `count` bytes at `a` and at `b` are the same, compared a word at a time.
+    static func memoryEquals(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {
         var offset = 0
         while offset + 8 <= count {
             let x = UnsafeRawPointer(a).loadUnaligned(fromByteOffset: offset, as: UInt64.self)

@@ -23,8 +23,9 @@ struct AskingApp {
 }
 
 extension CompiledPolicyStorage {
-    /// See `CompiledPolicy.decide`; `entry` is `table.find(id)`.
-    func decide(app id: AppID, entry: AppTable.Entry?, _ action: Action, target: String?, size: Int?,
+    /// See `CompiledPolicy.decide`; `entry` is `table.find(id)`, `target` the target's UTF-8
+    /// bytes: what the decision reads of it, so that the caller need not make a `String` of it.
+    func decide(app id: AppID, entry: AppTable.Entry?, _ action: Action, target: UnsafeBufferPointer<UInt8>?, size: Int?,
                 appVersion: SemanticVersion?) -> Decision {
         guard let entry else { return Self.unknownApp }
         // The state comes from the hash slot; the record (one cache line, at the slot's
@@ -63,10 +64,11 @@ extension CompiledPolicyStorage {
         }
     }
 
-    private func standing(of target: String?, toward app: AppID) -> TargetStanding {
+    private func standing(of target: UnsafeBufferPointer<UInt8>?, toward app: AppID) -> TargetStanding {
         guard let target else { return .unmanaged }
-        if target.hasSameBytes(as: app) { return .sameApp }  // not `==`: "\u{212A}" (KELVIN SIGN) equals "K"
-        return table.find(target)?.isManaged == true ? .managed : .unmanaged
+        // By bytes, not `==`: "\u{212A}" (KELVIN SIGN) equals "K".
+        if target.isUTF8(of: app) { return .sameApp }
+        return table.find(utf8: target)?.isManaged == true ? .managed : .unmanaged
     }
 
     private func decideLaunch(_ app: AskingApp, version: SemanticVersion?) -> Decision {
@@ -117,7 +119,8 @@ extension CompiledPolicyStorage {
     }
 
     /// `share.send` (`sending`) or `share.receive`; an exempt app counts like a managed one.
-    private func decideShare(_ app: AskingApp, sending: Bool, other: String?, _ standing: TargetStanding) -> Decision {
+    private func decideShare(_ app: AskingApp, sending: Bool, other: UnsafeBufferPointer<UInt8>?,
+                             _ standing: TargetStanding) -> Decision {
         if standing == .sameApp { return Self.sameApp }
         let level = sending ? app.settings.pointee.shareSend : app.settings.pointee.shareReceive
         let otherManaged = standing == .managed
@@ -134,36 +137,34 @@ extension CompiledPolicyStorage {
     }
 
     /// Deny patterns win over allow patterns; with an allow list only matching paths pass.
-    private func decideExport(_ app: AskingApp, path: String?) -> Decision {
-        guard let path else { return Self.exportPathMissing }
-        return AppTable.withBytes(of: path) { bytes in
-            guard bytes.count <= CompiledPolicy.maxExportPathBytes else { return Self.exportPathTooLong }
-            return LexicalPath.withSegments(of: bytes) { bytes, segments in
-                if let index = firstMatch(app.settings.pointee.fileExportDeny, bytes, segments) {
-                    return Decision(allowed: false, ruleParts: app.rule(.fileExportDeny, entry: index),
-                                    reason: DecisionReason.exportDenied)
-                }
-                let allow = app.settings.pointee.fileExportAllow
-                guard allow >= 0 else {
-                    return Decision(allowed: true, ruleParts: app.rule(.fileExportAllow), reason: DecisionReason.exportNoAllowList)
-                }
-                if let index = firstMatch(allow, bytes, segments) {
-                    return Decision(allowed: true, ruleParts: app.rule(.fileExportAllow, entry: index),
-                                    reason: DecisionReason.exportAllowed)
-                }
-                return Decision(allowed: false, ruleParts: app.rule(.fileExportAllow), reason: DecisionReason.exportNotAllowed)
-            } ?? Self.exportPathRelative
-        }
+    private func decideExport(_ app: AskingApp, path bytes: UnsafeBufferPointer<UInt8>?) -> Decision {
+        guard let bytes else { return Self.exportPathMissing }
+        guard bytes.count <= CompiledPolicy.maxExportPathBytes else { return Self.exportPathTooLong }
+        return LexicalPath.withSegments(of: bytes) { bytes, segments in
+            if let index = firstMatch(app.settings.pointee.fileExportDeny, bytes, segments) {
+                return Decision(allowed: false, ruleParts: app.rule(.fileExportDeny, entry: index),
+                                reason: DecisionReason.exportDenied)
+            }
+            let allow = app.settings.pointee.fileExportAllow
+            guard allow >= 0 else {
+                return Decision(allowed: true, ruleParts: app.rule(.fileExportAllow), reason: DecisionReason.exportNoAllowList)
+            }
+            if let index = firstMatch(allow, bytes, segments) {
+                return Decision(allowed: true, ruleParts: app.rule(.fileExportAllow, entry: index),
+                                reason: DecisionReason.exportAllowed)
+            }
+            return Decision(allowed: false, ruleParts: app.rule(.fileExportAllow), reason: DecisionReason.exportNotAllowed)
+        } ?? Self.exportPathRelative
     }
 
     /// `block-org-data` lets only `plain` notifications through. A target other than `org` or
     /// `plain` is denied under every level: what such a notification shows is not known.
-    private func decideNotification(_ app: AskingApp, showing content: String?) -> Decision {
+    private func decideNotification(_ app: AskingApp, showing content: UnsafeBufferPointer<UInt8>?) -> Decision {
         // By bytes: `init(rawValue:)` compares through a table made once (a `swift_once` check
         // a call), with `==`, which for these ASCII words is the same comparison.
         guard let content else { return Self.notificationTargetUnknown }
-        let showsOrgData = content.hasSameBytes(as: NotificationContent.org.rawValue)
-        guard showsOrgData || content.hasSameBytes(as: NotificationContent.plain.rawValue) else {
+        let showsOrgData = content.isUTF8(of: NotificationContent.org.rawValue)
+        guard showsOrgData || content.isUTF8(of: NotificationContent.plain.rawValue) else {
             return Self.notificationTargetUnknown
         }
         let level = app.settings.pointee.notifications
@@ -198,5 +199,14 @@ extension CompiledPolicyStorage {
     }
     private static var notificationTargetUnknown: Decision {
         Decision(allowed: false, ruleParts: .fixed(.notificationTarget), reason: .notificationTargetUnknown)
+    }
+}
+
+extension UnsafeBufferPointer<UInt8> {
+    /// Whether these are `text`'s UTF-8 bytes (byte for byte, not `==`).
+    func isUTF8(of text: String) -> Bool {
+        guard count == text.utf8.count else { return false }
+        guard let base = baseAddress, count > 0 else { return true }
+        return AppTable.withBytes(of: text) { AppTable.memoryEquals($0.baseAddress!, base, count) }
     }
 }

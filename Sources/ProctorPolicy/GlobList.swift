@@ -4,19 +4,21 @@
 struct GlobList: Sendable {
     /// The patterns as written, in order.
     let patterns: [String]
-    /// Literal pattern → its first position in `patterns`.
-    private let literals: [String: Int]
+    /// Literal patterns by the hash of their UTF-8 bytes → their positions, in order. By bytes,
+    /// not a `[String: …]` table, which finds canonically equivalent spellings ("\u{212A}"
+    /// KELVIN SIGN and "K") as one key; and a lookup needs no `String` of the text.
+    private let literals: [Int: [Int]]
     /// Wildcard patterns with their positions, in order.
     private let wildcards: [(glob: Glob, index: Int)]
 
     init(_ patterns: [String]) {
         self.patterns = patterns
-        var literals: [String: Int] = [:]
+        var literals: [Int: [Int]] = [:]
         var wildcards: [(glob: Glob, index: Int)] = []
         for (index, pattern) in patterns.enumerated() {
             let glob = Glob(pattern)
             if glob.isLiteral {
-                if literals[pattern] == nil { literals[pattern] = index }
+                literals[AppTable.withBytes(of: pattern, Self.hash), default: []].append(index)
             } else {
                 wildcards.append((glob, index))
             }
@@ -27,19 +29,21 @@ struct GlobList: Sendable {
 
     var isEmpty: Bool { patterns.isEmpty }
 
-    /// The position of the first pattern that matches `text`, or nil.
-    func firstMatch(_ text: String) -> Int? {
+    /// The position of the first pattern that matches `text`, given as its UTF-8 bytes, or nil.
+    func firstMatch(_ text: UnsafeBufferPointer<UInt8>) -> Int? {
         guard !patterns.isEmpty else { return nil }
-        // The table finds a key by canonical equivalence ("\u{212A}" KELVIN SIGN equals "K"): the
-        // pattern it finds must have the same bytes.
-        var best = literals[text].flatMap { patterns[$0].hasSameBytes(as: text) ? $0 : nil }
-        var text = text
-        text.withUTF8 { bytes in
-            for wildcard in wildcards {
-                if let found = best, found < wildcard.index { break }
-                if wildcard.glob.matches(utf8: bytes) { best = wildcard.index; break }
-            }
+        var best = literals[Self.hash(text)]?.first { text.isUTF8(of: patterns[$0]) }
+        for wildcard in wildcards {
+            if let found = best, found < wildcard.index { break }
+            if wildcard.glob.matches(utf8: text) { best = wildcard.index; break }
         }
         return best
+    }
+
+    /// Seeded per process (`Hasher`): the text is an app's to choose.
+    private static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        var hasher = Hasher()
+        hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
+        return hasher.finalize()
     }
 }

@@ -7,13 +7,16 @@ public import ProctorPolicy
 extension Agent.Decide {
     /// A plain `Decide` call's parameters as they lie in its frame (`VarlinkDirectMethod`):
     /// the session id is left as bytes, for the connection to compare with the session it
-    /// found last before making a `String` of it.
+    /// found last before making a `String` of it; the target too, which the engine reads as
+    /// bytes (`CompiledPolicy.decide(app:remembering:…)`).
     public struct PlainRequest {
         /// The session id's bytes (printable ASCII), in the call's frame: valid only while
         /// the call is answered.
         public let session: UnsafeRawBufferPointer
         public let action: Action
-        public let target: String?
+        /// The target's bytes (valid UTF-8), in the call's frame: valid only while the call is
+        /// answered.
+        public let target: UnsafeBufferPointer<UInt8>?
         public let size: Int?
 
         /// Reads the parameters of a `Decide` call written the plainest way
@@ -28,29 +31,30 @@ extension Agent.Decide {
             var session: UnsafeRawBufferPointer?
             var action: Action?
             // Neither can be null here, so nil means "not seen yet".
-            var target: String?
+            var target: UnsafeRawBufferPointer?
             var size: Int?
             while object.hasMember {
-                // The names in the order the SDK writes them (sorted), each key compared once
-                // with each name at most; a key that is none of the four is refused.
-                if object.key("action") {
-                    guard action == nil, let name = object.asciiString(), let named = Self.action(named: name) else { return nil }
+                // Each key is compared with the names not read yet, in the order the SDK writes
+                // them (sorted): there, each matches at the first comparison. A key that is none
+                // of them — another name, or one read already — is refused.
+                if action == nil, object.key("action") {
+                    guard let name = object.asciiString(), let named = Self.action(named: name) else { return nil }
                     action = named
-                } else if object.key("session") {
-                    guard session == nil, let id = object.asciiString() else { return nil }
+                } else if session == nil, object.key("session") {
+                    guard let id = object.asciiString() else { return nil }
                     session = id
-                } else if object.key("size") {
-                    guard size == nil, let integer = object.integer() else { return nil }
+                } else if size == nil, object.key("size") {
+                    guard let integer = object.integer() else { return nil }
                     size = integer
-                } else if object.key("target") {
-                    guard target == nil, let text = object.text() else { return nil }
+                } else if target == nil, object.key("target") {
+                    guard let text = object.utf8String() else { return nil }
                     target = text
                 } else {
                     return nil
                 }
             }
             guard let session, let action else { return nil }
-            return Self(session: session, action: action, target: target, size: size)
+            return Self(session: session, action: action, target: target?.assumingMemoryBound(to: UInt8.self), size: size)
         }
 
         /// The action `name` is the raw value of, compared as bytes: no `String` is made for

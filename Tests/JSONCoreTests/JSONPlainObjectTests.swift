@@ -41,6 +41,27 @@ import Testing
         }
     }
 
+    /// A string that is not ASCII is taken exactly when it is valid UTF-8, as
+    /// `String(validating:)` (the parser's rule) takes it: `utf8String()` checks it without
+    /// making one.
+    @Test(arguments: [
+        [0xC3, 0xA9], [0xE2, 0x82, 0xAC], [0xF0, 0x9D, 0x84, 0x9E], [0xF4, 0x8F, 0xBF, 0xBF], [0xEF, 0xBF, 0xBF],
+        [0xC0, 0x80], [0xC1, 0xBF], [0xE0, 0x80, 0x80], [0xF0, 0x80, 0x80, 0x80], [0xED, 0xA0, 0x80], [0xED, 0xBF, 0xBF],
+        [0xF4, 0x90, 0x80, 0x80], [0xF5, 0x80, 0x80, 0x80], [0xE2, 0x82], [0xC3], [0x80], [0xBF, 0xC3, 0xA9], [0xFE], [0xC3, 0xA9, 0xA9],
+    ] as [[UInt8]])
+    func nonASCIIStringsAreTakenWhenTheyAreValidUTF8(_ bytes: [UInt8]) {
+        let content = Array("a".utf8) + bytes + Array("z".utf8)
+        let valid = String(validating: content, as: UTF8.self)
+        let json = Array(#"{"k":""#.utf8) + content + Array(#""}"#.utf8)
+        json.withUnsafeBytes { buffer in
+            var object = JSONPlainObject(buffer)
+            _ = object?.key()
+            var again = object
+            #expect(object?.utf8String().map(Array.init) == (valid != nil ? content : nil), "\(bytes)")
+            #expect(again?.text() == valid, "\(bytes)")
+        }
+    }
+
     @Test(arguments: [
         ("0", 0), ("-0", 0), ("7", 7), ("-12", -12), ("999999999999999", 999_999_999_999_999),
         ("-999999999999999", -999_999_999_999_999),

@@ -13,7 +13,10 @@ import Varlink
     private static let policy = """
         {"schema": 1, "version": "one", "apps": {"io.proctor.test.notes": {"state": "authorized",
           "match": {"executable": "/usr/bin/notes"},
-          "dlp": {"print": "block", "fileExport": {"allow": ["/home/*/Documents/**"], "deny": ["/tmp/**"]}}}}}
+          "dlp": {"print": "block", "fileExport": {"allow": ["/home/*/Documents/**"], "deny": ["/tmp/**"]},
+                  "share": {"send": "managed", "receive": "managed", "exempt": ["com.partner.*", "org.exact"]},
+                  "notifications": "block-org-data"}},
+          "io.proctor.test.mail": {"state": "authorized"}, "io.proctor.test.old": {"state": "retired"}}}
         """
 
     private static let decide = Agent.Decide.qualifiedName
@@ -29,6 +32,27 @@ import Varlink
         #"{"method":"\#(decide)","parameters":{"session":"$s","action":"file.export","target":""}}"#,
         #"{"method":"\#(decide)","parameters":{"session":"$s","action":"print","target":"}"}}"#,
         #"{"method":"\#(decide)","parameters":{"target":"/home/a/Documents/x","size":7,"action":"file.export","session":"$s"}}"#,
+        // Targets the engine reads as bytes: the app itself, a managed app, one not managed,
+        // an id equal to another only as Unicode (KELVIN SIGN), exempt ones, notification contents.
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"clipboard.copy","target":"io.proctor.test.notes"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"clipboard.paste","target":"io.proctor.test.note"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"clipboard.copy","target":"io.proctor.test.mail"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"clipboard.copy","target":"io.proctor.test.old"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"share.send","target":"io.proctor.test.mail"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"share.send","target":"io.proctor.test.notesx"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"share.send","target":"com.partner.chat"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"share.receive","target":"org.exact"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"share.receive","target":"org.exac\#u{212A}"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"share.receive","target":"io.proctor.test.\#u{212A}"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"share.receive"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"notification","target":"org"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"notification","target":"plain"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"notification","target":"plai"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"notification","target":"orgx"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"notification","target":""}}"#,
+        // A path past `maxExportPathBytes`, and one past the bytes a recorded target keeps.
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"file.export","target":"/tmp/\#(String(repeating: "é", count: 2046))"}}"#,
+        #"{"method":"\#(decide)","parameters":{"session":"$s","action":"share.send","target":"\#(String(repeating: "€", count: 1400))"}}"#,
         // Sizes of up to 15 digits, either sign, and zero written as -0.
         #"{"method":"\#(decide)","parameters":{"session":"$s","action":"clipboard.copy","size":999999999999999}}"#,
         #"{"method":"\#(decide)","parameters":{"session":"$s","action":"clipboard.copy","size":-999999999999999}}"#,

@@ -33,7 +33,9 @@ import Testing
         var place: CompiledPolicy.AppPlace?
         for engine in [first, first, moved, blocked, gone, gone, first, moved, moved, gone, blocked] {
             for action in [Action.print, .launch, .clipboardCopy] {
-                let remembered = engine.decide(app: app, remembering: &place, action, target: others[1], size: nil, appVersion: nil)
+                let remembered = CompiledPolicy.withUTF8(of: others[1]) {
+                    engine.decide(app: app, remembering: &place, action, target: $0, size: nil, appVersion: nil)
+                }
                 #expect(remembered == engine.decide(DecisionRequest(app: app, action: action, target: others[1])), "\(engine.version)")
             }
         }

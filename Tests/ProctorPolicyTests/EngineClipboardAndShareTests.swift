@@ -98,6 +98,20 @@ import Testing
         #expect(engine.decide(DecisionRequest(app: asker, action: .shareSend, target: "org.Kde.viewer")).allowed)
     }
 
+    /// Two exempt literals that are one string to `==` but other bytes are two entries: each
+    /// target names the one spelt as it is.
+    @Test func exemptLiteralsAreFoundByTheirBytes() {
+        let asker = "com.test.asker"
+        let engine = CompiledPolicy(EngineFixtures.policy([
+            asker: EngineFixtures.app(DLPSettings(shareSend: .managed, shareExempt: ["org.\u{212A}de.viewer", "org.Kde.viewer"])),
+        ]))
+        for (target, entry) in [("org.\u{212A}de.viewer", 0), ("org.Kde.viewer", 1)] {
+            let decision = engine.decide(DecisionRequest(app: asker, action: .shareSend, target: target))
+            #expect(decision.allowed && decision.rule == EngineFixtures.appPath(asker) + ".dlp.share.exempt[\(entry)]", "\(target)")
+        }
+        #expect(!engine.decide(DecisionRequest(app: asker, action: .shareSend, target: "org.kde.viewer")).allowed)
+    }
+
     @Test func exemptBlockedAppCountsAsAllowed() {
         let engine = Self.engine(DLPSettings(shareSend: .managed, shareExempt: ["com.example.*"]))
         let decision = engine.decide(DecisionRequest(app: Self.asker, action: .shareSend, target: EngineFixtures.blockedTarget))

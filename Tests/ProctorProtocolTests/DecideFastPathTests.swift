@@ -11,7 +11,7 @@ import Testing
         bytes.withUnsafeBytes { parameters in
             Agent.Decide.PlainRequest.read(parameters).map {
                 Agent.Decide.Request(session: String(decoding: $0.session, as: UTF8.self), action: $0.action,
-                                     target: $0.target, size: $0.size)
+                                     target: $0.target.map { String(decoding: $0, as: UTF8.self) }, size: $0.size)
             }
         }
     }
@@ -39,6 +39,8 @@ import Testing
 
     @Test(arguments: [
         #"{"session":"s","action":"launch","session":"t"}"#, #"{"session":"s","action":"launch","extra":1}"#,
+        #"{"target":"a","session":"s","action":"launch","target":"b"}"#, #"{"size":1,"session":"s","action":"print","action":"print"}"#,
+        #"{"action":"print","size":1,"session":"s","size":1}"#, #"{"target":"a","size":1,"session":"s","action":"print","session":"s"}"#,
         #"{"session":"s","action":"fly"}"#, #"{"session":"s","action":"launch","target":null}"#,
         #"{"session":"s","action":"launch","size":0.5}"#, #"{"session":"s"}"#, #"{"action":"launch"}"#, "[]", "null",
         #"{"session":"s","action":"launch","size":1.0}"#, #"{"session":"s","action":"launch","size":1e2}"#,
