@@ -315,7 +315,7 @@ public final class StreamConnection {
         guard !remaining.isEmpty else { return }
         var buffer = lendOutput()
         buffer.append(contentsOf: remaining)
-        returnOutput(buffer)
+        returnOutput(consume buffer)
         // Replies sent while a read is delivered are written, and the budget told what is
         // left, by the flush that ends the read.
         guard !isDeliveringInput else { return }
@@ -344,7 +344,7 @@ public final class StreamConnection {
         // connection furthest behind): the output was dropped with it.
         guard isOpen else { return }
         if !acceptsSends { buffer.removeSubrange(earlierCount...) }
-        returnOutput(buffer)
+        returnOutput(consume buffer)
         guard pendingOutputCount <= limits.maxOutputBuffer else {
             close(reason: .outputLimitExceeded)
             return
@@ -375,6 +375,9 @@ public final class StreamConnection {
         return buffer
     }
 
+    /// Callers pass `consume buffer`: passed plainly, their copy lived to the end of their
+    /// scope, so the flush that followed found the storage shared and emptying it for the next
+    /// reply allocated new storage — a `malloc` and a `free` for every reply.
     private func returnOutput(_ buffer: consuming [UInt8]) {
         output = buffer
     }
@@ -415,7 +418,7 @@ public final class StreamConnection {
             buffer.removeFirst(start)
             start = 0
         }
-        returnOutput(buffer)
+        returnOutput(consume buffer)
         outputStart = start
         if let failure {
             close(reason: .failed(failure))
@@ -435,6 +438,10 @@ public final class StreamConnection {
 
     /// The output buffer's capacity (tests check that it is kept and given back).
     var outputCapacity: Int { output.capacity }
+
+    /// Where the output buffer's storage lies (tests check that a kept buffer is reused, not
+    /// reallocated for each reply); nil while it has none.
+    var outputStorage: UnsafeRawPointer? { output.withUnsafeBytes { $0.baseAddress } }
 
     // MARK: closing
 

@@ -289,6 +289,11 @@ final class EchoServer: Sendable {
             return running.sync { server.value.outputCapacity }
         }
 
+        var outputStorage: UInt? {
+            let server = self.server
+            return running.sync { server.value.outputStorage.map { UInt(bitPattern: $0) } }
+        }
+
         func stop() {
             let server = self.server
             running.sync { server.value.close() }
@@ -335,6 +340,20 @@ final class EchoServer: Sendable {
         #expect(pair.send(small) == 0)
         #expect(try pair.client.receive(count: small.count) == small)
         #expect(pair.outputCapacity >= small.count && pair.outputCapacity <= StreamConnection.keptOutputCapacity)
+    }
+
+    @Test func theKeptBufferIsReusedForEachSmallReplyNotReallocated() throws {
+        let pair = try Pair()
+        defer { pair.stop() }
+        let small = Array("small reply".utf8)
+        #expect(pair.send(small) == 0)
+        #expect(try pair.client.receive(count: small.count) == small)
+        let kept = try #require(pair.outputStorage)
+        for round in 0..<8 {
+            #expect(pair.send(small) == 0)
+            #expect(try pair.client.receive(count: small.count) == small)
+            #expect(pair.outputStorage == kept, "reply \(round): the kept buffer was reallocated")
+        }
     }
 
     @Test func outputAppendedPastTheLimitClosesTheConnection() throws {
