@@ -52,50 +52,51 @@ final class EventFeed {
         let handle: VarlinkReplyHandle
     }
 
-    private var subscribers: [ObjectIdentifier: Subscriber] = [:]
     /// Most concurrent `Events` streams (each holds a connection's output buffer).
     let maxSubscribers = 64
     /// Most events waiting to be written; past it the oldest is dropped and counted.
     let maxPending: Int
     /// The id of the newest event (0 before the first ever).
-    var lastID: Int64 { queue.pointee.lastID }
+    var lastID: Int64 { state.pointee.lastID }
     /// The events not yet written, oldest first.
-    var pending: [Pending] { queue.pointee.pending }
+    var pending: [Pending] { state.pointee.pending }
     /// Events dropped from a full queue since start (the store could not keep up or failed).
-    var droppedCount: Int { queue.pointee.droppedCount }
+    var droppedCount: Int { state.pointee.droppedCount }
     /// Told when an event enters an empty queue: time to schedule a write.
     var onFirstPending: (() -> Void)?
 
-    /// What recording an event changes, behind a pointer: each access to a stored property of
-    /// a class is a run-time exclusivity check (≈ 90 instructions), and a denial made four.
-    private struct Queue {
+    /// What recording an event reads and changes, behind a pointer: each access to a stored
+    /// property of a class is a run-time exclusivity check (≈ 90 instructions), and a denial
+    /// made four; every allowed `Decide` asks whether anyone subscribes.
+    private struct State {
         var lastID: Int64
         var pending: [Pending] = []
         var droppedCount = 0
+        var subscribers: [ObjectIdentifier: Subscriber] = [:]
     }
-    private let queue = UnsafeMutablePointer<Queue>.allocate(capacity: 1)
+    private let state = UnsafeMutablePointer<State>.allocate(capacity: 1)
 
     init(lastID: Int64, maxPending: Int = 10_000) {
-        queue.initialize(to: Queue(lastID: lastID))
+        state.initialize(to: State(lastID: lastID))
         self.maxPending = maxPending
     }
 
-    deinit { queue.deinitialize(count: 1).deallocate() }
+    deinit { state.deinitialize(count: 1).deallocate() }
 
     /// Adds a stream; false when `maxSubscribers` are already open. `replay` (recorded
     /// events the client asked for) is sent first, in the same loop turn, so nothing
     /// emitted in between is missed or sent twice.
     func add(appID: String?, kinds: Set<String>?, handle: VarlinkReplyHandle, replay: [Admin.Event] = []) -> Bool {
-        guard subscribers.count < maxSubscribers else { return false }
+        guard state.pointee.subscribers.count < maxSubscribers else { return false }
         for event in replay { handle.send(Admin.Events.Reply(event: event).fields) }
         let key = ObjectIdentifier(handle)
-        subscribers[key] = Subscriber(appID: appID, kinds: kinds, handle: handle)
-        handle.onCancel = { [weak self] in self?.subscribers[key] = nil }
+        state.pointee.subscribers[key] = Subscriber(appID: appID, kinds: kinds, handle: handle)
+        handle.onCancel = { [weak self] in self?.state.pointee.subscribers[key] = nil }
         return true
     }
 
     /// Whether any `Events` stream is open.
-    var hasSubscribers: Bool { !subscribers.isEmpty }
+    var hasSubscribers: Bool { !state.pointee.subscribers.isEmpty }
 
     /// Records an event that happened at `occurredAt` (now when nil) and sends it to every
     /// subscriber whose filter matches. With `recorded: false` it is only streamed: it keeps
@@ -112,9 +113,9 @@ final class EventFeed {
 
     private func emit(kind: String, appID: String?, occurredAt: UnixMilliseconds? = nil, recorded: Bool, payload: Pending.Payload) {
         let now = Clock.now()
-        if recorded { queue.pointee.lastID += 1 }
-        let event = Pending(id: queue.pointee.lastID, occurredAt: occurredAt ?? now, receivedAt: now, kind: kind, appID: appID, payload: payload)
-        if !subscribers.isEmpty { send(event) }
+        if recorded { state.pointee.lastID += 1 }
+        let event = Pending(id: state.pointee.lastID, occurredAt: occurredAt ?? now, receivedAt: now, kind: kind, appID: appID, payload: payload)
+        if !state.pointee.subscribers.isEmpty { send(event) }
         // Last, so that the event moves into the queue rather than being copied (≈ 250
         // instructions a denial); the loop's thread sees no difference in the order.
         if recorded { enqueue(event) }
@@ -123,11 +124,11 @@ final class EventFeed {
     /// Sends `event` to every subscriber whose filter matches.
     private func send(_ event: Pending) {
         var reply: [String: JSONValue]?
-        for (key, subscriber) in subscribers {
+        for (key, subscriber) in state.pointee.subscribers {
             if let wanted = subscriber.appID, event.appID?.hasSameBytes(as: wanted) != true { continue }  // bytes, as the history
             if let kinds = subscriber.kinds, !kinds.contains(event.kind) { continue }
             guard subscriber.handle.isConnected else {
-                subscribers[key] = nil
+                state.pointee.subscribers[key] = nil
                 continue
             }
             if reply == nil { reply = Admin.Events.Reply(event: event.message).fields }
@@ -137,36 +138,36 @@ final class EventFeed {
 
     /// Takes every waiting event, oldest first, for one write.
     func takePending() -> [Pending] {
-        defer { queue.pointee.pending.removeAll(keepingCapacity: true) }
-        return queue.pointee.pending
+        defer { state.pointee.pending.removeAll(keepingCapacity: true) }
+        return state.pointee.pending
     }
 
     /// Puts back a batch whose write failed, ahead of what came since. The caller schedules
     /// the next attempt (`onFirstPending` is not told).
     func restore(_ batch: [Pending]) {
-        queue.pointee.pending = batch + queue.pointee.pending
+        state.pointee.pending = batch + state.pointee.pending
         dropExcess()
     }
 
     /// Waiting events that `query` matches, oldest first.
     func pending(matching query: EventQuery) -> [Pending] {
-        queue.pointee.pending.filter { query.matches(id: $0.id, occurredAt: $0.occurredAt, kind: $0.kind, appID: $0.appID) }
+        state.pointee.pending.filter { query.matches(id: $0.id, occurredAt: $0.occurredAt, kind: $0.kind, appID: $0.appID) }
     }
 
     /// One event, appended as itself: appending a collection of one (the generic
     /// `append(contentsOf:)`) cost a denial ≈ 700 instructions.
     private func enqueue(_ event: consuming Pending) {
-        let wasEmpty = queue.pointee.pending.isEmpty
-        queue.pointee.pending.append(event)
+        let wasEmpty = state.pointee.pending.isEmpty
+        state.pointee.pending.append(event)
         dropExcess()
-        if wasEmpty, !queue.pointee.pending.isEmpty { onFirstPending?() }
+        if wasEmpty, !state.pointee.pending.isEmpty { onFirstPending?() }
     }
 
     /// Keeps the newest `maxPending` events.
     private func dropExcess() {
-        let excess = queue.pointee.pending.count - maxPending
+        let excess = state.pointee.pending.count - maxPending
         guard excess > 0 else { return }
-        queue.pointee.pending.removeFirst(excess)
-        queue.pointee.droppedCount += excess
+        state.pointee.pending.removeFirst(excess)
+        state.pointee.droppedCount += excess
     }
 }
