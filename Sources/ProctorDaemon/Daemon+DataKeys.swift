@@ -45,9 +45,10 @@ extension Daemon {
     /// (crypto-shredding) before the caller answers; every kind of wipe calls this —
     /// `proctorctl wipe` and retirement (every user), a compliance violation whose
     /// `onViolation` is `wipe` (the user whose session runs the violating version).
-    /// `reason` goes to the log line.
-    func shredDataKeys(of appID: AppID, uid: UInt32? = nil, reason: String) throws(StoreError) {
-        let destroyed = try store.destroyDataKeys(appID: appID, uid: uid, at: Clock.now())
+    /// `reason` goes to the log line. Only an administrator's wipe, who hears whether it
+    /// completed, is `waitingForReaders` (`StateStore.destroyDataKeys`); the loop waits then.
+    func shredDataKeys(of appID: AppID, uid: UInt32? = nil, reason: String, waitingForReaders: Bool) throws(StoreError) {
+        let destroyed = try store.destroyDataKeys(appID: appID, uid: uid, at: Clock.now(), waitingForReaders: waitingForReaders)
         guard destroyed > 0 else { return }
         log(.dataKeysDestroyed, "Destroyed \(destroyed) data key(s) of \(appID): \(reason)", [(DaemonEventField.appID, appID)])
         events.emit(kind: EventKind.dataKey, appID: appID, data: ["outcome": "destroyed", "count": .number(destroyed),
@@ -77,9 +78,12 @@ extension Daemon {
     /// Shreds now or, when that fails, logs it and tries again on the loop's timer: nobody
     /// waits for a retirement's or a violation's shred to retry it, as an administrator
     /// retries a `Wipe` that failed. (The erasure would otherwise finish only at the app's
-    /// next shred or when the store closes.)
+    /// next shred or when the store closes.) No attempt waits for a reader to step aside:
+    /// the loop would answer nothing meanwhile, up to the busy timeout each time.
     private func shredRetryingOnFailure(_ appID: AppID, uid: UInt32?, because cause: UnfinishedShred.Cause) {
-        do throws(StoreError) { try shredDataKeys(of: appID, uid: uid, reason: cause.description) } catch {
+        do throws(StoreError) {
+            try shredDataKeys(of: appID, uid: uid, reason: cause.description, waitingForReaders: false)
+        } catch {
             logStorageFailure("destroying the data keys of \(appID) (\(cause)); tried again in the background", error)
             // After `shredIncomplete` the keys are destroyed: a retry only finishes erasing them,
             // and so cannot destroy a key the app obtained since (once authorized or compliant again).
@@ -91,8 +95,7 @@ extension Daemon {
     }
 
     /// The first retry of unfinished shreds comes this much later, each next one twice as late
-    /// up to `shredRetryMaxInterval`: each attempt may hold the loop for the store's busy
-    /// timeout (5 s) while a reader holds the log back.
+    /// up to `shredRetryMaxInterval`: a store that keeps failing is not hammered.
     static let shredRetryInterval: Duration = .seconds(1)
     static let shredRetryMaxInterval: Duration = .seconds(60)
     /// Retries of one shred before it is left to the app's next shred or the store's close (≈ 3 min).
@@ -117,11 +120,11 @@ extension Daemon {
             shred.retries += 1
             do throws(StoreError) {
                 if shred.keysDestroyed {
-                    try store.eraseDestroyedDataKeys()
+                    try store.eraseDestroyedDataKeys(waitingForReaders: false)
                 } else if case .retirement = shred.cause, active.compiled.state(of: shred.appID) != .retired {
                     return nil
                 } else {
-                    try shredDataKeys(of: shred.appID, uid: shred.uid, reason: shred.cause.description)
+                    try shredDataKeys(of: shred.appID, uid: shred.uid, reason: shred.cause.description, waitingForReaders: false)
                 }
                 log(.dataKeysDestroyed, "Finished erasing the data keys of \(shred.appID) (\(shred.cause)) at retry "
                     + "\(shred.retries)", [(DaemonEventField.appID, shred.appID)])
