@@ -185,6 +185,28 @@ import TestSupport
         #expect(kept.count == database.count && kept.range(of: Data("com.example.notes".utf8)) != nil)
     }
 
+    /// SQLite follows a `state.db` that is a symbolic link, and keeps its `-wal` beside the file
+    /// it names; the erasure would follow it too, overwriting the hex in whatever file it names
+    /// (here not a database at all, so "corrupt"), then move the link alone aside, leaving that
+    /// file's log with its keys. A careless administrator's link is refused instead: nothing
+    /// is erased or moved, and the error says why.
+    @Test func aCorruptDatabaseThatIsASymbolicLinkIsNeitherErasedThroughItNorMoved() throws {
+        let elsewhere = try StoreDirectory()
+        let named = elsewhere.appending("machine-id").path
+        let contents = String(repeating: "5e", count: 16) + "\n"  // 32 hex digits: what /etc/machine-id holds
+        try Data(contents.utf8).write(to: URL(fileURLWithPath: named))
+        #expect(symlink(named, directory.databasePath) == 0)
+
+        let opened = Result { () throws(StoreError) in try directory.openStore(now: 1_000) }
+        #expect(String(decoding: try #require(FileManager.default.contents(atPath: named)), as: UTF8.self) == contents)
+        guard case .failure(.io(let path, let message)) = opened else {
+            Issue.record("expected an I/O error, got \(opened)")
+            return
+        }
+        #expect(path == directory.databasePath && message.contains("symbolic link"))
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: directory.databasePath) == named)
+    }
+
     /// Runs shorter than 32 digits (a key id, a time) stay; a longer one anywhere, even at the
     /// ends of the file, is erased; one already erased is not counted again.
     @Test func theErasureTakesRunsOf32HexDigitsOrMore() {
