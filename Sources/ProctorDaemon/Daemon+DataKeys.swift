@@ -22,6 +22,11 @@ extension Daemon {
             log(.dataKeyRefused, "Data key refused to \(appID) for uid \(uid): \(reason)", fields)
             throw AgentError.appBlocked(appID, state: state, reason: reason)
         }
+        if awaitsViolationShred(appID, uid: uid) {
+            let reason = "a compliance violation's wipe of this key failed and is being retried; ask again when it is done"
+            log(.dataKeyRefused, "Data key of \(appID) for uid \(uid) is unavailable: \(reason)", fields)
+            throw AgentError.dataKeyUnavailable(appID, reason: reason)
+        }
         do throws(DataKeyVault.Failure) {
             let (key, record) = try dataKeys.release(appID: appID, uid: uid, at: Clock.now())
             events.emit(kind: EventKind.dataKey, appID: appID, data: ["outcome": "released", "uid": .number(Int(uid)),
@@ -38,6 +43,17 @@ extension Daemon {
             case .crypto(let cryptoError):
                 throw AgentError.dataKeyUnavailable(appID, reason: "\(cryptoError)")
             }
+        }
+    }
+
+    /// Whether a violation's shred that could not destroy `uid`'s key of `appID` is still to be
+    /// retried: the key is condemned, and one released now (to a version compliant again) would
+    /// be destroyed under the app by the retry. A retirement's needs no such check: the retry
+    /// drops it once the app is no longer retired, and a retired app obtains no key.
+    private func awaitsViolationShred(_ appID: AppID, uid: UInt32) -> Bool {
+        unfinishedShreds.contains { shred in
+            guard case .violation = shred.cause else { return false }
+            return !shred.keysDestroyed && shred.appID == appID && shred.uid == uid
         }
     }
 
@@ -131,9 +147,11 @@ extension Daemon {
                 return nil
             } catch {
                 guard shred.retries >= Self.shredRetryLimit else { return shred }
+                // Keys the shred could not destroy are left alive (releasable again): closing the store erases nothing of them.
+                let outcome = shred.keysDestroyed ? "the erasure finishes at the app's next shred or when proctord stops"
+                    : "the keys were not destroyed; the app's next shred (a wipe, a violation, a retirement) destroys them"
                 logStorageFailure("destroying the data keys of \(shred.appID) (\(shred.cause)); given up after "
-                                  + "\(shred.retries) retries: the erasure finishes at the app's next shred or when "
-                                  + "proctord stops", error)
+                                  + "\(shred.retries) retries: " + outcome, error)
                 return nil
             }
         }
