@@ -181,8 +181,12 @@ import TestSupport
             #expect(part == nil, "bytes \((part ?? 0) / 2)... of \(name) key are still in the kept copy")
         }
         #expect(recovery.erasedHexRuns >= 3)  // the file's key, and both keys in the log's copy of their page
+        // The rest of the copy is the damaged file as it was: the log was not folded into it on close.
+        var expected = [UInt8](database)
+        _ = expected.withUnsafeMutableBufferPointer { WrappedKeyErasure.eraseRuns(in: $0) }
         let kept = try #require(FileManager.default.contents(atPath: recovery.movedTo))
-        #expect(kept.count == database.count && kept.range(of: Data("com.example.notes".utf8)) != nil)
+        #expect(kept.range(of: Data("com.example.mail".utf8)) == nil, "the log's page was copied into the kept file")
+        #expect([UInt8](kept) == expected)
     }
 
     /// SQLite follows a `state.db` that is a symbolic link, and keeps its `-wal` beside the file
