@@ -270,7 +270,7 @@ extension Daemon {
         do {
             // The keys go first: when the administrator hears "issued", the data is already
             // unreadable, whether or not the app ever runs again.
-            try shredDataKeys(of: appID, reason: "wiped by uid \(context.peer.uid)")
+            try shredDataKeys(of: appID, reason: "wiped by uid \(context.peer.uid)", waitingForReaders: true)
             directive = try store.issueWipe(appID: appID, issuedAt: Clock.now(), byUID: context.peer.uid)
         } catch {
             throw adminError(for: error, while: "recording a wipe of \(appID)")

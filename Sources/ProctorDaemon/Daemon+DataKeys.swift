@@ -22,6 +22,11 @@ extension Daemon {
             log(.dataKeyRefused, "Data key refused to \(appID) for uid \(uid): \(reason)", fields)
             throw AgentError.appBlocked(appID, state: state, reason: reason)
         }
+        if awaitsViolationShred(appID, uid: uid) {
+            let reason = "a compliance violation's wipe of this key failed and is being retried; ask again when it is done"
+            log(.dataKeyRefused, "Data key of \(appID) for uid \(uid) is unavailable: \(reason)", fields)
+            throw AgentError.dataKeyUnavailable(appID, reason: reason)
+        }
         do throws(DataKeyVault.Failure) {
             let (key, record) = try dataKeys.release(appID: appID, uid: uid, at: Clock.now())
             events.emit(kind: EventKind.dataKey, appID: appID, data: ["outcome": "released", "uid": .number(Int(uid)),
@@ -41,13 +46,25 @@ extension Daemon {
         }
     }
 
+    /// Whether a violation's shred that could not destroy `uid`'s key of `appID` is still to be
+    /// retried: the key is condemned, and one released now (to a version compliant again) would
+    /// be destroyed under the app by the retry. A retirement's needs no such check: the retry
+    /// drops it once the app is no longer retired, and a retired app obtains no key.
+    private func awaitsViolationShred(_ appID: AppID, uid: UInt32) -> Bool {
+        unfinishedShreds.contains { shred in
+            guard case .violation = shred.cause else { return false }
+            return !shred.keysDestroyed && shred.appID == appID && shred.uid == uid
+        }
+    }
+
     /// Destroys the data keys of `appID` — every user's, or `uid`'s alone — durably
     /// (crypto-shredding) before the caller answers; every kind of wipe calls this —
     /// `proctorctl wipe` and retirement (every user), a compliance violation whose
     /// `onViolation` is `wipe` (the user whose session runs the violating version).
-    /// `reason` goes to the log line.
-    func shredDataKeys(of appID: AppID, uid: UInt32? = nil, reason: String) throws(StoreError) {
-        let destroyed = try store.destroyDataKeys(appID: appID, uid: uid, at: Clock.now())
+    /// `reason` goes to the log line. Only an administrator's wipe, who hears whether it
+    /// completed, is `waitingForReaders` (`StateStore.destroyDataKeys`); the loop waits then.
+    func shredDataKeys(of appID: AppID, uid: UInt32? = nil, reason: String, waitingForReaders: Bool) throws(StoreError) {
+        let destroyed = try store.destroyDataKeys(appID: appID, uid: uid, at: Clock.now(), waitingForReaders: waitingForReaders)
         guard destroyed > 0 else { return }
         log(.dataKeysDestroyed, "Destroyed \(destroyed) data key(s) of \(appID): \(reason)", [(DaemonEventField.appID, appID)])
         events.emit(kind: EventKind.dataKey, appID: appID, data: ["outcome": "destroyed", "count": .number(destroyed),
@@ -77,9 +94,12 @@ extension Daemon {
     /// Shreds now or, when that fails, logs it and tries again on the loop's timer: nobody
     /// waits for a retirement's or a violation's shred to retry it, as an administrator
     /// retries a `Wipe` that failed. (The erasure would otherwise finish only at the app's
-    /// next shred or when the store closes.)
+    /// next shred or when the store closes.) No attempt waits for a reader to step aside:
+    /// the loop would answer nothing meanwhile, up to the busy timeout each time.
     private func shredRetryingOnFailure(_ appID: AppID, uid: UInt32?, because cause: UnfinishedShred.Cause) {
-        do throws(StoreError) { try shredDataKeys(of: appID, uid: uid, reason: cause.description) } catch {
+        do throws(StoreError) {
+            try shredDataKeys(of: appID, uid: uid, reason: cause.description, waitingForReaders: false)
+        } catch {
             logStorageFailure("destroying the data keys of \(appID) (\(cause)); tried again in the background", error)
             // After `shredIncomplete` the keys are destroyed: a retry only finishes erasing them,
             // and so cannot destroy a key the app obtained since (once authorized or compliant again).
@@ -91,8 +111,7 @@ extension Daemon {
     }
 
     /// The first retry of unfinished shreds comes this much later, each next one twice as late
-    /// up to `shredRetryMaxInterval`: each attempt may hold the loop for the store's busy
-    /// timeout (5 s) while a reader holds the log back.
+    /// up to `shredRetryMaxInterval`: a store that keeps failing is not hammered.
     static let shredRetryInterval: Duration = .seconds(1)
     static let shredRetryMaxInterval: Duration = .seconds(60)
     /// Retries of one shred before it is left to the app's next shred or the store's close (≈ 3 min).
@@ -117,20 +136,22 @@ extension Daemon {
             shred.retries += 1
             do throws(StoreError) {
                 if shred.keysDestroyed {
-                    try store.eraseDestroyedDataKeys()
+                    try store.eraseDestroyedDataKeys(waitingForReaders: false)
                 } else if case .retirement = shred.cause, active.compiled.state(of: shred.appID) != .retired {
                     return nil
                 } else {
-                    try shredDataKeys(of: shred.appID, uid: shred.uid, reason: shred.cause.description)
+                    try shredDataKeys(of: shred.appID, uid: shred.uid, reason: shred.cause.description, waitingForReaders: false)
                 }
                 log(.dataKeysDestroyed, "Finished erasing the data keys of \(shred.appID) (\(shred.cause)) at retry "
                     + "\(shred.retries)", [(DaemonEventField.appID, shred.appID)])
                 return nil
             } catch {
                 guard shred.retries >= Self.shredRetryLimit else { return shred }
+                // Keys the shred could not destroy are left alive (releasable again): closing the store erases nothing of them.
+                let outcome = shred.keysDestroyed ? "the erasure finishes at the app's next shred or when proctord stops"
+                    : "the keys were not destroyed; the app's next shred (a wipe, a violation, a retirement) destroys them"
                 logStorageFailure("destroying the data keys of \(shred.appID) (\(shred.cause)); given up after "
-                                  + "\(shred.retries) retries: the erasure finishes at the app's next shred or when "
-                                  + "proctord stops", error)
+                                  + "\(shred.retries) retries: " + outcome, error)
                 return nil
             }
         }

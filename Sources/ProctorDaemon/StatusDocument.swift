@@ -36,8 +36,10 @@ struct StatusDocument: Sendable {
 
 /// Builds status documents on a thread of its own, reading `state.db` through a read-only
 /// connection of its own: the store is in WAL mode, so this reader never blocks the loop's
-/// writes (nor they it) — except a wipe's checkpoint, which waits for a read in progress up to
-/// the busy timeout, then fails the wipe (`StateStore.destroyDataKeys`). The connection is opened at the first document and used only on `queue`.
+/// writes (nor they it) — except a shred's checkpoint: an administrator's wipe waits for a
+/// read in progress up to the busy timeout, then fails; a retirement's or a violation's fails
+/// at once and is retried (`StateStore.destroyDataKeys`). The connection is opened at the
+/// first document and used only on `queue`.
 final class StatusDocumentBuilder: @unchecked Sendable {
     /// Serial: documents are built, and handed back, in the order they were asked for.
     let queue = DispatchQueue(label: "io.proctor.status-document")

@@ -99,10 +99,12 @@ final class SQLiteConnection {
     }
 
     /// Closes without letting SQLite checkpoint or delete the `-wal`/`-shm` files, so a
-    /// damaged database is kept exactly as found for inspection.
+    /// damaged database is kept exactly as found for inspection. (`PERSIST_WAL` alone keeps
+    /// the log but still copies its pages into the damaged file on close.)
     func closeKeepingJournalFiles() {
         var persist: Int32 = 1
         sqlite3_file_control(handle, "main", SQLITE_FCNTL_PERSIST_WAL, &persist)
+        csqlite_skip_checkpoint_on_close(handle)
         close()
     }
 

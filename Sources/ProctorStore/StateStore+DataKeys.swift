@@ -69,10 +69,12 @@ extension StateStore {
     /// this throws `.shredIncomplete` — the keys are destroyed (never released again) but their
     /// old bytes may still be in the files. The checkpoint runs again whenever the app has a
     /// destroyed key (of `uid`, if given), so calling again (a retried wipe, even after a
-    /// restart) finishes the erasure when nothing is left to destroy.
+    /// restart) finishes the erasure when nothing is left to destroy. Without
+    /// `waitingForReaders` it throws at once instead (`eraseDestroyedDataKeys`).
     /// - Returns: how many keys were destroyed.
     @discardableResult
-    public func destroyDataKeys(appID: String, uid: UInt32? = nil, at time: UnixMilliseconds) throws(StoreError) -> Int {
+    public func destroyDataKeys(appID: String, uid: UInt32? = nil, at time: UnixMilliseconds,
+                                waitingForReaders: Bool = true) throws(StoreError) -> Int {
         let destroyed = try writeTransaction { () throws(StoreError) -> Int in
             if let uid {
                 try connection.run("UPDATE data_keys SET wrapped = NULL, destroyed_at = ? "
@@ -85,14 +87,18 @@ extension StateStore {
             return connection.changes
         }
         if destroyed == 0, try !hasDestroyedDataKey(appID: appID, uid: uid) { return 0 }
-        try eraseDestroyedDataKeys()
+        try eraseDestroyedDataKeys(waitingForReaders: waitingForReaders)
         return destroyed
     }
 
     /// Finishes the erasure of keys already destroyed (a shred that threw `.shredIncomplete`)
     /// without destroying any other: the write-ahead log is checkpointed and truncated.
-    /// Throws `.shredIncomplete` again while a reader still holds it back.
-    public func eraseDestroyedDataKeys() throws(StoreError) {
+    /// Throws `.shredIncomplete` again while a reader still holds it back — at once when not
+    /// `waitingForReaders`, else after the busy timeout: a caller on proctord's loop that
+    /// retries anyway must not stop it answering for seconds.
+    public func eraseDestroyedDataKeys(waitingForReaders: Bool = true) throws(StoreError) {
+        if !waitingForReaders { connection.setBusyTimeout(milliseconds: 0) }
+        defer { if !waitingForReaders { connection.setBusyTimeout(milliseconds: configuration.busyTimeoutMilliseconds) } }
         // Copies every page into the database (overwriting the old ones) and empties the log.
         // Its row is (busy, frames in the log, frames copied); busy means it did not complete.
         let busy = try connection.query("PRAGMA wal_checkpoint(TRUNCATE)") { $0.integer(0) }.first ?? 0

@@ -29,8 +29,8 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     /// Another connection held the database lock longer than the busy timeout.
     case busy(path: String)
     /// A shred destroyed data keys, but a reader of the database held a snapshot longer than
-    /// the busy timeout, so their old bytes could not be erased from its write-ahead log (nor
-    /// the database file) yet. Destroyed for every purpose but those bytes: retrying the wipe
+    /// the busy timeout (or at all, for a shred that does not wait), so their old bytes could
+    /// not be erased from its write-ahead log (nor the database file) yet. Destroyed for every purpose but those bytes: retrying the wipe
     /// finishes the erasure.
     case shredIncomplete(path: String)
     /// The database could not be opened or created at all.

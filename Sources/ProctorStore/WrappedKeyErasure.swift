@@ -16,18 +16,22 @@ enum WrappedKeyErasure {
     static let minimumRun = 32
 
     /// Erases the runs in the file at `path` (see the type), durably (`msync`, `fsync`) when it
-    /// changed any. A missing file has none.
+    /// changed any. A missing file has none. Only a regular file is erased: a symbolic link
+    /// would have it overwrite whatever file the link names, while SQLite keeps that file's
+    /// `-wal` beside it, where neither this nor the move aside looks.
     /// - Returns: how many runs it changed; a run already all `0` stays as it is, so erasing
     ///   twice changes nothing the second time.
     static func erase(fileAt path: String) throws(StoreError) -> Int {
-        let descriptor = open(path, O_RDWR | O_CLOEXEC)
+        let descriptor = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         if descriptor < 0 {
             if errno == ENOENT { return 0 }
+            if errno == ELOOP { throw notRegular(path, "a symbolic link") }
             throw failure(path, "open")
         }
         defer { close(descriptor) }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw failure(path, "stat") }
+        guard status.st_mode & S_IFMT == S_IFREG else { throw notRegular(path, "not a regular file") }
         let size = Int(status.st_size)
         guard size > 0 else { return 0 }
         let address = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0)
@@ -70,6 +74,11 @@ enum WrappedKeyErasure {
 
     private static func isHexDigit(_ byte: UInt8) -> Bool {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+    }
+
+    private static func notRegular(_ path: String, _ what: String) -> StoreError {
+        .io(path: path, message: "cannot erase the data keys from the corrupt database: it is \(what); it was neither "
+            + "erased nor moved aside: replace it by the file itself")
     }
 
     private static func failure(_ path: String, _ operation: String) -> StoreError {

@@ -80,6 +80,44 @@ import TestSupport
         #expect(try !filesContain(directory.path, keyHex))  // …but it finished erasing
     }
 
+    /// A shred nobody waits for (a retirement's, a violation's, their retries) runs on the
+    /// daemon's loop, which must keep answering `Decide`: it does not wait for a reader to step
+    /// aside (the busy timeout, 5 s in proctord) but says at once that it did not finish, and
+    /// the daemon retries it. The reader here steps aside after 3 s, far within the 60 s busy
+    /// timeout: a waiting checkpoint would complete then, and the call succeed.
+    @Test func aShredThatDoesNotWaitForReadersFailsAtOnceWhileOneHoldsASnapshot() throws {
+        var configuration = StateStore.Configuration()
+        configuration.busyTimeoutMilliseconds = 60_000
+        let store = try directory.openStore(configuration: configuration)
+        defer { store.close() }
+        try store.insertDataKey(appID: "com.example.notes", uid: 0, generation: 1, keyID: "k", wrapped: wrapped, at: 1)
+        // Used by the thread below only after this one is done with it.
+        nonisolated(unsafe) let reader = try StateStore.openReader(path: directory.databasePath, configuration: configuration)
+        try reader.connection.run("BEGIN")
+        #expect(try reader.dataKeys(appID: "com.example.notes").count == 1)  // the snapshot is taken
+        let readerDone = DispatchSemaphore(value: 0)
+        let shredReturned = DispatchSemaphore(value: 0)
+        let readerThread = Thread {
+            _ = shredReturned.wait(timeout: .now() + 3)
+            try? reader.connection.run("COMMIT")
+            reader.close()
+            readerDone.signal()
+        }
+        readerThread.start()
+
+        let attempt = Result { () throws(StoreError) in
+            try store.destroyDataKeys(appID: "com.example.notes", at: 2, waitingForReaders: false)
+        }
+        let retry = Result { () throws(StoreError) in try store.eraseDestroyedDataKeys(waitingForReaders: false) }
+        shredReturned.signal()
+        readerDone.wait()
+        #expect(throws: StoreError.shredIncomplete(path: directory.databasePath)) { try attempt.get() }
+        #expect(throws: StoreError.shredIncomplete(path: directory.databasePath)) { try retry.get() }
+        #expect(try store.liveDataKey(appID: "com.example.notes", uid: 0) == nil)
+        try store.eraseDestroyedDataKeys(waitingForReaders: false)  // the reader is gone: it completes
+        #expect(try !filesContain(directory.path, hex(wrapped)))
+    }
+
     /// SQLite frees a cell's space when the row moves (a page split while other apps' keys are
     /// added, a row rewritten at a release, other rows shrinking at their own shreds) and, unless
     /// `secure_delete` was on at that moment, leaves the old bytes in the page's free space or on
@@ -143,8 +181,34 @@ import TestSupport
             #expect(part == nil, "bytes \((part ?? 0) / 2)... of \(name) key are still in the kept copy")
         }
         #expect(recovery.erasedHexRuns >= 3)  // the file's key, and both keys in the log's copy of their page
+        // The rest of the copy is the damaged file as it was: the log was not folded into it on close.
+        var expected = [UInt8](database)
+        _ = expected.withUnsafeMutableBufferPointer { WrappedKeyErasure.eraseRuns(in: $0) }
         let kept = try #require(FileManager.default.contents(atPath: recovery.movedTo))
-        #expect(kept.count == database.count && kept.range(of: Data("com.example.notes".utf8)) != nil)
+        #expect(kept.range(of: Data("com.example.mail".utf8)) == nil, "the log's page was copied into the kept file")
+        #expect([UInt8](kept) == expected)
+    }
+
+    /// SQLite follows a `state.db` that is a symbolic link, and keeps its `-wal` beside the file
+    /// it names; the erasure would follow it too, overwriting the hex in whatever file it names
+    /// (here not a database at all, so "corrupt"), then move the link alone aside, leaving that
+    /// file's log with its keys. A careless administrator's link is refused instead: nothing
+    /// is erased or moved, and the error says why.
+    @Test func aCorruptDatabaseThatIsASymbolicLinkIsNeitherErasedThroughItNorMoved() throws {
+        let elsewhere = try StoreDirectory()
+        let named = elsewhere.appending("machine-id").path
+        let contents = String(repeating: "5e", count: 16) + "\n"  // 32 hex digits: what /etc/machine-id holds
+        try Data(contents.utf8).write(to: URL(fileURLWithPath: named))
+        #expect(symlink(named, directory.databasePath) == 0)
+
+        let opened = Result { () throws(StoreError) in try directory.openStore(now: 1_000) }
+        #expect(String(decoding: try #require(FileManager.default.contents(atPath: named)), as: UTF8.self) == contents)
+        guard case .failure(.io(let path, let message)) = opened else {
+            Issue.record("expected an I/O error, got \(opened)")
+            return
+        }
+        #expect(path == directory.databasePath && message.contains("symbolic link"))
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: directory.databasePath) == named)
     }
 
     /// Runs shorter than 32 digits (a key id, a time) stay; a longer one anywhere, even at the

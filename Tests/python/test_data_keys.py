@@ -25,9 +25,9 @@ NOTES = "io.proctor.test.notes"
 class AppConnection:
     """One Agent connection registered as an app (this test process)."""
 
-    def __init__(self, daemon, app_id, version=None):
+    def __init__(self, daemon, app_id, version=None, timeout=10):
         self.socket = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.socket.settimeout(10)
+        self.socket.settimeout(timeout)
         self.socket.connect(daemon.agent)
         parameters = {"appId": app_id}
         if version:
@@ -43,8 +43,8 @@ class AppConnection:
         self.socket.close()
 
 
-def data_key(daemon, app_id=NOTES, version=None):
-    app = AppConnection(daemon, app_id, version)
+def data_key(daemon, app_id=NOTES, version=None, timeout=10):
+    app = AppConnection(daemon, app_id, version, timeout)
     try:
         return app.data_key()
     finally:
@@ -254,6 +254,38 @@ def test_a_compliance_violation_with_onviolation_wipe_destroys_that_users_key(wo
         finally:
             app.close()
     finally:
+        daemon.stop()
+
+
+def test_a_violations_shred_that_failed_keeps_the_key_from_the_app_until_a_retry_destroys_it(workdir):
+    """A compliance violation's shred whose write failed (another process held the database's
+    write lock) left the key alive, to be destroyed by a retry. An update to a compliant version
+    meanwhile must not obtain that key: the retry would destroy it under the app, with whatever
+    it protected since. The app gets a new generation once the retry is done."""
+    apps = {NOTES: {"state": "authorized", "match": {"executable": this_executable(), "users": ["*"]},
+                    "compliance": {"minVersion": "2.0.0", "onViolation": "wipe"}}}
+    daemon = started(workdir, **apps)
+    writer = None
+    try:
+        key_bytes(data_key(daemon, version="2.1.0"))
+        writer = sqlite3.connect(os.path.join(daemon.state_dir, "state.db"), isolation_level=None)
+        writer.execute("BEGIN IMMEDIATE")  # every write of proctord fails with `busy` after its timeout (5 s)
+        AppConnection(daemon, NOTES, version="1.0.0", timeout=30).close()
+        assert "compliance violation of version 1.0.0" in daemon.wait_for_log("tried again in the background", timeout=20)
+        assert wrapped_hex(daemon, 1) is not None  # not destroyed: the retry will
+
+        refused = data_key(daemon, version="2.1.0", timeout=60)  # its registration waits for the lock too
+        assert refused.get("error") == "io.proctor.Agent.DataKeyUnavailable", refused
+
+        writer.execute("COMMIT")
+        writer.close()
+        writer = None
+        daemon.wait_for_log("Finished erasing the data keys of io.proctor.test.notes (compliance violation", timeout=60)
+        assert wrapped_hex(daemon, 1) is None
+        assert data_key(daemon, version="2.1.0")["parameters"]["generation"] == 2
+    finally:
+        if writer:
+            writer.close()
         daemon.stop()
 
 
