@@ -50,7 +50,7 @@ release: deps $(STATIC_CXX_DIR)/libstdc++.a
 	$(SWIFT) build $(RELEASE_FLAGS)
 
 $(STATIC_CXX_DIR)/libstdc++.a:
-	@archive=$$(gcc -print-file-name=libstdc++.a); \
+	@archive=$$($$(dirname $$(command -v $(SWIFT)))/clang -print-file-name=libstdc++.a); \
 	if [ ! -f "$$archive" ]; then echo "libstdc++.a not found (Debian's libstdc++-12-dev)" >&2; exit 1; fi; \
 	mkdir -p $(STATIC_CXX_DIR) && ln -sf "$$archive" $@
 

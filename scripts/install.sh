@@ -51,9 +51,9 @@ case "$PREFIX" in
     /usr|/usr/local) ;;
     *) say "note: systemd does not look for units, sysusers.d, tmpfiles.d or catalogs under $PREFIX/lib; link them into /etc yourself" ;;
 esac
-[ -d "$BUILD_DIR" ] || fail "no build folder $BUILD_DIR (run 'swift build -c release' or set BUILD_DIR)"
+[ -d "$BUILD_DIR" ] || fail "no build folder $BUILD_DIR (run 'make release' or set BUILD_DIR)"
 for required in proctord proctorctl; do
-    [ -x "$BUILD_DIR/$required" ] || fail "$BUILD_DIR/$required is missing (run 'swift build -c release')"
+    [ -x "$BUILD_DIR/$required" ] || fail "$BUILD_DIR/$required is missing (run 'make release')"
 done
 for page in "${manpages[@]}"; do
     [ -f "$MAN_DIR/$page" ] || fail "$MAN_DIR/$page is missing (run 'make man' or set MAN_DIR)"
