@@ -83,8 +83,8 @@ let package = Package(
         // What the tests and proctor-bench share: temporary directories, child processes, a seeded generator.
         .target(name: "TestSupport", dependencies: ["LinuxIO"]),
 
-        .executableTarget(name: "proctord", dependencies: ["ProctorDaemon"]),
-        .executableTarget(name: "proctorctl", dependencies: ["ProctorCTL"]),
+        .executableTarget(name: "proctord", dependencies: ["ProctorDaemon", "LinuxIO"]),
+        .executableTarget(name: "proctorctl", dependencies: ["ProctorCTL", "LinuxIO"]),
         .executableTarget(name: "proctor-demo", dependencies: ["ProctorKit", "ProctorPolicy", "JSONCore"], exclude: ["Info.plist"]),
         .executableTarget(name: "proctor-kit-testapp", dependencies: ["ProctorKit", "ProctorPolicy", "JSONCore"]),
         .executableTarget(name: "proctor-bench",

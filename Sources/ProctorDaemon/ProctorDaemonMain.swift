@@ -7,7 +7,7 @@ import SystemdKit
 /// Order matters: signals are claimed on the main thread before any other thread exists
 /// (the logger's writer is one), and READY=1 is sent only once the policy is loaded and
 /// both sockets listen. STOPPING=1 goes out on every way out.
-public func runProctord(arguments: [String], environment: [String: String] = processEnvironment()) -> Int32 {
+public func runProctord(arguments: [String], environment: [String: String]) -> Int32 {
     let configuration: DaemonConfiguration
     do {
         switch try DaemonConfiguration.parse(arguments, environment: environment) {
@@ -77,21 +77,6 @@ public func runProctord(arguments: [String], environment: [String: String] = pro
 
 /// How long proctord waits on its way out for queued log events to reach the sink.
 let shutdownLogFlushTimeout = Duration.seconds(2)
-
-/// The process environment as a dictionary, without Foundation. Each entry is split at its
-/// first "=" byte: "=" before a combining mark is one `Character`, which is not "=".
-public func processEnvironment() -> [String: String] {
-    var result: [String: String] = [:]
-    var entry = environ
-    while let pointer = entry.pointee {
-        let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer))
-        if let equals = bytes.firstIndex(of: UInt8(ascii: "=")) {
-            result[String(decoding: bytes[..<equals], as: UTF8.self)] = String(decoding: bytes[(equals + 1)...], as: UTF8.self)
-        }
-        entry += 1
-    }
-    return result
-}
 
 /// One line on standard error, for the administrator running proctord by hand.
 func printError(_ line: String) {

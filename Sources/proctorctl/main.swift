@@ -1,4 +1,5 @@
 import Glibc
+import LinuxIO
 import ProctorCTL
 
 /// Writes all of `text` to `descriptor`, retrying short writes and EINTR; a closed pipe
@@ -15,23 +16,6 @@ import ProctorCTL
     }
 }
 
-/// The process environment as a dictionary (the first of duplicate names wins, as getenv does).
-/// Each entry is split at its first "=" byte: "=" before a combining mark is one `Character`,
-/// which is not "=".
-func environment() -> [String: String] {
-    var variables: [String: String] = [:]
-    var entry = environ
-    while let pointer = entry.pointee {
-        let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer))
-        if let equals = bytes.firstIndex(of: UInt8(ascii: "=")) {
-            let name = String(decoding: bytes[..<equals], as: UTF8.self)
-            if variables[name] == nil { variables[name] = String(decoding: bytes[(equals + 1)...], as: UTF8.self) }
-        }
-        entry += 1
-    }
-    return variables
-}
-
 signal(SIGPIPE, SIG_IGN)
 let console = Console(output: { writeAll($0, to: STDOUT_FILENO) }, error: { writeAll($0, to: STDERR_FILENO) })
-exit(ProctorCTL.run(Array(CommandLine.arguments.dropFirst()), environment: environment(), console: console).rawValue)
+exit(ProctorCTL.run(Array(CommandLine.arguments.dropFirst()), environment: processEnvironment(), console: console).rawValue)

@@ -1,4 +1,5 @@
 import Glibc
+import LinuxIO
 import ProctorDaemon
 
-exit(runProctord(arguments: Array(CommandLine.arguments.dropFirst())))
+exit(runProctord(arguments: Array(CommandLine.arguments.dropFirst()), environment: processEnvironment()))

@@ -112,14 +112,4 @@ import Testing
         }
         #expect(lines.contains("*-h*, *--help*") && lines.contains("*--version*"))
     }
-
-    /// An entry is split at its first "=" byte: a value that begins with a combining mark makes
-    /// "=\u{301}" one `Character`, which is not "=" (the variable was lost, or split at a later "=").
-    @Test func theEnvironmentIsSplitAtTheFirstEqualsByte() {
-        #expect(setenv("PROCTOR_TEST_COMBINING", "\u{301}x=y", 1) == 0)
-        defer { unsetenv("PROCTOR_TEST_COMBINING") }
-        let environment = processEnvironment()
-        #expect(environment["PROCTOR_TEST_COMBINING"] == "\u{301}x=y")
-        #expect(environment["PROCTOR_TEST_COMBINING=\u{301}x"] == nil)
-    }
 }
