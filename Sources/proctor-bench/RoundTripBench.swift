@@ -108,11 +108,17 @@ struct EchoPeer {
         }
         defer { close(pair[1]) }
         fd = pair[0]
+        request = [UInt8](repeating: 0x61, count: requestSize)
+        self.replySize = replySize
         process = try Subprocess.spawn(try BenchDaemonWorkload.executablePath(),
                                        [Self.argument, kind.rawValue, String(requestSize), String(replySize)],
                                        environment: [], redirect: [(ours: pair[1], theirs: 0)], cpu: options.peerCPU)
-        request = [UInt8](repeating: 0x61, count: requestSize)
-        self.replySize = replySize
+        // A request written before the peer has set SO_PASSCRED carries no credentials (pid 0),
+        // which the checking peer refuses by exiting: the first block then failed with "echo
+        // peer closed the socket" whenever the peer started slower than the floor's first block.
+        do throws(BenchError) { try Self.readExactly(fd, 1, into: scratch) } catch {
+            throw BenchError("the \(kind.rawValue) echo peer did not start (its error, if any, is above)")
+        }
     }
 
     func roundTrip() throws(BenchError) {
@@ -134,12 +140,18 @@ struct EchoPeer {
         do {
             switch kind {
             case .plain:
+                try announceReady()
                 while true {
                     try readExactly(0, requestSize, into: scratch)
                     try MessageConnection.writeAll(0, answer)
                 }
             case .checksSender:
-                let sender = try SenderCheckingReader(socket: 0, sender: getppid())
+                let sender: SenderCheckingReader
+                do throws(BenchError) { sender = try SenderCheckingReader(socket: 0, sender: getppid()) } catch {
+                    BenchCommandLine.printError("\(error)")
+                    return 1
+                }
+                try announceReady()
                 while true {
                     try sender.readExactly(requestSize, into: scratch)
                     try MessageConnection.writeAll(0, answer)
@@ -148,6 +160,11 @@ struct EchoPeer {
         } catch {
             return 0
         }
+    }
+
+    /// One byte to the bench once the peer's socket is set up: only then does it send requests.
+    private static func announceReady() throws(BenchError) {
+        try MessageConnection.writeAll(0, [0x21])
     }
 
     static func readExactly(_ fd: CInt, _ count: Int, into scratch: UnsafeMutableRawBufferPointer) throws(BenchError) {
