@@ -26,12 +26,18 @@ MAN_BUILD_FLAGS ?=
 # "Start-up, reload and memory"). They carry the runtime's C++ library too: libstdc++ as a
 # shared library makes every start map and relocate its symbol tables, ≈ 1.2 MiB of proctord's
 # idle RSS. The runtime's link line asks for `-lstdc++`; a folder that holds only the archive,
-# searched before gcc's, makes that the archive. Every release build uses the same flags, or
-# SwiftPM rebuilds everything.
+# searched before gcc's, makes that the archive. Each function gets its own section, and gold
+# (Swift's linker here) places proctord's hot ones first, together, in the order of
+# bench/link-order.txt (`make link-order` regenerates it): the code of a `Decide` then spans
+# a few pages instead of dozens, which a call on a CPU shared with its client finds cold
+# (BENCHMARKS.md, "Decide over Varlink"). Every release build uses the same flags, or SwiftPM
+# rebuilds everything.
 STATIC_CXX_DIR := $(CURDIR)/.build/static-libstdc++
-RELEASE_FLAGS := -c release --static-swift-stdlib -Xlinker -L$(STATIC_CXX_DIR)
+LINK_ORDER    := $(CURDIR)/bench/link-order.txt
+RELEASE_FLAGS := -c release --static-swift-stdlib -Xlinker -L$(STATIC_CXX_DIR) \
+                 -Xswiftc -Xfrontend -Xswiftc -function-sections -Xlinker --section-ordering-file=$(LINK_ORDER)
 
-.PHONY: all deps venv build release man test test-systemd run bench install clean
+.PHONY: all deps venv build release man test test-systemd run bench link-order install clean
 
 all: build
 
@@ -111,6 +117,13 @@ run: release
 # QUICK=1 for a run under a minute.
 bench: release
 	QUICK=$(QUICK) bench/run.sh
+
+# bench/link-order.txt from a callgrind profile of the release proctord answering the
+# bench's Decide round trips; then proctord is linked again in that order.
+link-order: release
+	@dpkg -s valgrind >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind; }
+	@bin=$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path); \
+	scripts/link-order.sh "$$bin" $(LINK_ORDER) && rm -f "$$bin/proctord" && $(SWIFT) build $(RELEASE_FLAGS)
 
 # The manual pages (man/*.scd, scdoc) into .build/man. proctorctl(1)'s command reference
 # comes from proctorctl's own command table, so the built proctorctl is needed first.

@@ -199,6 +199,20 @@ def markdown(path):
     print("\n".join(lines))
 
 
+def warn_if_link_order_stale(proctord):
+    """Says when most functions bench/link-order.txt names are gone from proctord (renamed or
+    removed since `make link-order`): the build still works, but its hot code is no longer
+    packed together, which the round trip's figures would show without saying why."""
+    path = os.path.join(os.path.dirname(__file__), "link-order.txt")
+    with open(path) as file:
+        wanted = {line.strip()[len(".text."):] for line in file if line.startswith(".text.")}
+    symbols = subprocess.run(["nm", "--defined-only", proctord], capture_output=True, text=True).stdout
+    found = wanted & {line.split()[-1] for line in symbols.splitlines() if line.strip()}
+    if len(found) < 0.9 * len(wanted):
+        print(f"bench: warning: proctord has only {len(found)} of the {len(wanted)} functions {path} names; "
+              "regenerate it with `make link-order`", file=sys.stderr)
+
+
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--markdown":
         markdown(sys.argv[2])
@@ -212,6 +226,7 @@ def main():
     for needed in (binary, os.path.join(arguments.bin, "proctord")):
         if not os.access(needed, os.X_OK):
             raise SystemExit(f"bench: {needed} is missing; build with `swift build -c release` (make release)")
+    warn_if_link_order_stale(os.path.join(arguments.bin, "proctord"))
 
     # SIGTERM ends the run like Ctrl-C does: through the clean-up of run_proctor_bench.
     signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))
