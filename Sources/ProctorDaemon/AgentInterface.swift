@@ -84,13 +84,26 @@ extension Daemon {
     /// The Agent methods also answered from their call's bytes (`VarlinkDirectMethod`): `Decide`,
     /// the call apps make all the time.
     func addAgentDirectMethods(to service: VarlinkService<ConnectionContext>) {
+        // Unretained: the service is the daemon's, and whatever serves its calls holds the
+        // daemon too (its agent server; `SocketlessDaemon`'s connections), so the daemon
+        // outlives every call. `unowned` cost two atomic operations per use, `unowned(unsafe)`
+        // a retain and a release.
+        let daemon = Unmanaged.passUnretained(self)
         service.addDirectMethod(Agent.Decide.qualifiedName, VarlinkDirectMethod(read: Agent.Decide.PlainRequest.read) {
-            [unowned self] request, sender, context throws(VarlinkError) in
-            let session = try session(idBytes: request.session, sentBy: sender, in: context)
-            // The session outlives the call, and its replies are all about its app.
-            return Agent.Decide.DirectReply(decide(request.action, target: request.target, size: request.size, for: session),
-                                            keptIn: session.decideReplies)
+            request, sender, context throws(VarlinkError) in
+            try daemon._withUnsafeGuaranteedRef { daemon in
+                Result { () throws(VarlinkError) in try daemon.decide(request, sentBy: sender, in: context) }
+            }.get()
         })
+    }
+
+    /// A plain `Decide` call (`addAgentDirectMethods`).
+    private func decide(_ request: Agent.Decide.PlainRequest, sentBy sender: SenderCredentials?,
+                        in context: ConnectionContext) throws(VarlinkError) -> Agent.Decide.DirectReply {
+        let session = try session(idBytes: request.session, sentBy: sender, in: context)
+        // The session outlives the call, and its replies are all about its app.
+        return Agent.Decide.DirectReply(decide(request.action, target: request.target, size: request.size, for: session),
+                                        keptIn: session.decideReplies)
     }
 
     /// The `detail` of a `fileExportEnforcement` report, as `proctorctl app` shows it.
@@ -274,8 +287,9 @@ extension Daemon {
         try verified(context.session(idBytes: id), named: String(decoding: id, as: UTF8.self), sentBy: sender)
     }
 
-    /// `found`, the session `id` names, if `sender` may use it.
-    private func verified(_ found: AgentSession?, named id: @autoclosure () -> String,
+    /// `found`, the session `id` names, if `sender` may use it: consumed, so returning it
+    /// retains it no more.
+    private func verified(_ found: consuming AgentSession?, named id: @autoclosure () -> String,
                           sentBy sender: SenderCredentials?) throws(VarlinkError) -> AgentSession {
         guard let session = found else { throw AgentError.invalidSession(id()) }
         if verifiesCallers, !session.isRegisteringProcess(sender) {

@@ -166,12 +166,13 @@ final class AgentSession {
         // The sender's members are read where they are: binding `sender` copied it (and
         // retained its pidfd, if any) on every call.
         guard sender?.pid == peer.pid else { return false }
-        guard let process else { return true }
-        if let senderProcess = sender?.process { return process.refersToSameProcess(as: senderProcess) }
+        // Nor is `process` bound, which retained it for the call.
+        guard process != nil else { return true }
+        if let senderProcess = sender?.process { return process?.refersToSameProcess(as: senderProcess) == true }
         let receivedAt = sender?.receivedAt ?? 0
         if receivedAt != 0, receivedAt < aliveConfirmedAt { return true }
         let lookedAt = MonotonicClock.nanoseconds()
-        guard (try? process.isAlive) == true else { return false }
+        guard (try? process?.isAlive) == true else { return false }
         aliveConfirmedAt = lookedAt
         return true
     }
