@@ -212,7 +212,7 @@ extension Daemon {
         guard let sender, sender.process == nil, !context.receivesSenderProcesses else { return sender }
         if let process = context.registeredProcess(of: sender) {
             return SenderCredentials(pid: sender.pid, uid: sender.uid, gid: sender.gid, process: process,
-                                     receivedAt: sender.receivedAt)
+                                     receipt: sender.receipt)
         }
         context.receiveSenderProcesses(true)
         throw UnverifiableSender(reason: "pid \(sender.pid) is not the process that registered on this connection, "

@@ -100,10 +100,9 @@ final class AgentSession {
     /// The `AgentRegistry` generation of the set of managed apps this session was last
     /// sent; -1: never.
     var managedAppsGeneration = -1
-    /// A time (`MonotonicClock` nanoseconds) by which `process` was seen alive: just after the
-    /// receipt of the last message whose look found it so, the look being later. Messages
-    /// received before then were written while it held its pid.
-    private var aliveConfirmedAt: UInt64 = 0
+    /// The read (`SenderCredentials.receipt`) after which `process` was last seen alive: the
+    /// messages of that read and of earlier ones were written while it held its pid.
+    private var aliveAfterReceipt: UInt64 = 0
     /// When the subscriber's signed view is signed anew (`AgentRegistry.viewRefreshDelay`).
     var viewRefreshTimer: TimerHandle?
     /// Who enforces the export rule in the process, as the SDK last reported it.
@@ -170,14 +169,10 @@ final class AgentSession {
         // Nor is `process` bound, which retained it for the call.
         guard process != nil else { return true }
         if let senderProcess = sender?.process { return process?.refersToSameProcess(as: senderProcess) == true }
-        let receivedAt = sender?.receivedAt ?? 0
-        if receivedAt != 0, receivedAt < aliveConfirmedAt { return true }
+        let receipt = sender?.receipt ?? 0
+        if receipt != 0, receipt <= aliveAfterReceipt { return true }
         guard (try? process?.isAlive) == true else { return false }
-        // The message's receipt, not the look's own time: no clock is read for the call, and
-        // as a connection's calls are answered read by read, each read's before the next is
-        // received, the look's time would cover no more messages (but calls queued behind an
-        // open one, which may be looked at once more).
-        if receivedAt != 0 { aliveConfirmedAt = receivedAt + 1 }
+        if receipt != 0 { aliveAfterReceipt = receipt }
         return true
     }
 }
