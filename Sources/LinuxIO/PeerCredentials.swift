@@ -56,17 +56,19 @@ public struct SenderCredentials: Hashable, Sendable, CustomStringConvertible {
     /// after reading `/proc/PID/…`; nil where the kernel has no SO_PASSPIDFD or the
     /// receiver turned it off (`StreamConnection.receiveSenderProcesses(_:)`).
     public let process: ProcessHandle?
-    /// When the bytes were received (`MonotonicClock.nanoseconds()` right after the read
-    /// returned); 0 when unknown. The sender wrote them before this: a process known to be
-    /// alive after `receivedAt` held the pid when they were written.
-    public let receivedAt: UInt64
+    /// Which read of its connection brought the bytes: a `StreamConnection` numbers its reads
+    /// from 1 as they come, so a later read has a larger number; 0 when unknown. The sender
+    /// wrote them before that read: a process known to be alive after it held the pid when
+    /// they were written. A number, not the time of the read: the order is all a receiver
+    /// needs, and numbering the reads reads no clock.
+    public let receipt: UInt64
 
-    public init(pid: pid_t, uid: uid_t, gid: gid_t, process: ProcessHandle? = nil, receivedAt: UInt64 = 0) {
+    public init(pid: pid_t, uid: uid_t, gid: gid_t, process: ProcessHandle? = nil, receipt: UInt64 = 0) {
         self.pid = pid
         self.uid = uid
         self.gid = gid
         self.process = process
-        self.receivedAt = receivedAt
+        self.receipt = receipt
     }
 
     /// Whether both name the same process with the same ids (pidfds compared where both have one).

@@ -187,6 +187,8 @@ public final class StreamConnection {
     /// Who wrote `input`; `inputHasSeveralSenders` when more than one process did.
     private var inputSender: SenderCredentials?
     private var inputHasSeveralSenders = false
+    /// The reads that came with sender credentials so far: the last one's `SenderCredentials.receipt`.
+    private var readsReceived: UInt64 = 0
     /// Pending output from `outputStart` on. Only loads, stores and `swap` touch the property
     /// itself — a buffer being written or appended to is moved to a local first — so no
     /// exclusive access to it spans a call and it needs no run-time exclusivity check.
@@ -522,7 +524,9 @@ public final class StreamConnection {
                 if receivesSenderCredentials {
                     let received = try Syscall.receiveWithSender(descriptor.rawValue, buffer)
                     count = received.count
-                    sender = Self.credentials(of: received.sender, receivedAt: MonotonicClock.nanoseconds())
+                    let receipt = readsReceived + 1
+                    readsReceived = receipt
+                    sender = Self.credentials(of: received.sender, receipt: receipt)
                 } else {
                     count = try descriptor.read(into: buffer)
                 }
@@ -555,11 +559,11 @@ public final class StreamConnection {
     }
 
     /// The sender the kernel reported for one read; nil when it did not say (pid 0).
-    private static func credentials(of sender: clinux_sender, receivedAt: UInt64) -> SenderCredentials? {
+    private static func credentials(of sender: clinux_sender, receipt: UInt64) -> SenderCredentials? {
         let process = sender.pidfd >= 0
             ? ProcessHandle(adopting: FileDescriptor(rawValue: sender.pidfd), pid: sender.pid) : nil
         guard sender.has_credentials != 0, sender.pid > 0 else { return nil }
-        return SenderCredentials(pid: sender.pid, uid: sender.uid, gid: sender.gid, process: process, receivedAt: receivedAt)
+        return SenderCredentials(pid: sender.pid, uid: sender.uid, gid: sender.gid, process: process, receipt: receipt)
     }
 
     private func deliver(_ chunk: UnsafeRawBufferPointer, from sender: SenderCredentials?) {

@@ -84,13 +84,26 @@ extension Daemon {
     /// The Agent methods also answered from their call's bytes (`VarlinkDirectMethod`): `Decide`,
     /// the call apps make all the time.
     func addAgentDirectMethods(to service: VarlinkService<ConnectionContext>) {
+        // Unretained: the service is the daemon's, and whatever serves its calls holds the
+        // daemon too (its agent server; `SocketlessDaemon`'s connections), so the daemon
+        // outlives every call. `unowned` cost two atomic operations per use, `unowned(unsafe)`
+        // a retain and a release.
+        let daemon = Unmanaged.passUnretained(self)
         service.addDirectMethod(Agent.Decide.qualifiedName, VarlinkDirectMethod(read: Agent.Decide.PlainRequest.read) {
-            [unowned self] request, sender, context throws(VarlinkError) in
-            let session = try session(idBytes: request.session, sentBy: sender, in: context)
-            // The session outlives the call, and its replies are all about its app.
-            return Agent.Decide.DirectReply(decide(request.action, target: request.target, size: request.size, for: session),
-                                            keptIn: session.decideReplies)
+            request, sender, context throws(VarlinkError) in
+            try daemon._withUnsafeGuaranteedRef { daemon in
+                Result { () throws(VarlinkError) in try daemon.decide(request, sentBy: sender, in: context) }
+            }.get()
         })
+    }
+
+    /// A plain `Decide` call (`addAgentDirectMethods`).
+    private func decide(_ request: Agent.Decide.PlainRequest, sentBy sender: SenderCredentials?,
+                        in context: ConnectionContext) throws(VarlinkError) -> Agent.Decide.DirectReply {
+        let session = try session(idBytes: request.session, sentBy: sender, in: context)
+        // The session outlives the call, and its replies are all about its app.
+        return Agent.Decide.DirectReply(decide(request.action, target: request.target, size: request.size, for: session),
+                                        keptIn: session.decideReplies)
     }
 
     /// The `detail` of a `fileExportEnforcement` report, as `proctorctl app` shows it.
@@ -199,7 +212,7 @@ extension Daemon {
         guard let sender, sender.process == nil, !context.receivesSenderProcesses else { return sender }
         if let process = context.registeredProcess(of: sender) {
             return SenderCredentials(pid: sender.pid, uid: sender.uid, gid: sender.gid, process: process,
-                                     receivedAt: sender.receivedAt)
+                                     receipt: sender.receipt)
         }
         context.receiveSenderProcesses(true)
         throw UnverifiableSender(reason: "pid \(sender.pid) is not the process that registered on this connection, "
@@ -274,8 +287,9 @@ extension Daemon {
         try verified(context.session(idBytes: id), named: String(decoding: id, as: UTF8.self), sentBy: sender)
     }
 
-    /// `found`, the session `id` names, if `sender` may use it.
-    private func verified(_ found: AgentSession?, named id: @autoclosure () -> String,
+    /// `found`, the session `id` names, if `sender` may use it: consumed, so returning it
+    /// retains it no more.
+    private func verified(_ found: consuming AgentSession?, named id: @autoclosure () -> String,
                           sentBy sender: SenderCredentials?) throws(VarlinkError) -> AgentSession {
         guard let session = found else { throw AgentError.invalidSession(id()) }
         if verifiesCallers, !session.isRegisteringProcess(sender) {
@@ -288,11 +302,11 @@ extension Daemon {
 
     /// Counts a decision, logs it (denials always, allowed ones at debug level), keeps denials
     /// in the event history and tells `Events` subscribers. `closingFields` end the log line
-    /// (the session's and the peer's, `AgentSession.decisionLogFields`). The loop only queues
-    /// the decision and what its line needs (the fields array is shared, not copied): the log
-    /// writer's thread renders the line, the history write or a subscriber's event the rule.
-    /// An allowed decision that is neither logged nor streamed is only counted, and its target
-    /// (UTF-8 bytes) is made a `String` only for a decision that is.
+    /// (the session's and the peer's, `AgentSession.decisionLogFields`). The loop only makes
+    /// one `DecisionRecord` (the fields array is shared, not copied) for the log and the event:
+    /// the log writer's thread renders the line, the history write or a subscriber's event the
+    /// rule. An allowed decision that is neither logged nor streamed is only counted, and its
+    /// target (UTF-8 bytes) is made a `String` only for a decision that is.
     func record(_ decision: Decision, app: AppID, _ action: Action, target: UnsafeBufferPointer<UInt8>?,
                 closingFields: @autoclosure () -> [(String, String)]) {
         counters.countDecision(action, allowed: decision.allowed)
@@ -303,17 +317,11 @@ extension Daemon {
         // bounded history within seconds and write it continuously. Denials are kept.
         let streamed = !decision.allowed || events.hasSubscribers
         guard logged || streamed else { return }
-        let target = target.map(Self.recordedTarget)
-        if logged {
-            let closingFields = closingFields(), policyVersion = active.version
-            logDeferred(kind) {
-                Self.decisionLine(decision, app: app, action, target: target, policyVersion: policyVersion,
-                                  closingFields: closingFields)
-            }
-        }
+        let record = DecisionRecord(decision, app: app, action: action.rawValue, target: target.map(Self.recordedTarget),
+                                    policyVersion: active.version, closingFields: closingFields())
+        if logged { logDeferred(kind) { record.line } }
         guard streamed else { return }
-        events.emitDecision(appID: app, recorded: !decision.allowed,
-                            DecisionEventData(action: action.rawValue, target: target, decision: decision))
+        events.emitDecision(appID: app, recorded: !decision.allowed, DecisionEventData(record))
     }
 
     /// The most of a `Decide` target a decision's log line and event keep: as long as the
@@ -329,43 +337,6 @@ extension Daemon {
         var end = maxRecordedTargetBytes
         while UTF8.isContinuation(target[end]) { end -= 1 }
         return String(decoding: target[..<end], as: UTF8.self) + "\u{2026} (\(target.count) bytes)"
-    }
-
-    /// A decision's log message and fields, made on the log writer's thread.
-    private static func decisionLine(_ decision: Decision, app: AppID, _ action: Action, target: String?,
-                                     policyVersion: String, closingFields: [(String, String)])
-        -> (message: String, fields: [(String, String)]) {
-        // One allocation, element by element: appending array literals copied each twice.
-        var fields: [(String, String)] = []
-        fields.reserveCapacity(6 + closingFields.count)
-        fields.append((DaemonEventField.appID, app))
-        fields.append((DaemonEventField.action, action.rawValue))
-        fields.append((DaemonEventField.decision, decision.allowed ? "allowed" : "denied"))
-        fields.append((DaemonEventField.rule, decision.rule))
-        fields.append((DaemonEventField.policyVersion, policyVersion))
-        if let target { fields.append((DaemonEventField.target, target)) }
-        for field in closingFields { fields.append(field) }
-        return (decisionMessage(decision.allowed, action, app, decision.reason), fields)
-    }
-
-    /// `Denied print for com.example.notes: <reason>`, made with one allocation: interpolated,
-    /// the string grew piece by piece (≈ 3 500 instructions a denial, the line's largest part).
-    private static func decisionMessage(_ allowed: Bool, _ action: Action, _ app: AppID, _ reason: String) -> String {
-        let verdict: StaticString = allowed ? "Allowed " : "Denied "
-        let forApp: StaticString = " for ", colon: StaticString = ": "
-        let name = action.rawValue
-        let count = verdict.utf8CodeUnitCount + name.utf8.count + forApp.utf8CodeUnitCount + app.utf8.count
-            + colon.utf8CodeUnitCount + reason.utf8.count
-        return String(unsafeUninitializedCapacity: count) { buffer in
-            var writer = ByteWriter(buffer: UnsafeMutableRawBufferPointer(buffer))
-            writer.write(verdict)
-            writer.write(name)
-            writer.write(forApp)
-            writer.write(app)
-            writer.write(colon)
-            writer.write(reason)
-            return writer.count
-        }
     }
 
     private func agentError(for error: StoreError, parameter: String) -> VarlinkError {

@@ -100,9 +100,9 @@ final class AgentSession {
     /// The `AgentRegistry` generation of the set of managed apps this session was last
     /// sent; -1: never.
     var managedAppsGeneration = -1
-    /// When `process` was last seen alive (`MonotonicClock` nanoseconds, taken before the
-    /// look): messages received before then were written while it held its pid.
-    private var aliveConfirmedAt: UInt64 = 0
+    /// The read (`SenderCredentials.receipt`) after which `process` was last seen alive: the
+    /// messages of that read and of earlier ones were written while it held its pid.
+    private var aliveAfterReceipt: UInt64 = 0
     /// When the subscriber's signed view is signed anew (`AgentRegistry.viewRefreshDelay`).
     var viewRefreshTimer: TimerHandle?
     /// Who enforces the export rule in the process, as the SDK last reported it.
@@ -166,13 +166,13 @@ final class AgentSession {
         // The sender's members are read where they are: binding `sender` copied it (and
         // retained its pidfd, if any) on every call.
         guard sender?.pid == peer.pid else { return false }
-        guard let process else { return true }
-        if let senderProcess = sender?.process { return process.refersToSameProcess(as: senderProcess) }
-        let receivedAt = sender?.receivedAt ?? 0
-        if receivedAt != 0, receivedAt < aliveConfirmedAt { return true }
-        let lookedAt = MonotonicClock.nanoseconds()
-        guard (try? process.isAlive) == true else { return false }
-        aliveConfirmedAt = lookedAt
+        // Nor is `process` bound, which retained it for the call.
+        guard process != nil else { return true }
+        if let senderProcess = sender?.process { return process?.refersToSameProcess(as: senderProcess) == true }
+        let receipt = sender?.receipt ?? 0
+        if receipt != 0, receipt <= aliveAfterReceipt { return true }
+        guard (try? process?.isAlive) == true else { return false }
+        if receipt != 0 { aliveAfterReceipt = receipt }
         return true
     }
 }

@@ -79,10 +79,10 @@ public final class VarlinkConnection<Context> {
     /// Private storage, so that reading it needs no run-time exclusivity check.
     private var answersDirectlyStorage = true
     /// The service's direct methods bound to `context`, made at the first call and again when
-    /// the service's change (`VarlinkBoundDirectMethod`), and the service's
+    /// the service's change (`VarlinkBoundDirectMethod`, nil: none), and the service's
     /// `directMethodsGeneration` they were bound at (nil: not bound yet). Two properties, not an
     /// optional tuple, which each call would copy.
-    private var boundDirectMethods: [VarlinkBoundDirectMethod] = []
+    private var boundDirectMethods: VarlinkBoundDirectMethod?
     private var boundGeneration: Int?
     /// The value handed to every handler on this connection (peer credentials, session, …).
     /// The last stored property: its size depends on `Context`, so every property after it
@@ -192,13 +192,20 @@ public final class VarlinkConnection<Context> {
         call?.cancel()
     }
 
-    private func directMethods() -> [VarlinkBoundDirectMethod] {
+    /// Answers the call in `frame` if it is a plain call of one of the service's direct
+    /// methods (`VarlinkBoundDirectMethod.answer(_:sender:into:)`), binding them to `context`
+    /// first if they are not yet. They are not retained for the call: only this method
+    /// replaces them, and not while a call is answered (no other call of the connection is
+    /// processed meanwhile, `isProcessing`), so the connection's reference keeps them alive.
+    private func answerDirectly(_ frame: UnsafeRawBufferPointer, sender: SenderCredentials?,
+                                into out: inout [UInt8]) -> Bool {
         let generation = service.directMethodsGeneration
         if boundGeneration != generation {
             boundDirectMethods = service.directMethods(boundTo: context)
             boundGeneration = generation
         }
-        return boundDirectMethods
+        guard let first = boundDirectMethods.map(Unmanaged.passUnretained) else { return false }
+        return first._withUnsafeGuaranteedRef { $0.answer(frame, sender: sender, into: &out) }
     }
 
     /// Answers the most common read without the decoder: one whole call of a direct method
@@ -212,7 +219,7 @@ public final class VarlinkConnection<Context> {
               decoder.bufferedByteCount == 0, bytes.count > 1, bytes.count - 1 <= maxMessageBytes,
               VarlinkFrameDecoder.firstNUL(in: bytes) == bytes.count - 1 else { return false }
         let frame = UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - 1)])
-        guard VarlinkBoundDirectMethod.answer(frame, sender: sender, among: directMethods(), into: &replies) else { return false }
+        guard answerDirectly(frame, sender: sender, into: &replies) else { return false }
         // No reply of another call can be delivered meanwhile (none is open), but should one
         // be, it is in `output`: keep it, after.
         if !output.isEmpty {
@@ -231,9 +238,8 @@ public final class VarlinkConnection<Context> {
                 else { return }
                 let sender = takeSender(of: decoder.lastFrameStreamRange)
                 if answersDirectlyStorage {
-                    let methods = directMethods()
                     let answered = frame.withUnsafeBytes { call in
-                        writeOutput { VarlinkBoundDirectMethod.answer(call, sender: sender, among: methods, into: &$0) }
+                        writeOutput { answerDirectly(call, sender: sender, into: &$0) }
                     }
                     if answered { continue }
                 }

@@ -63,31 +63,41 @@ public struct VarlinkDirectMethod<Context> {
 
 /// A direct method bound to one connection's context (`VarlinkService.directMethods(boundTo:)`):
 /// the start of its plain calls (`VarlinkPlainCall.prefix(of:)`) and its answer, the
-/// interface's admission folded in. Its type names no generic parameter, so picking and
-/// calling one reads no generic metadata at run time; and the connection keeps it, so a call
-/// reads no property of the service (each a dynamic exclusivity check). A struct, not a
-/// tuple: kept in an array, a tuple's closure would be stored at the array's generic
-/// abstraction and called through a reabstraction thunk.
-struct VarlinkBoundDirectMethod {
+/// interface's admission folded in, then the connection's next one. Its type names no generic
+/// parameter, so picking and calling one reads no generic metadata at run time; and the
+/// connection keeps it, so a call reads no property of the service (each a dynamic
+/// exclusivity check). A list of objects whose members never change, not an array of
+/// structs: the connection reaches the first without retaining it
+/// (`VarlinkConnection.answerDirectly(_:sender:into:)`), and from there the compiler borrows
+/// every member — read from an array's element, the prefix and the closure were each
+/// retained and released around the call, four atomic operations.
+final class VarlinkBoundDirectMethod {
     let prefix: [UInt8]
-    let answer: (_ parameters: UnsafeRawBufferPointer, _ sender: SenderCredentials?, _ out: inout [UInt8]) -> Bool
+    let handler: (_ parameters: UnsafeRawBufferPointer, _ sender: SenderCredentials?, _ out: inout [UInt8]) -> Bool
     /// The service's count of calls answered directly (`VarlinkService.directlyAnsweredCalls`),
     /// which outlives the connection that holds this.
     let answeredCalls: UnsafeMutablePointer<Int>
+    let next: VarlinkBoundDirectMethod?
 
-    /// Answers the call in `frame` (one message, without its NUL) if it is a call of one of
-    /// `methods` in its plain form, appending the reply to `out`; false otherwise, when nothing
-    /// was run or written and the caller dispatches the call the general way.
-    /// Not a method of the generic service: here nothing reads generic metadata.
-    static func answer(_ frame: UnsafeRawBufferPointer, sender: SenderCredentials?, among methods: [Self],
-                       into out: inout [UInt8]) -> Bool {
-        for index in methods.indices {
-            guard let parameters = VarlinkPlainCall.parameters(of: frame, prefix: methods[index].prefix) else { continue }
-            guard methods[index].answer(parameters, sender, &out) else { return false }
-            methods[index].answeredCalls.pointee += 1
-            return true
+    init(prefix: [UInt8], handler: @escaping (UnsafeRawBufferPointer, SenderCredentials?, inout [UInt8]) -> Bool,
+         answeredCalls: UnsafeMutablePointer<Int>, next: VarlinkBoundDirectMethod?) {
+        self.prefix = prefix
+        self.handler = handler
+        self.answeredCalls = answeredCalls
+        self.next = next
+    }
+
+    /// Answers the call in `frame` (one message, without its NUL) if it is a call of this
+    /// method or of one after it in its plain form, appending the reply to `out`; false
+    /// otherwise, when nothing was run or written and the caller dispatches the call the
+    /// general way. Not a method of the generic service: here nothing reads generic metadata.
+    func answer(_ frame: UnsafeRawBufferPointer, sender: SenderCredentials?, into out: inout [UInt8]) -> Bool {
+        guard let parameters = VarlinkPlainCall.parameters(of: frame, prefix: prefix) else {
+            return next?.answer(frame, sender: sender, into: &out) ?? false
         }
-        return false
+        guard handler(parameters, sender, &out) else { return false }
+        answeredCalls.pointee += 1
+        return true
     }
 }
 

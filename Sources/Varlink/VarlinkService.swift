@@ -149,12 +149,15 @@ public final class VarlinkService<Context> {
         directMethodsGeneration += 1
     }
 
-    /// The direct methods, in `directPrefixes`' order, bound to one connection's `context`.
-    func directMethods(boundTo context: Context) -> [VarlinkBoundDirectMethod] {
-        zip(directPrefixes, directMethods).map { prefix, direct in
-            VarlinkBoundDirectMethod(prefix: prefix, answer: direct.method.bind(context, direct.admission),
-                                     answeredCalls: directCalls)
+    /// The direct methods, in `directPrefixes`' order, bound to one connection's `context`;
+    /// nil when there are none.
+    func directMethods(boundTo context: Context) -> VarlinkBoundDirectMethod? {
+        var first: VarlinkBoundDirectMethod?
+        for (prefix, direct) in zip(directPrefixes, directMethods).reversed() {
+            first = VarlinkBoundDirectMethod(prefix: prefix, handler: direct.method.bind(context, direct.admission),
+                                             answeredCalls: directCalls, next: first)
         }
+        return first
     }
 
     /// Calls answered from their bytes so far (tests check that the direct way is taken).

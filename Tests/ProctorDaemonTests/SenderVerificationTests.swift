@@ -42,8 +42,10 @@ import TestSupport
         let peer = PeerIdentity(pid: child.pid, uid: getuid(), gid: getgid(), executable: nil, userName: nil, groups: [])
         let session = AgentSession(id: "session", appID: "com.example.app", peer: peer, process: handle, appVersion: nil,
                                    registeredAt: 0)
+        var reads: UInt64 = 0
         func message(from pid: pid_t) -> SenderCredentials {
-            SenderCredentials(pid: pid, uid: getuid(), gid: getgid(), receivedAt: MonotonicClock.nanoseconds())
+            reads += 1
+            return SenderCredentials(pid: pid, uid: getuid(), gid: getgid(), receipt: reads)
         }
         let whileAlive = message(from: child.pid)
         #expect(session.isRegisteringProcess(whileAlive))
