@@ -7,26 +7,26 @@ import ProctorPolicy
 /// it to serialize cost more than the decision. `members` is that dictionary, for the
 /// readers that want it (an `Events` stream, `EventHistory` of events still queued).
 struct DecisionEventData: Equatable {
-    /// Shared with the decision's log line (`DecisionRecord`).
-    let record: DecisionRecord
+    let action: String
+    let target: String?
+    /// The decision as the engine made it, its rule rendered only when the event is written
+    /// or streamed (not on each denial). Its violation is dropped: an event does not carry it.
+    private let decision: Decision
 
-    var action: String { record.action }
-    var target: String? { record.target }
-    var allowed: Bool { record.decision.allowed }
-    /// Rendered when the event is written or streamed (not on each denial).
-    var rule: String { record.decision.rule }
-    var reason: String { record.decision.reason }
+    var allowed: Bool { decision.allowed }
+    var rule: String { decision.rule }
+    var reason: String { decision.reason }
 
-    init(_ record: DecisionRecord) { self.record = record }
-
-    init(action: String, target: String?, allowed: Bool, rule: String, reason: String) {
-        self.init(DecisionRecord(Decision(allowed: allowed, rule: rule, reason: reason), app: "", action: action,
-                                 target: target, policyVersion: "", closingFields: []))
+    init(action: String, target: String?, decision: Decision) {
+        self.action = action
+        self.target = target
+        var decision = decision
+        decision.violation = nil
+        self.decision = decision
     }
 
-    /// The same event data: the fields an event has, not the record's line-only ones.
-    static func == (left: Self, right: Self) -> Bool {
-        left.action == right.action && left.target == right.target && left.record.decision == right.record.decision
+    init(action: String, target: String?, allowed: Bool, rule: String, reason: String) {
+        self.init(action: action, target: target, decision: Decision(allowed: allowed, rule: rule, reason: reason))
     }
 
     var members: [String: JSONValue] {
