@@ -471,9 +471,8 @@ final class Daemon {
     }
 
     /// `log` of an event whose message and fields `content` makes later, on the log writer's
-    /// thread (`Logger.logWithoutWaking(_:_:deferred:)`): the loop only queues what it captures.
-    func logDeferred(_ kind: DaemonEvent,
-                     _ content: @escaping @Sendable () -> (message: String, fields: [(String, String)])) {
+    /// thread (`Logger.logWithoutWaking(_:_:deferred:)`): the loop only queues a reference.
+    func logDeferred(_ kind: DaemonEvent, _ content: some DeferredLogContent) {
         guard logger.isEnabled(kind.priority) else { return }
         logger.logWithoutWaking(kind.messageID, kind.priority, deferred: content)
         scheduleLogWriterWake()

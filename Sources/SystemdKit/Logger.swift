@@ -23,11 +23,11 @@ public final class Logger: Sendable {
         public var lastSinkFailure: LogSinkError?
     }
 
-    /// What waits in the queue: an event, or the parts of one that the writer thread makes
+    /// What waits in the queue: an event, or what the writer thread makes one of
     /// (`logWithoutWaking(_:_:deferred:)`).
     private enum Entry: Sendable {
         case event(LogEvent)
-        case deferred(MessageID, LogPriority, @Sendable () -> (message: String, fields: [(String, String)]))
+        case deferred(MessageID, LogPriority, any DeferredLogContent)
 
         /// The event, made now if it was deferred (`LogEvent.init` checks its field names here).
         var event: LogEvent {
@@ -35,7 +35,7 @@ public final class Logger: Sendable {
             case .event(let event):
                 return event
             case .deferred(let messageID, let priority, let content):
-                let (message, fields) = content()
+                let (message, fields) = content.logContent()
                 return LogEvent(messageID, priority, message, fields: fields)
             }
         }
@@ -117,14 +117,12 @@ public final class Logger: Sendable {
     }
 
     /// `logWithoutWaking(_:)` of an event whose message and fields `content` makes on the
-    /// writer thread, when the event is written: the caller only queues what `content`
-    /// captures. For a frequent event whose text and fields cost more to build than to
-    /// capture (a denial's). `content` must be pure: it may run any time later, on another
-    /// thread, or never (the event dropped or below `minimumPriority`). Its field names are
-    /// checked as `LogEvent.init` checks them, when it runs.
+    /// writer thread, when the event is written: the caller only queues a reference to
+    /// `content`. For a frequent event whose text and fields cost more to build than to
+    /// keep (a denial's). Its field names are checked as `LogEvent.init` checks them, when
+    /// it is made.
     @discardableResult
-    public func logWithoutWaking(_ messageID: MessageID, _ priority: LogPriority,
-                                 deferred content: @escaping @Sendable () -> (message: String, fields: [(String, String)])) -> Bool {
+    public func logWithoutWaking(_ messageID: MessageID, _ priority: LogPriority, deferred content: any DeferredLogContent) -> Bool {
         queue(.deferred(messageID, priority, content), priority: priority, wakingWriter: false)
     }
 

@@ -122,11 +122,11 @@ private final class RecordingSink: LogSink {
         let made = Mutex<[Int]>([])
         let callerThread = pthread_self()
         func deferred(_ number: Int, _ priority: LogPriority = .warning) -> Bool {
-            logger.logWithoutWaking(eventID, priority) {
+            logger.logWithoutWaking(eventID, priority, deferred: MadeLater {
                 made.withLock { $0.append(number) }
                 #expect(pthread_equal(pthread_self(), callerThread) == 0, "made on the writer's thread")
                 return ("event \(number)", [("NUMBER", String(number))])
-            }
+            })
         }
         logger.log(event(0))
         sink.firstWriteStarted.wait()  // the writer is stuck in the sink
@@ -228,4 +228,11 @@ private final class RecordingSink: LogSink {
             try StderrSink(descriptor: -1).write(event(1))
         }
     }
+}
+
+/// Deferred log content that `make` makes.
+private final class MadeLater: DeferredLogContent {
+    let make: @Sendable () -> (message: String, fields: [(String, String)])
+    init(_ make: @escaping @Sendable () -> (message: String, fields: [(String, String)])) { self.make = make }
+    func logContent() -> (message: String, fields: [(String, String)]) { make() }
 }
