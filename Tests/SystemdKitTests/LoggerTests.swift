@@ -146,6 +146,35 @@ private final class RecordingSink: LogSink {
         #expect(made.withLock { $0 } == [1, 4])
     }
 
+    /// A batch is queued in order, as its events one by one would be: below the minimum
+    /// discarded, past the capacity dropped and reported; it is empty afterwards.
+    @Test func aBatchIsQueuedAsItsEventsOneByOne() {
+        let sink = RecordingSink(holdFirstWrite: true)
+        let logger = Logger(sink: sink, capacity: 4, droppedMessagesID: dropsID)
+        func batch(_ numbers: [Int], _ priority: LogPriority = .warning) -> Logger.Batch {
+            let batch = Logger.Batch()
+            for number in numbers {
+                batch.append(eventID, priority, deferred: MadeLater { ("event \(number)", [("NUMBER", String(number))]) })
+            }
+            return batch
+        }
+        #expect(logger.logWithoutWaking(Logger.Batch()) == 0)
+        let first = batch([1, 2])
+        #expect(logger.logWithoutWaking(first) == 0 && first.count == 0, "an empty queue takes the batch whole")
+        logger.wakeWriter()
+        sink.firstWriteStarted.wait()  // events 1 and 2 taken; the writer is stuck in the sink
+        #expect(logger.logWithoutWaking(batch([3], .debug)) == 0, "below the minimum: discarded, not dropped")
+        #expect(logger.log(event(4)))
+        let second = batch([5, 6, 7, 8])
+        #expect(logger.logWithoutWaking(second) == 1 && second.count == 0, "room for three after event 4")
+        #expect(logger.counters.dropped == 1)
+        sink.release.signal()
+        logger.flush()
+        #expect(sink.written.map(\.message) == ["event 1", "event 2", "event 4", "event 5", "event 6", "event 7",
+                                                "1 log messages dropped"])
+        #expect(sink.written[5].field("NUMBER") == "7" && sink.written[5].priority == .warning)
+    }
+
     @Test func countsSinkFailures() {
         let sink = RecordingSink(failing: true)
         let logger = Logger(sink: sink, droppedMessagesID: dropsID)
