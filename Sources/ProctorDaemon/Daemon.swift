@@ -475,7 +475,7 @@ final class Daemon {
     }
 
     /// `log` of an event whose message and fields `content` makes later, on the log writer's
-    /// thread (`Logger.logWithoutWaking(_:_:deferred:)`): the loop only keeps a reference,
+    /// thread (`Logger.Batch.append(_:_:deferred:)`): the loop only keeps a reference,
     /// in `logBatch`, which goes to the logger with the writer's next wake-up (or a quarter
     /// of the logger's capacity at once, when it would wake the writer anyway): a denial
     /// takes no lock.

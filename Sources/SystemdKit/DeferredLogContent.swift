@@ -1,5 +1,5 @@
 /// What an event's message and fields are made from on the log writer's thread
-/// (`Logger.logWithoutWaking(_:_:deferred:)`), when the event is written: a class, so the
+/// (`Logger.Batch.append(_:_:deferred:)`), when the event is written: a class, so the
 /// queue holds one reference, and the caller may share it with other readers (a denial's
 /// record is also its history event).
 ///

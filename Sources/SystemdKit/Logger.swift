@@ -24,7 +24,7 @@ public final class Logger: Sendable {
     }
 
     /// What waits in the queue: an event, or what the writer thread makes one of
-    /// (`logWithoutWaking(_:_:deferred:)`).
+    /// (`Batch.append(_:_:deferred:)`).
     fileprivate enum Entry: Sendable {
         case event(LogEvent)
         case deferred(MessageID, LogPriority, any DeferredLogContent)
@@ -123,16 +123,6 @@ public final class Logger: Sendable {
         queue(.event(event), priority: event.priority, wakingWriter: false)
     }
 
-    /// `logWithoutWaking(_:)` of an event whose message and fields `content` makes on the
-    /// writer thread, when the event is written: the caller only queues a reference to
-    /// `content`. For a frequent event whose text and fields cost more to build than to
-    /// keep (a denial's). Its field names are checked as `LogEvent.init` checks them, when
-    /// it is made.
-    @discardableResult
-    public func logWithoutWaking(_ messageID: MessageID, _ priority: LogPriority, deferred content: any DeferredLogContent) -> Bool {
-        queue(.deferred(messageID, priority, content), priority: priority, wakingWriter: false)
-    }
-
     /// Events one thread collects and then queues together (`logWithoutWaking(_:)` of a
     /// batch): an event loop that logs an event on many calls takes the logger's lock, and
     /// so makes its atomic operations, once per batch instead of once per event. A class
@@ -148,7 +138,10 @@ public final class Logger: Sendable {
 
         public var count: Int { entries.pointee.count }
 
-        /// `Logger.logWithoutWaking(_:_:deferred:)`, held in the batch until it is queued.
+        /// Adds an event whose message and fields `content` makes on the writer thread, when
+        /// the event is written: the batch and the queue keep only a reference. For a
+        /// frequent event whose text and fields cost more to build than to keep (a denial's).
+        /// Its field names are checked as `LogEvent.init` checks them, when it is made.
         public func append(_ messageID: MessageID, _ priority: LogPriority, deferred content: any DeferredLogContent) {
             entries.pointee.append(.deferred(messageID, priority, content))
         }

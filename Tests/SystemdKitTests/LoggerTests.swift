@@ -122,11 +122,13 @@ private final class RecordingSink: LogSink {
         let made = Mutex<[Int]>([])
         let callerThread = pthread_self()
         func deferred(_ number: Int, _ priority: LogPriority = .warning) -> Bool {
-            logger.logWithoutWaking(eventID, priority, deferred: MadeLater {
+            let batch = Logger.Batch()
+            batch.append(eventID, priority, deferred: MadeLater {
                 made.withLock { $0.append(number) }
                 #expect(pthread_equal(pthread_self(), callerThread) == 0, "made on the writer's thread")
                 return ("event \(number)", [("NUMBER", String(number))])
             })
+            return logger.logWithoutWaking(batch) == 0
         }
         logger.log(event(0))
         sink.firstWriteStarted.wait()  // the writer is stuck in the sink
