@@ -302,9 +302,9 @@ extension Daemon {
 
     /// Counts a decision, logs it (denials always, allowed ones at debug level), keeps denials
     /// in the event history and tells `Events` subscribers. `closingFields` end the log line
-    /// (the session's and the peer's, `AgentSession.decisionLogFields`). The loop only queues
-    /// the decision and what its line needs (the fields array is shared, not copied): the log
-    /// writer's thread renders the line, the history write or a subscriber's event the rule.
+    /// (the session's and the peer's, `AgentSession.decisionLogFields`). The loop only makes
+    /// one `DecisionRecord`, which the log queue and the history queue share: the log writer's
+    /// thread renders the line, the history write or a subscriber's event the rule.
     /// An allowed decision that is neither logged nor streamed is only counted, and its target
     /// (UTF-8 bytes) is made a `String` only for a decision that is.
     func record(_ decision: Decision, app: AppID, _ action: Action, target: UnsafeBufferPointer<UInt8>?,
@@ -317,17 +317,10 @@ extension Daemon {
         // bounded history within seconds and write it continuously. Denials are kept.
         let streamed = !decision.allowed || events.hasSubscribers
         guard logged || streamed else { return }
-        let target = target.map(Self.recordedTarget)
-        if logged {
-            let closingFields = closingFields(), policyVersion = active.version
-            logDeferred(kind) {
-                Self.decisionLine(decision, app: app, action, target: target, policyVersion: policyVersion,
-                                  closingFields: closingFields)
-            }
-        }
-        guard streamed else { return }
-        events.emitDecision(appID: app, recorded: !decision.allowed,
-                            DecisionEventData(action: action.rawValue, target: target, decision: decision))
+        let record = DecisionRecord(decision, app: app, action: action.rawValue, target: target.map(Self.recordedTarget),
+                                    policyVersion: logged ? active.version : "", closingFields: logged ? closingFields() : [])
+        if logged { logDeferred(kind, record) }
+        if streamed { events.emitDecision(record, recorded: !decision.allowed) }
     }
 
     /// The most of a `Decide` target a decision's log line and event keep: as long as the
@@ -343,43 +336,6 @@ extension Daemon {
         var end = maxRecordedTargetBytes
         while UTF8.isContinuation(target[end]) { end -= 1 }
         return String(decoding: target[..<end], as: UTF8.self) + "\u{2026} (\(target.count) bytes)"
-    }
-
-    /// A decision's log message and fields, made on the log writer's thread.
-    private static func decisionLine(_ decision: Decision, app: AppID, _ action: Action, target: String?,
-                                     policyVersion: String, closingFields: [(String, String)])
-        -> (message: String, fields: [(String, String)]) {
-        // One allocation, element by element: appending array literals copied each twice.
-        var fields: [(String, String)] = []
-        fields.reserveCapacity(6 + closingFields.count)
-        fields.append((DaemonEventField.appID, app))
-        fields.append((DaemonEventField.action, action.rawValue))
-        fields.append((DaemonEventField.decision, decision.allowed ? "allowed" : "denied"))
-        fields.append((DaemonEventField.rule, decision.rule))
-        fields.append((DaemonEventField.policyVersion, policyVersion))
-        if let target { fields.append((DaemonEventField.target, target)) }
-        for field in closingFields { fields.append(field) }
-        return (decisionMessage(decision.allowed, action, app, decision.reason), fields)
-    }
-
-    /// `Denied print for com.example.notes: <reason>`, made with one allocation: interpolated,
-    /// the string grew piece by piece (≈ 3 500 instructions a denial, the line's largest part).
-    private static func decisionMessage(_ allowed: Bool, _ action: Action, _ app: AppID, _ reason: String) -> String {
-        let verdict: StaticString = allowed ? "Allowed " : "Denied "
-        let forApp: StaticString = " for ", colon: StaticString = ": "
-        let name = action.rawValue
-        let count = verdict.utf8CodeUnitCount + name.utf8.count + forApp.utf8CodeUnitCount + app.utf8.count
-            + colon.utf8CodeUnitCount + reason.utf8.count
-        return String(unsafeUninitializedCapacity: count) { buffer in
-            var writer = ByteWriter(buffer: UnsafeMutableRawBufferPointer(buffer))
-            writer.write(verdict)
-            writer.write(name)
-            writer.write(forApp)
-            writer.write(app)
-            writer.write(colon)
-            writer.write(reason)
-            return writer.count
-        }
     }
 
     private func agentError(for error: StoreError, parameter: String) -> VarlinkError {

@@ -76,6 +76,8 @@ final class Daemon {
     private var statusUpdatePending = false
     /// A wake-up of the log writer is scheduled (`log`).
     private var logWriterWakeScheduled = false
+    /// Deferred log events (a denial's) not yet handed to the logger: `logDeferred`.
+    private let logBatch = Logger.Batch()
     /// How long a logged event may wait for the writer thread: short enough for someone
     /// reading the journal, long enough to write a busy loop's events in batches.
     static let logWriterWakeInterval = Duration.milliseconds(10)
@@ -268,6 +270,7 @@ final class Daemon {
     /// without the lock, a daemon run in process can start again on the directory.
     func closeState() {
         flushEventHistory()
+        handOffLogBatch()
         finishSnapshotWrite()
         store.close()
         lock = nil
@@ -466,17 +469,27 @@ final class Daemon {
     /// fills).
     func log(_ kind: DaemonEvent, _ message: String, _ fields: [(String, String)]) {
         guard logger.isEnabled(kind.priority) else { return }
+        handOffLogBatch()  // after the events logged before it
         logger.logWithoutWaking(kind.event(message, fields))
         scheduleLogWriterWake()
     }
 
     /// `log` of an event whose message and fields `content` makes later, on the log writer's
-    /// thread (`Logger.logWithoutWaking(_:_:deferred:)`): the loop only queues what it captures.
-    func logDeferred(_ kind: DaemonEvent,
-                     _ content: @escaping @Sendable () -> (message: String, fields: [(String, String)])) {
+    /// thread (`Logger.Batch.append(_:_:deferred:)`): the loop only keeps a reference,
+    /// in `logBatch`, which goes to the logger with the writer's next wake-up (or a quarter
+    /// of the logger's capacity at once, when it would wake the writer anyway): a denial
+    /// takes no lock.
+    func logDeferred(_ kind: DaemonEvent, _ content: some DeferredLogContent) {
         guard logger.isEnabled(kind.priority) else { return }
-        logger.logWithoutWaking(kind.messageID, kind.priority, deferred: content)
+        logBatch.append(kind.messageID, kind.priority, deferred: content)
+        if logBatch.count >= logger.capacity / 4 { handOffLogBatch() }
         scheduleLogWriterWake()
+    }
+
+    /// Queues the deferred events the loop has kept (`logDeferred`) with the logger.
+    func handOffLogBatch() {
+        guard logBatch.count > 0 else { return }
+        logger.logWithoutWaking(logBatch)
     }
 
     private func scheduleLogWriterWake() {
@@ -484,6 +497,7 @@ final class Daemon {
         logWriterWakeScheduled = true
         _ = loop.schedule(after: Self.logWriterWakeInterval) { [unowned self] in
             logWriterWakeScheduled = false
+            handOffLogBatch()
             logger.wakeWriter()
         }
     }

@@ -10,7 +10,7 @@ import Varlink
 /// part of the history: `EventHistory` and a stream's replay read the store and the queue.
 final class EventFeed {
     /// An event not yet written to the store.
-    struct Pending: Equatable {
+    struct Pending {
         let id: Int64
         let occurredAt: UnixMilliseconds
         let receivedAt: UnixMilliseconds
@@ -18,11 +18,11 @@ final class EventFeed {
         let appID: AppID?
         let payload: Payload
 
-        /// An event's `data`: a decision's as its typed values (`DecisionEventData`), any
-        /// other as its members.
-        enum Payload: Equatable {
+        /// An event's `data`: a decision's as its record (`DecisionRecord`, shared with its
+        /// log line), any other as its members.
+        enum Payload {
             case members([String: JSONValue])
-            case decision(DecisionEventData)
+            case decision(DecisionRecord)
         }
 
         var data: [String: JSONValue] {
@@ -107,8 +107,8 @@ final class EventFeed {
     }
 
     /// `emit` of a `decision` event, its data kept typed.
-    func emitDecision(appID: String, recorded: Bool, _ decision: DecisionEventData) {
-        emit(kind: EventKind.decision, appID: appID, recorded: recorded, payload: .decision(decision))
+    func emitDecision(_ decision: DecisionRecord, recorded: Bool) {
+        emit(kind: EventKind.decision, appID: decision.app, recorded: recorded, payload: .decision(decision))
     }
 
     private func emit(kind: String, appID: String?, occurredAt: UnixMilliseconds? = nil, recorded: Bool, payload: Pending.Payload) {

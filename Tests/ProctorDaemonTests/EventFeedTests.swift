@@ -23,16 +23,16 @@ import Testing
 
     @Test func aDecisionsDataIsWrittenAsItsDictionaryWouldBe() {
         let cases = [
-            DecisionEventData(action: "copy", target: "com.example.notes", allowed: false, rule: "apps[\"a\"].clipboard",
-                              reason: "clipboard level \"none\" forbids it"),
-            DecisionEventData(action: "fileExport", target: nil, allowed: true, rule: "", reason: "allowed"),
-            DecisionEventData(action: "print", target: "/tmp/a\\b\n\u{1}é✓", allowed: false, rule: "r\u{7f}",
-                              reason: "tab\there"),
+            DecisionRecord(app: "a", action: "copy", target: "com.example.notes", allowed: false,
+                           rule: "apps[\"a\"].clipboard", reason: "clipboard level \"none\" forbids it"),
+            DecisionRecord(app: "a", action: "fileExport", target: nil, allowed: true, rule: "", reason: "allowed"),
+            DecisionRecord(app: "a", action: "print", target: "/tmp/a\\b\n\u{1}é✓", allowed: false, rule: "r\u{7f}",
+                           reason: "tab\there"),
         ]
         for data in cases {
             #expect(data.serialized() == JSONValue.object(data.members).serialized())
             let feed = EventFeed(lastID: 0)
-            feed.emitDecision(appID: "a", recorded: true, data)
+            feed.emitDecision(data, recorded: true)
             let pending = feed.takePending()[0]
             #expect(pending.kind == "decision" && pending.data == data.members)
             #expect(pending.record.data == JSONValue.object(data.members).serializedString())

@@ -122,11 +122,13 @@ private final class RecordingSink: LogSink {
         let made = Mutex<[Int]>([])
         let callerThread = pthread_self()
         func deferred(_ number: Int, _ priority: LogPriority = .warning) -> Bool {
-            logger.logWithoutWaking(eventID, priority) {
+            let batch = Logger.Batch()
+            batch.append(eventID, priority, deferred: MadeLater {
                 made.withLock { $0.append(number) }
                 #expect(pthread_equal(pthread_self(), callerThread) == 0, "made on the writer's thread")
                 return ("event \(number)", [("NUMBER", String(number))])
-            }
+            })
+            return logger.logWithoutWaking(batch) == 0
         }
         logger.log(event(0))
         sink.firstWriteStarted.wait()  // the writer is stuck in the sink
@@ -144,6 +146,35 @@ private final class RecordingSink: LogSink {
         #expect(written[1].messageID == eventID && written[1].priority == .warning)
         #expect(written[3].fields.map(\.0) == ["NUMBER"] && written[3].field("NUMBER") == "4")
         #expect(made.withLock { $0 } == [1, 4])
+    }
+
+    /// A batch is queued in order, as its events one by one would be: below the minimum
+    /// discarded, past the capacity dropped and reported; it is empty afterwards.
+    @Test func aBatchIsQueuedAsItsEventsOneByOne() {
+        let sink = RecordingSink(holdFirstWrite: true)
+        let logger = Logger(sink: sink, capacity: 4, droppedMessagesID: dropsID)
+        func batch(_ numbers: [Int], _ priority: LogPriority = .warning) -> Logger.Batch {
+            let batch = Logger.Batch()
+            for number in numbers {
+                batch.append(eventID, priority, deferred: MadeLater { ("event \(number)", [("NUMBER", String(number))]) })
+            }
+            return batch
+        }
+        #expect(logger.logWithoutWaking(Logger.Batch()) == 0)
+        let first = batch([1, 2])
+        #expect(logger.logWithoutWaking(first) == 0 && first.count == 0, "an empty queue takes the batch whole")
+        logger.wakeWriter()
+        sink.firstWriteStarted.wait()  // events 1 and 2 taken; the writer is stuck in the sink
+        #expect(logger.logWithoutWaking(batch([3], .debug)) == 0, "below the minimum: discarded, not dropped")
+        #expect(logger.log(event(4)))
+        let second = batch([5, 6, 7, 8])
+        #expect(logger.logWithoutWaking(second) == 1 && second.count == 0, "room for three after event 4")
+        #expect(logger.counters.dropped == 1)
+        sink.release.signal()
+        logger.flush()
+        #expect(sink.written.map(\.message) == ["event 1", "event 2", "event 4", "event 5", "event 6", "event 7",
+                                                "1 log messages dropped"])
+        #expect(sink.written[5].field("NUMBER") == "7" && sink.written[5].priority == .warning)
     }
 
     @Test func countsSinkFailures() {
@@ -228,4 +259,11 @@ private final class RecordingSink: LogSink {
             try StderrSink(descriptor: -1).write(event(1))
         }
     }
+}
+
+/// Deferred log content that `make` makes.
+private final class MadeLater: DeferredLogContent {
+    let make: @Sendable () -> (message: String, fields: [(String, String)])
+    init(_ make: @escaping @Sendable () -> (message: String, fields: [(String, String)])) { self.make = make }
+    func logContent() -> (message: String, fields: [(String, String)]) { make() }
 }

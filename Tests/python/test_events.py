@@ -215,3 +215,19 @@ def test_history_survives_a_restart_and_is_pruned_to_its_limit(workdir):
         assert events_json(d) == kept
     finally:
         d.stop()
+
+
+def test_a_denial_is_logged_before_a_line_logged_after_it(daemon):
+    """The loop keeps denials' log lines until the log writer's next wake-up, but hands them
+    to the logger before any other line it logs: here a denial and a refused registration
+    sent together, answered in one turn of the loop, are written in that order."""
+    with session(daemon) as (sock, sid):
+        calls = [{"method": "io.proctor.Agent.Decide", "parameters": {"session": sid, "action": "print"}},
+                 {"method": "io.proctor.Agent.Register", "parameters": {"appId": "io.proctor.test.unlisted"}}]
+        sock.sendall(b"".join(json.dumps(call).encode() + b"\0" for call in calls))
+        replies = b""
+        while replies.count(b"\0") < 2:
+            replies += sock.recv(65536)
+    refused = "Registration refused: io.proctor.test.unlisted"
+    log = daemon.wait_for_log(refused)
+    assert log.index("Denied print for io.proctor.test.notes") < log.index(refused), log

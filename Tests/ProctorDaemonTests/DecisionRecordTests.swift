@@ -1,0 +1,33 @@
+@testable import ProctorDaemon
+import ProctorPolicy
+import Testing
+
+/// A decision's record renders its log line on the log writer's thread: the message and
+/// the fields in the order the journal has always had them.
+@Suite struct DecisionRecordTests {
+    private let closing = [("SESSION", "s-1"), ("PEER_PID", "42"), ("PEER_UID", "1000"), ("PEER_EXE", "/usr/bin/notes")]
+
+    @Test func aDenialsLineHasItsVerdictReasonAndFieldsInOrder() {
+        let record = DecisionRecord(app: "com.example.notes", action: Action.print.rawValue, target: "/tmp/a b.pdf",
+                                    allowed: false, rule: #"apps["com.example.notes"].dlp.print"#,
+                                    reason: "printing is blocked", policyVersion: "2026.1", closingFields: closing)
+        let (message, fields) = record.logContent()
+        #expect(message == "Denied print for com.example.notes: printing is blocked")
+        #expect(fields.map(\.0) == ["APP_ID", "ACTION", "DECISION", "RULE", "POLICY_VERSION", "TARGET",
+                                    "SESSION", "PEER_PID", "PEER_UID", "PEER_EXE"])
+        #expect(fields.map(\.1) == ["com.example.notes", "print", "denied", #"apps["com.example.notes"].dlp.print"#, "2026.1",
+                                    "/tmp/a b.pdf", "s-1", "42", "1000", "/usr/bin/notes"])
+    }
+
+    @Test func anAllowedDecisionWithoutTargetHasNoTargetField() {
+        let record = DecisionRecord(app: "com.example.notes", action: Action.clipboardCopy.rawValue, target: nil,
+                                    allowed: true, rule: "builtin.clipboard", reason: "allowed", policyVersion: "7",
+                                    closingFields: closing)
+        let (message, fields) = record.logContent()
+        #expect(message == "Allowed clipboard.copy for com.example.notes: allowed")
+        #expect(fields.map(\.0) == ["APP_ID", "ACTION", "DECISION", "RULE", "POLICY_VERSION",
+                                    "SESSION", "PEER_PID", "PEER_UID", "PEER_EXE"])
+        #expect(fields.map(\.1) == ["com.example.notes", "clipboard.copy", "allowed", "builtin.clipboard", "7",
+                                    "s-1", "42", "1000", "/usr/bin/notes"])
+    }
+}
