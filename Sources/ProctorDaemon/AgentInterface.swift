@@ -331,11 +331,11 @@ extension Daemon {
     /// them and `… (N bytes)`. The app chooses it, up to a message's size (1 MiB): kept whole, a
     /// flood of denials would fill the log queue (4096 entries) and the event history (100 000).
     /// `target` is valid UTF-8.
-    static func recordedTarget(_ target: UnsafeBufferPointer<UInt8>) -> String {
-        guard target.count > maxRecordedTargetBytes else { return String(decoding: target, as: UTF8.self) }
+    static func recordedTarget(_ target: UnsafeBufferPointer<UInt8>) -> DecisionRecord.Target {
+        guard target.count > maxRecordedTargetBytes else { return DecisionRecord.Target(target) }
         var end = maxRecordedTargetBytes
         while UTF8.isContinuation(target[end]) { end -= 1 }
-        return String(decoding: target[..<end], as: UTF8.self) + "\u{2026} (\(target.count) bytes)"
+        return DecisionRecord.Target(String(decoding: target[..<end], as: UTF8.self) + "\u{2026} (\(target.count) bytes)")
     }
 
     private func agentError(for error: StoreError, parameter: String) -> VarlinkError {

@@ -8,9 +8,41 @@ import SystemdKit
 /// subscribers (`members`). A denied `Decide` makes one on the loop for every call, so the
 /// loop keeps only the typed values, and whoever reads them makes the text.
 final class DecisionRecord: DeferredLogContent {
+    /// A decision's target as the record keeps it: its bytes within the record's own allocation
+    /// when they fit (an app id, most paths; a `String` of them was a second allocation per
+    /// denial), else a `String`. `string` makes the `String` when the line or event is made.
+    struct Target: Sendable {
+        private let bytes: InlineArray<64, UInt8>
+        /// The bytes of `bytes` in use; -1 when the target is `long`.
+        private let count: Int
+        private let long: String?
+
+        /// `target`: valid UTF-8.
+        init(_ target: UnsafeBufferPointer<UInt8>) {
+            var bytes = InlineArray<64, UInt8>(repeating: 0)
+            if target.count <= bytes.count {
+                withUnsafeMutableBytes(of: &bytes) { $0.copyMemory(from: UnsafeRawBufferPointer(target)) }
+                (count, long) = (target.count, nil)
+            } else {
+                (count, long) = (-1, String(decoding: target, as: UTF8.self))
+            }
+            self.bytes = bytes
+        }
+
+        init(_ target: String) {
+            var target = target
+            self = target.withUTF8(Target.init)
+        }
+
+        var string: String {
+            guard count >= 0 else { return long! }
+            return withUnsafeBytes(of: bytes) { String(decoding: $0.prefix(count), as: UTF8.self) }
+        }
+    }
+
     let app: AppID
     let action: String
-    let target: String?
+    private let recordedTarget: Target?
     /// The decision as the engine made it, its rule rendered only when read (not on each
     /// denial). Its violation is dropped: neither the line nor the event carries it.
     private let decision: Decision
@@ -20,25 +52,26 @@ final class DecisionRecord: DeferredLogContent {
     /// decision is not logged.
     let closingFields: [(String, String)]
 
+    var target: String? { recordedTarget?.string }
     var allowed: Bool { decision.allowed }
     var rule: String { decision.rule }
     var reason: String { decision.reason }
 
-    init(_ decision: Decision, app: AppID, action: String, target: String?, policyVersion: String,
+    init(_ decision: Decision, app: AppID, action: String, target: Target?, policyVersion: String,
          closingFields: [(String, String)]) {
         var decision = decision
         decision.violation = nil
         self.decision = decision
         self.app = app
         self.action = action
-        self.target = target
+        self.recordedTarget = target
         self.policyVersion = policyVersion
         self.closingFields = closingFields
     }
 
     convenience init(app: AppID, action: String, target: String?, allowed: Bool, rule: String, reason: String,
                      policyVersion: String = "", closingFields: [(String, String)] = []) {
-        self.init(Decision(allowed: allowed, rule: rule, reason: reason), app: app, action: action, target: target,
+        self.init(Decision(allowed: allowed, rule: rule, reason: reason), app: app, action: action, target: target.map(Target.init),
                   policyVersion: policyVersion, closingFields: closingFields)
     }
 
@@ -48,6 +81,7 @@ final class DecisionRecord: DeferredLogContent {
     func logContent() -> (message: String, fields: [(String, String)]) {
         // One allocation, element by element: appending array literals copied each twice.
         var fields: [(String, String)] = []
+        let target = target
         fields.reserveCapacity(6 + closingFields.count)
         fields.append((DaemonEventField.appID, app))
         fields.append((DaemonEventField.action, action))
@@ -93,7 +127,7 @@ final class DecisionRecord: DeferredLogContent {
     /// dictionary (five keys hashed) and sorting it cost more than the decision.
     func serialized() -> [UInt8] {
         var out: [UInt8] = []
-        let rule = rule, reason = reason
+        let rule = rule, reason = reason, target = target
         out.reserveCapacity(64 + action.utf8.count + (target?.utf8.count ?? 0) + rule.utf8.count + reason.utf8.count)
         out.append(contentsOf: #"{"action":"#.utf8)
         JSONValue.writeString(action, to: &out)

@@ -30,4 +30,14 @@ import Testing
         #expect(fields.map(\.1) == ["com.example.notes", "clipboard.copy", "allowed", "builtin.clipboard", "7",
                                     "s-1", "42", "1000", "/usr/bin/notes"])
     }
+
+    /// A target is kept in the record's allocation up to 64 bytes, as a `String` past them; read
+    /// back the same either way, an empty one too (which is not a missing one).
+    @Test(arguments: ["", "é", String(repeating: "a", count: 63), String(repeating: "a", count: 64),
+                      String(repeating: "a", count: 65), String(repeating: "€", count: 21) + "ab", "/home/ü/€ 𝄞.txt"])
+    func aTargetReadsBackAsItWasGiven(_ target: String) {
+        let record = DecisionRecord(app: "a", action: "print", target: target, allowed: false, rule: "r", reason: "no")
+        #expect(record.target == target)
+        #expect(record.logContent().fields.contains { $0 == ("TARGET", target) })
+    }
 }

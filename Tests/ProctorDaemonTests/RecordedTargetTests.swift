@@ -5,7 +5,7 @@ import Testing
 /// (`Daemon.recordedTarget`): whole up to `maxRecordedTargetBytes`, else cut after whole characters.
 @Suite struct RecordedTargetTests {
     private static func recorded(_ target: String) -> String {
-        Array(target.utf8).withUnsafeBufferPointer(Daemon.recordedTarget)
+        Array(target.utf8).withUnsafeBufferPointer(Daemon.recordedTarget).string
     }
 
     @Test func aTargetWithinTheLimitIsKeptWhole() {
