@@ -52,8 +52,16 @@ deps:
 build: deps
 	$(SWIFT) build
 
+# SwiftPM does not recompile an unchanged source when only `-Xswiftc` flags change, so a
+# build made with other flags is removed first (.build/release-flags says which it used).
+RELEASE_STAMP := .build/release-flags
 release: deps $(STATIC_CXX_DIR)/libstdc++.a
+	@if [ -f $(RELEASE_STAMP) ] && [ "$$(cat $(RELEASE_STAMP))" != "$(RELEASE_FLAGS)" ]; then \
+	  echo "release flags changed since the last release build: building everything again"; \
+	  rm -rf "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"; \
+	fi
 	$(SWIFT) build $(RELEASE_FLAGS)
+	@echo "$(RELEASE_FLAGS)" > $(RELEASE_STAMP)
 
 $(STATIC_CXX_DIR)/libstdc++.a:
 	@archive=$$($$(dirname $$(command -v $(SWIFT)))/clang -print-file-name=libstdc++.a); \
