@@ -53,12 +53,13 @@ build: deps
 	$(SWIFT) build
 
 # SwiftPM does not recompile an unchanged source when only `-Xswiftc` flags change, so a
-# build made with other flags is removed first (.build/release-flags says which it used).
+# build made with other flags (or before .build/release-flags recorded them) is removed first.
 RELEASE_STAMP := .build/release-flags
 release: deps $(STATIC_CXX_DIR)/libstdc++.a
-	@if [ -f $(RELEASE_STAMP) ] && [ "$$(cat $(RELEASE_STAMP))" != "$(RELEASE_FLAGS)" ]; then \
+	@bin=$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path); \
+	if [ -d "$$bin" ] && [ "$$(cat $(RELEASE_STAMP) 2>/dev/null)" != "$(RELEASE_FLAGS)" ]; then \
 	  echo "release flags changed since the last release build: building everything again"; \
-	  rm -rf "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"; \
+	  rm -rf "$$bin"; \
 	fi
 	$(SWIFT) build $(RELEASE_FLAGS)
 	@echo "$(RELEASE_FLAGS)" > $(RELEASE_STAMP)
