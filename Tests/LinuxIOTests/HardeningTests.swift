@@ -187,7 +187,7 @@ private let otherUser: uid_t = 65533
         let events = Shared<[String]>([])
         running.sync {
             let stream = server.value
-            let witness = Witness(events)
+            let witness = ReleaseWitness(events)
             stream.onRead = { [witness] input in
                 if closing { stream.close() } else { stream.onRead = { $0.bytes.count } }
                 witness.note("kept: \(stream.keepsReplacedReadHandler)")
@@ -212,14 +212,6 @@ private let otherUser: uid_t = 65533
         #expect(reasons.value == [.closedLocally])
         #expect(try client.receiveUntilClosed().isEmpty)
     }
-}
-
-/// Notes when it is released, after what the code holding it noted.
-private final class Witness {
-    let events: Shared<[String]>
-    init(_ events: Shared<[String]>) { self.events = events }
-    func note(_ event: String) { events.update { $0.append(event) } }
-    deinit { events.update { $0.append("released") } }
 }
 
 @Suite struct ProcessHandleTests {
