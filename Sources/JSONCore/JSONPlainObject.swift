@@ -49,23 +49,45 @@ public struct JSONPlainObject {
     /// that knows its few members tries each name in turn (a key that is none of them is
     /// refused by `key()` as by this).
     ///
-    /// Inlined so that where `name` is a literal the comparison is of constants.
+    /// Inlined so that where `name` is a literal the comparison is of constants: a few words
+    /// compared, not a byte at a time (each with its own bounds and overflow checks).
     @inlinable @inline(__always)
     public mutating func key(_ name: StaticString) -> Bool {
         var at = index
         if at > 1 {
             guard at < bytes.count - 1, bytes[at] == UInt8(ascii: ",") else { return false }
-            at += 1
+            at &+= 1
         }
         let count = name.utf8CodeUnitCount
-        // `"`, the name, `"` and `:`, all before the object's closing `}`.
-        guard bytes.count - 1 - at >= count + 3, bytes[at] == UInt8(ascii: "\"") else { return false }
-        at += 1
-        for offset in 0..<count where bytes[at + offset] != name.utf8Start[offset] { return false }
-        at += count
-        guard bytes[at] == UInt8(ascii: "\""), bytes[at + 1] == UInt8(ascii: ":") else { return false }
-        index = at + 2
+        // `"`, the name, `"` and `:`, all before the object's closing `}`; in range from here on.
+        guard bytes.count - 1 - at >= count + 3, let start = bytes.baseAddress, bytes[at] == UInt8(ascii: "\""),
+              Self.sameBytes(start + (at &+ 1), name.utf8Start, count: count),
+              start.loadUnaligned(fromByteOffset: at &+ 1 &+ count, as: UInt16.self) == UInt16(littleEndian: 0x3A22)
+        else { return false }
+        index = at &+ count &+ 3
         return true
+    }
+
+    /// Whether the `count` bytes at `a` and `b` are the same, compared as a few (overlapping)
+    /// words: inlined where `count` is a constant, the words of a literal `b` are constants.
+    @inlinable @inline(__always)
+    static func sameBytes(_ a: UnsafeRawPointer, _ b: UnsafePointer<UInt8>, count: Int) -> Bool {
+        func same<Word: FixedWidthInteger>(_ offset: Int, _: Word.Type) -> Bool {
+            a.loadUnaligned(fromByteOffset: offset, as: Word.self) == UnsafeRawPointer(b).loadUnaligned(fromByteOffset: offset, as: Word.self)
+        }
+        switch count {
+        case 0: return true
+        case 1: return same(0, UInt8.self)
+        case 2...3: return same(0, UInt16.self) && same(count &- 2, UInt16.self)
+        case 4...7: return same(0, UInt32.self) && same(count &- 4, UInt32.self)
+        default:
+            var offset = 0
+            while count &- offset > 8 {
+                guard same(offset, UInt64.self) else { return false }
+                offset &+= 8
+            }
+            return same(count &- 8, UInt64.self)
+        }
     }
 
     /// The string value that must come next, of printable ASCII only.
@@ -112,14 +134,14 @@ public struct JSONPlainObject {
         let end = bytes.count - 1
         var at = index
         let negative = at < end && bytes[at] == UInt8(ascii: "-")
-        if negative { at += 1 }
+        if negative { at &+= 1 }
         let digitsStart = at
         var value = 0
-        while at < end, at - digitsStart < 16, case let digit = bytes[at] &- UInt8(ascii: "0"), digit < 10 {
+        while at < end, at &- digitsStart < 16, case let digit = bytes[at] &- UInt8(ascii: "0"), digit < 10 {
             value = value &* 10 &+ Int(digit)
-            at += 1
+            at &+= 1
         }
-        let digits = at - digitsStart
+        let digits = at &- digitsStart
         guard digits > 0, digits <= 15, digits == 1 || bytes[digitsStart] != UInt8(ascii: "0") else { return nil }
         index = at
         return negative ? -value : value
@@ -131,28 +153,31 @@ public struct JSONPlainObject {
     mutating func quoted() -> (bytes: UnsafeRawBufferPointer, isPrintableASCII: Bool)? {
         let end = bytes.count - 1
         guard index < end, bytes[index] == UInt8(ascii: "\"") else { return nil }
-        let start = index + 1
+        let start = index &+ 1
         var at = start
         // Eight bytes at a time up to the first byte that is not plain, found by its flag;
-        // from there (the closing quote, most often) byte by byte.
-        while end - at >= 8 {
-            let flags = Self.unplainBytes(UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self)))
-            guard flags == 0 else {
-                at += flags.trailingZeroBitCount / 8
-                break
+        // from there (the closing quote, most often) byte by byte. Offsets stay within the
+        // object, so their arithmetic cannot overflow.
+        if let base = bytes.baseAddress {
+            while end &- at >= 8 {
+                let flags = Self.unplainBytes(UInt64(littleEndian: base.loadUnaligned(fromByteOffset: at, as: UInt64.self)))
+                guard flags == 0 else {
+                    at &+= flags.trailingZeroBitCount / 8
+                    break
+                }
+                at &+= 8
             }
-            at += 8
         }
         var isPrintableASCII = true
         while at < end {
             let byte = bytes[at]
             if byte == UInt8(ascii: "\"") {
-                index = at + 1
+                index = at &+ 1
                 return (UnsafeRawBufferPointer(rebasing: bytes[start..<at]), isPrintableASCII)
             }
             guard byte >= 0x20, byte != UInt8(ascii: "\\") else { return nil }
             if byte >= 0x7F { isPrintableASCII = false }
-            at += 1
+            at &+= 1
         }
         return nil
     }

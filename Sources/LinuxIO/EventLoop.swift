@@ -58,7 +58,15 @@ public final class EventLoop: @unchecked Sendable {
     private struct Slot {
         var descriptor: FileDescriptor
         var generation: UInt32
-        var handler: ((Readiness) -> Void)?
+        var handler: Handler?
+    }
+
+    /// A registration's handler in an object of its own, whose constant closure `run()`
+    /// borrows, reached unretained: read from its slot, the closure was retained and released
+    /// around every event, two atomic operations.
+    private final class Handler {
+        let call: (Readiness) -> Void
+        init(_ call: @escaping (Readiness) -> Void) { self.call = call }
     }
 
     /// The epoll instance (internal so tests can read what it watches in /proc/self/fdinfo).
@@ -68,6 +76,10 @@ public final class EventLoop: @unchecked Sendable {
     /// access to the property spans a call and it needs no run-time exclusivity check.
     private var slots: [Slot] = []
     private var freeSlots: [Int] = []
+    /// Set while `run()` calls a handler: handlers unregistered meanwhile (the running one,
+    /// perhaps) are kept in `unregisteredHandlers` until it returns.
+    private var isDispatching = false
+    private var unregisteredHandlers: [Handler] = []
     private var timers = TimerQueue()
     /// The earliest timer's deadline (`UInt64.max` when none), kept beside the queue so that
     /// an iteration with no timer due reads one integer, not the queue.
@@ -140,7 +152,7 @@ public final class EventLoop: @unchecked Sendable {
             freeSlots.append(registration.slot)
             throw error
         }
-        updateSlots { $0[registration.slot].handler = handler }
+        updateSlots { $0[registration.slot].handler = Handler(handler) }
         return registration
     }
 
@@ -165,6 +177,8 @@ public final class EventLoop: @unchecked Sendable {
             return slots[registration.slot].handler.take()
         }
         freeSlots.append(registration.slot)
+        // Kept while a handler runs: it may be this one, which `run()` does not retain.
+        if isDispatching, let handler { unregisteredHandlers.append(handler) }
         // Taken out, and released only here: releasing it may run its owner's deinit, which
         // may register or unregister, and must not while the slots are moved out.
         _ = consume handler
@@ -319,12 +333,27 @@ public final class EventLoop: @unchecked Sendable {
                 let generation = UInt32(truncatingIfNeeded: event.data.u64 >> 32)
                 // An earlier handler of this batch may have unregistered (and reused) the slot.
                 guard slot < slots.count, slots[slot].generation == generation,
-                      let handler = slots[slot].handler else { continue }
-                handler(Readiness(rawValue: event.events))
+                      let handler = slots[slot].handler.map(Unmanaged.passUnretained) else { continue }
+                isDispatching = true
+                handler._withUnsafeGuaranteedRef { $0.call(Readiness(rawValue: event.events)) }
+                isDispatching = false
+                if !unregisteredHandlers.isEmpty { releaseUnregisteredHandlers() }
             }
             now = fireDueTimers()
         }
     }
+
+    /// Releases the handlers unregistered while one ran, now that none runs: their owners'
+    /// deinits may register and unregister again.
+    private func releaseUnregisteredHandlers() {
+        var handlers: [Handler] = []
+        swap(&handlers, &unregisteredHandlers)
+        _ = consume handlers
+    }
+
+    /// How many unregistered handlers are kept until the running one returns (tests check the
+    /// keeping: in a debug build the call retains its handler anyway).
+    var keptUnregisteredHandlers: Int { unregisteredHandlers.count }
 
     /// Makes `run()` return after the current iteration. From another thread, use
     /// `execute { loop.stop() }`.

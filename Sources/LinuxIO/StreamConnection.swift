@@ -149,8 +149,8 @@ public final class StreamConnection {
     /// consumed (0 up to `bytes.count`). The buffer is valid only during the call.
     /// The default consumes and drops everything.
     public var onRead: (ReceivedInput) -> Int {
-        get { readHandler }
-        set { readHandler = newValue }
+        get { readHandler.call }
+        set { replaceReadHandler(with: ReadHandler(newValue)) }
     }
     /// Called once when the connection closes, with the reason.
     public var onClose: (CloseReason) -> Void {
@@ -172,7 +172,11 @@ public final class StreamConnection {
     private(set) var state = State.open
     // Private storage behind the public closures: every access to it is a plain load or
     // store, so it needs no run-time exclusivity check (a public stored property would).
-    private var readHandler: (ReceivedInput) -> Int = { $0.bytes.count }
+    private var readHandler = ReadHandler { $0.bytes.count }
+    /// The read handler replaced while input was being delivered (by `close` or `onRead`'s
+    /// setter, from inside the handler perhaps), kept until the delivery ends: `deliver`
+    /// calls the handler without retaining it.
+    private var replacedReadHandler: ReadHandler?
     private var closeHandler: (CloseReason) -> Void = { _ in }
     private let loop: EventLoop
     private let budget: OutputBudget?
@@ -205,6 +209,31 @@ public final class StreamConnection {
     private var isReading: Bool {
         if case .open = state { true } else { false }
     }
+
+    /// `onRead` in an object of its own, whose constant member `deliver` borrows: called from
+    /// a property of the connection, the closure was retained and released around every
+    /// read, two atomic operations.
+    private final class ReadHandler {
+        let call: (ReceivedInput) -> Int
+        init(_ call: @escaping (ReceivedInput) -> Int) { self.call = call }
+    }
+
+    /// Replaces the read handler; one that may be running (input is being delivered) is kept
+    /// until the delivery ends (`endDelivery()`).
+    private func replaceReadHandler(with handler: ReadHandler) {
+        if isDeliveringInput, replacedReadHandler == nil { replacedReadHandler = readHandler }
+        readHandler = handler
+    }
+
+    /// Ends the delivery of a wake-up's reads: handlers replaced meanwhile may go.
+    private func endDelivery() {
+        isDeliveringInput = false
+        if replacedReadHandler != nil { replacedReadHandler = nil }
+    }
+
+    /// Whether a replaced read handler is kept (tests check it is while it may still run; in
+    /// a debug build the call retains it anyway).
+    var keepsReplacedReadHandler: Bool { replacedReadHandler != nil }
 
     /// Takes over the connected non-blocking socket `descriptor` and starts reading it on
     /// `loop`; set `onRead` and `onClose` before returning control to the loop.
@@ -492,7 +521,7 @@ public final class StreamConnection {
         let handler = closeHandler
         // Drop the owner's closures: they usually capture the owner, which holds this object.
         closeHandler = { _ in }
-        readHandler = { $0.bytes.count }
+        replaceReadHandler(with: ReadHandler { $0.bytes.count })
         closeObserver?()
         closeObserver = nil
         handler(reason)
@@ -533,13 +562,13 @@ public final class StreamConnection {
             } catch .wouldBlock {
                 break
             } catch {
-                isDeliveringInput = false
+                endDelivery()
                 close(reason: .failed(error))
                 return
             }
             if count == 0 {
                 // End of file: deliver what was asked for, then close.
-                isDeliveringInput = false
+                endDelivery()
                 drain(reason: .peerClosed, acceptsSends: true)
                 if isOpen { flush() }
                 return
@@ -547,7 +576,7 @@ public final class StreamConnection {
             deliver(UnsafeRawBufferPointer(rebasing: buffer[..<count]), from: sender)
             if count < buffer.count { break }  // a short read drained the socket
         }
-        isDeliveringInput = false
+        endDelivery()
         guard isOpen else { return }
         if case .draining(let reason, _) = state, pendingOutputCount == 0 {
             close(reason: reason)
@@ -573,7 +602,9 @@ public final class StreamConnection {
         if input.isEmpty {
             // The common case: no incomplete message is pending, so hand over the loop's
             // buffer directly and copy only what the owner leaves.
-            consumed = readHandler(ReceivedInput(bytes: chunk, newBytesStart: 0, sender: sender))
+            consumed = Unmanaged.passUnretained(readHandler)._withUnsafeGuaranteedRef {
+                $0.call(ReceivedInput(bytes: chunk, newBytesStart: 0, sender: sender))
+            }
             precondition((0...chunk.count).contains(consumed), "onRead consumed \(consumed) of \(chunk.count) bytes")
             guard isReading else { return }
             leftover = chunk.count - consumed
@@ -591,9 +622,10 @@ public final class StreamConnection {
             input = []
             pending.append(contentsOf: chunk)
             let earlierSender = inputHasSeveralSenders ? nil : inputSender
-            let handler = readHandler
-            consumed = pending.withUnsafeBytes {
-                handler(ReceivedInput(bytes: $0, newBytesStart: earlierCount, earlierSender: earlierSender, sender: sender))
+            consumed = pending.withUnsafeBytes { bytes in
+                Unmanaged.passUnretained(readHandler)._withUnsafeGuaranteedRef {
+                    $0.call(ReceivedInput(bytes: bytes, newBytesStart: earlierCount, earlierSender: earlierSender, sender: sender))
+                }
             }
             precondition((0...pending.count).contains(consumed), "onRead consumed \(consumed) of \(pending.count) bytes")
             guard isReading else { return }

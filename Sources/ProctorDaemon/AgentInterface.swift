@@ -73,10 +73,11 @@ extension Daemon {
     /// that is logged or kept (`record`).
     private func decide(_ action: Action, target: UnsafeBufferPointer<UInt8>?, size: Int?, for session: AgentSession) -> Decision {
         // By its parts: a `DecisionRequest` would copy, then free, the app id, target and version.
-        // Only a launch reads the version, and passing it copies it (two arrays).
-        let decision = active.compiled.decide(app: session.appID, remembering: &session.policyPlace.pointee, action,
-                                              target: target, size: size,
-                                              appVersion: action == .launch ? session.semanticVersion : nil)
+        // Only a launch reads the version, and passing it copies it (two arrays). Unretained: the
+        // registry holds the policy, and only the loop replaces it, never during a call.
+        let decision = active.compiled.unretained.decide(app: session.appID, remembering: &session.policyPlace.pointee,
+                                                         action, target: target, size: size,
+                                                         appVersion: action == .launch ? session.semanticVersion : nil)
         record(decision, app: session.appID, action, target: target, closingFields: session.decisionLogFields)
         return decision
     }

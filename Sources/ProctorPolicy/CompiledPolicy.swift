@@ -22,7 +22,7 @@ public struct CompiledPolicy: Sendable {
     /// with `builtin.fileExport.pathTooLong`.
     public static let maxExportPathBytes = 4096
 
-    let storage: CompiledPolicyStorage
+    @usableFromInline let storage: CompiledPolicyStorage
 
     /// Compiles `policy`; the cost is linear in the size of the policy.
     public init(_ policy: Policy) {
@@ -69,15 +69,30 @@ public struct CompiledPolicy: Sendable {
     /// as its UTF-8 bytes (`withUTF8(of:_:)`): proctord's direct `Decide` makes no `String` of it.
     public func decide(app: AppID, remembering place: inout AppPlace?, _ action: Action, target: UnsafeBufferPointer<UInt8>?,
                        size: Int?, appVersion: SemanticVersion?) -> Decision {
-        let storage = storage
-        let entry: AppTable.Entry?
-        if let place, place.generation == storage.generation {
-            entry = place.entry
-        } else {
-            entry = storage.table.find(app)
-            place = AppPlace(generation: storage.generation, entry: entry)
+        storage.decide(app: app, remembering: &place, action, target: target, size: size, appVersion: appVersion)
+    }
+
+    /// This policy, not retained: for a caller that decides through a policy it holds where
+    /// nothing a decision runs can replace it (proctord's loop), so that a call costs no
+    /// retain and release of the policy, two atomic operations. Valid only while the policy
+    /// is held elsewhere. Inlined, so that the policy is not retained to make it either.
+    @inlinable
+    public var unretained: Unretained { Unretained(storage: Unmanaged.passUnretained(storage)) }
+
+    /// A policy held elsewhere (`unretained`).
+    public struct Unretained {
+        @usableFromInline let storage: Unmanaged<CompiledPolicyStorage>
+
+        @usableFromInline
+        init(storage: Unmanaged<CompiledPolicyStorage>) { self.storage = storage }
+
+        /// `CompiledPolicy.decide(app:remembering:…)`.
+        public func decide(app: AppID, remembering place: inout AppPlace?, _ action: Action,
+                           target: UnsafeBufferPointer<UInt8>?, size: Int?, appVersion: SemanticVersion?) -> Decision {
+            storage._withUnsafeGuaranteedRef {
+                $0.decide(app: app, remembering: &place, action, target: target, size: size, appVersion: appVersion)
+            }
         }
-        return storage.decide(app: app, entry: entry, action, target: target, size: size, appVersion: appVersion)
     }
 
     /// The policy's `version`.
@@ -134,5 +149,20 @@ public struct CompiledPolicy: Sendable {
             guard compiled == app, compiled.hasSameBytes(as: app) else { return false }
         }
         return true
+    }
+}
+
+extension CompiledPolicyStorage {
+    /// `CompiledPolicy.decide(app:remembering:…)`.
+    func decide(app: AppID, remembering place: inout CompiledPolicy.AppPlace?, _ action: Action,
+                target: UnsafeBufferPointer<UInt8>?, size: Int?, appVersion: SemanticVersion?) -> Decision {
+        let entry: AppTable.Entry?
+        if let place, place.generation == generation {
+            entry = place.entry
+        } else {
+            entry = table.find(app)
+            place = CompiledPolicy.AppPlace(generation: generation, entry: entry)
+        }
+        return decide(app: app, entry: entry, action, target: target, size: size, appVersion: appVersion)
     }
 }

@@ -7,6 +7,7 @@ import Synchronization
 /// It keeps no parsed `Policy` and no `String` per app: the ids live in `table`, the rest of
 /// each entry in `records` and `entries`, from which `CompiledPolicy.appPolicy` and
 /// `CompiledPolicy.policy` rebuild the parsed form when asked.
+@usableFromInline
 final class CompiledPolicyStorage: @unchecked Sendable {
     let version: String
     let defaults: AppSettings

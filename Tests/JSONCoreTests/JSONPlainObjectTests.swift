@@ -128,6 +128,46 @@ import Testing
             }
         }
     }
+
+    /// `key(_:)` compares a name as a few words, by its length: every byte of a name of each
+    /// length up to 20 counts, and the closing quote and colon after it.
+    @Test func everyByteOfANameCountsWhateverItsLength() {
+        let names: [StaticString] = [
+            "a", "ab", "abc", "abcd", "abcde", "abcdef", "abcdefg", "abcdefgh", "abcdefghi", "abcdefghij",
+            "abcdefghijk", "abcdefghijkl", "abcdefghijklm", "abcdefghijklmn", "abcdefghijklmno",
+            "abcdefghijklmnop", "abcdefghijklmnopq", "abcdefghijklmnopqr", "abcdefghijklmnopqrs",
+            "abcdefghijklmnopqrst",
+        ]
+        for name in names {
+            let text = String(decoding: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount), as: UTF8.self)
+            Self.reading(#"{"\#(text)":1}"#) { object in
+                let found = object.key(name), value = object.integer()
+                #expect(found && value == 1, "\(text)")
+            }
+            Self.reading(#"{"x":2,"\#(text)":1}"#) { object in
+                let first = object.key("x") && object.integer() == 2, found = object.key(name)
+                #expect(first && found, "\(text) after a member")
+            }
+            var variants = [text + "x", String(text.dropLast()), "x" + text]
+            for position in 0..<text.utf8.count {
+                var bytes = Array(text.utf8)
+                bytes[position] = UInt8(ascii: "Z")
+                variants.append(String(decoding: bytes, as: UTF8.self))
+            }
+            for variant in variants {
+                Self.reading(#"{"\#(variant)":1}"#) { object in
+                    let found = object.key(name)
+                    #expect(!found, "\(variant) read as \(text)")
+                }
+            }
+            for after in [#"" :1}"#, #"x:1}"#, #""}"#, #"";1}"#] {
+                Self.reading(#"{"\#(text)\#(after)"#) { object in
+                    let found = object.key(name)
+                    #expect(!found, "\(text)\(after)")
+                }
+            }
+        }
+    }
 }
 
 extension JSONPlainObjectTests {

@@ -122,6 +122,26 @@ import Testing
         #expect(reads.value == 2)
     }
 
+    /// The loop calls a handler without retaining it: one that unregisters itself is kept,
+    /// with what it captured, until it has returned.
+    @Test func aHandlerThatUnregistersItselfRunsToItsEnd() throws {
+        let (reader, writer) = try FileDescriptor.pipe()
+        defer { try? reader.close(); try? writer.close() }
+        let events = Shared<[String]>([])
+        let running = try LoopThread { loop in
+            var registration: Registration?
+            let witness = ReleaseWitness(events)
+            registration = try loop.register(reader, events: .readable) { [witness] _ in
+                loop.unregister(registration!)
+                witness.note("kept: \(loop.keptUnregisteredHandlers)")
+            }
+        }
+        defer { running.stop() }
+        try writer.writeAll([1])
+        #expect(eventually { events.value == ["kept: 1", "released"] })
+        #expect(running.sync { running.loop.keptUnregisteredHandlers } == 0)
+    }
+
     @Test func registeringTheSameDescriptorTwiceFails() throws {
         let loop = try EventLoop()
         let (reader, writer) = try FileDescriptor.pipe()

@@ -178,6 +178,27 @@ private let otherUser: uid_t = 65533
         #expect(eventually { reasons.value == [.peerClosed] })
     }
 
+    /// The connection calls `onRead` without retaining it: a handler that replaces itself, or
+    /// closes the connection (which drops it), keeps what it captured until it has returned.
+    @Test(arguments: [false, true])
+    func aReadHandlerThatDropsItselfRunsToItsEnd(closing: Bool) throws {
+        let (client, server, running, _) = try connectionPair()
+        defer { running.stop(); client.close() }
+        let events = Shared<[String]>([])
+        running.sync {
+            let stream = server.value
+            let witness = ReleaseWitness(events)
+            stream.onRead = { [witness] input in
+                if closing { stream.close() } else { stream.onRead = { $0.bytes.count } }
+                witness.note("kept: \(stream.keepsReplacedReadHandler)")
+                return input.bytes.count
+            }
+        }
+        try client.send([1])
+        #expect(eventually { events.value == ["kept: true", "released"] })
+        #expect(!running.sync { server.value.keepsReplacedReadHandler })
+    }
+
     @Test func closeIsFinal() throws {
         let (client, server, running, reasons) = try connectionPair()
         defer { running.stop(); client.close() }

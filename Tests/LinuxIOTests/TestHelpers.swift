@@ -163,3 +163,12 @@ func waitForForkedChild(_ child: pid_t) -> CInt? {
     waitpid(child, &status, 0)
     return nil
 }
+
+/// Notes "released" when it is released, after what the code holding it noted: a handler
+/// that drops itself must run to its end first.
+final class ReleaseWitness {
+    let events: Shared<[String]>
+    init(_ events: Shared<[String]>) { self.events = events }
+    func note(_ event: String) { events.update { $0.append(event) } }
+    deinit { events.update { $0.append("released") } }
+}
