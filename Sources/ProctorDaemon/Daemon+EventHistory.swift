@@ -27,6 +27,7 @@ extension Daemon {
     /// transaction. A failed write keeps them queued, bounded, for a later attempt.
     func flushEventHistory() {
         reportDroppedEvents()
+        moveQueuedDenialsToLogBatch()  // their lines are made from the records about to be written
         let batch = events.takePending()
         guard !batch.isEmpty else { return }
         let lifecycle = batch.compactMap { event -> LifecycleUpdate? in

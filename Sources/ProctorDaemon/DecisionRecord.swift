@@ -51,6 +51,9 @@ final class DecisionRecord: DeferredLogContent {
     /// The fields that end the log line (`AgentSession.decisionLogFields`); empty when the
     /// decision is not logged.
     let closingFields: [(String, String)]
+    /// Whether the decision's line is logged: a denial's is made from its record in the history
+    /// queue (`Daemon.logQueuedDenial`), which holds those that are not too.
+    let isLogged: Bool
 
     var target: String? { recordedTarget?.string }
     var allowed: Bool { decision.allowed }
@@ -58,7 +61,7 @@ final class DecisionRecord: DeferredLogContent {
     var reason: String { decision.reason }
 
     init(_ decision: Decision, app: AppID, action: String, target: Target?, policyVersion: String,
-         closingFields: [(String, String)]) {
+         closingFields: [(String, String)], logged: Bool = true) {
         var decision = decision
         decision.violation = nil
         self.decision = decision
@@ -67,6 +70,7 @@ final class DecisionRecord: DeferredLogContent {
         self.recordedTarget = target
         self.policyVersion = policyVersion
         self.closingFields = closingFields
+        self.isLogged = logged
     }
 
     convenience init(app: AppID, action: String, target: String?, allowed: Bool, rule: String, reason: String,
