@@ -89,6 +89,8 @@ final class Daemon {
     }()
     /// Deferred log events (a denial's) not yet handed to the logger: `logDeferred`.
     private let logBatch = Logger.Batch()
+    /// Decision records written to the history, to be filled again (`record`, `flushEventHistory`).
+    let decisionRecords = DecisionRecord.Pool()
     /// How long a logged event may wait for the writer thread: short enough for someone
     /// reading the journal, long enough to write a busy loop's events in batches.
     static let logWriterWakeInterval = Duration.milliseconds(10)
