@@ -47,21 +47,24 @@ final class DecisionRecord: DeferredLogContent, @unchecked Sendable {
 
     // What the record says: `var`s only so that a pooled record is filled again (`Pool`), with
     // no run-time exclusivity check (≈ 90 instructions an access): the class comment says who
-    // writes them and when.
-    @exclusivity(unchecked) private(set) var app: AppID
-    @exclusivity(unchecked) private(set) var action: String
+    // writes them and when. Empty until `fill`.
+    @exclusivity(unchecked) private(set) var app: AppID = ""
+    @exclusivity(unchecked) private(set) var action = ""
     @exclusivity(unchecked) private var recordedTarget: Target?
     /// The decision as the engine made it, its rule rendered only when read (not on each
     /// denial). Its violation is dropped: neither the line nor the event carries it.
-    @exclusivity(unchecked) private var decision: Decision
+    @exclusivity(unchecked) private var decision = DecisionRecord.nothing
     /// The log line's `POLICY_VERSION`: the active policy's when the decision was made.
-    @exclusivity(unchecked) private(set) var policyVersion: String
+    @exclusivity(unchecked) private(set) var policyVersion = ""
     /// The fields that end the log line (`AgentSession.decisionLogFields`); empty when the
     /// decision is not logged.
-    @exclusivity(unchecked) private(set) var closingFields: [(String, String)]
+    @exclusivity(unchecked) private(set) var closingFields: [(String, String)] = []
     /// Whether the decision's line is logged: a denial's is made from its record in the history
     /// queue (`Daemon.logQueuedDenial`), which holds those that are not too.
-    @exclusivity(unchecked) private(set) var isLogged: Bool
+    @exclusivity(unchecked) private(set) var isLogged = false
+
+    /// What an empty record holds for its decision: nothing allocated.
+    private static let nothing = Decision(allowed: false, rule: "", reason: "")
 
     var target: String? { recordedTarget?.string }
     var allowed: Bool { decision.allowed }
@@ -70,18 +73,12 @@ final class DecisionRecord: DeferredLogContent, @unchecked Sendable {
 
     init(_ decision: Decision, app: AppID, action: String, target: Target?, policyVersion: String,
          closingFields: [(String, String)], logged: Bool = true) {
-        var decision = decision
-        decision.violation = nil
-        self.decision = decision
-        self.app = app
-        self.action = action
-        self.recordedTarget = target
-        self.policyVersion = policyVersion
-        self.closingFields = closingFields
-        self.isLogged = logged
+        fill(decision, app: app, action: action, target: target, policyVersion: policyVersion, closingFields: closingFields,
+             logged: logged)
     }
 
-    /// `init` again, on a pooled record (emptied: the values replaced free nothing).
+    /// Says `decision` and the rest: when made, and again on a pooled record (emptied, so the
+    /// values replaced free nothing).
     fileprivate func fill(_ decision: consuming Decision, app: consuming AppID, action: consuming String,
                           target: consuming Target?, policyVersion: consuming String,
                           closingFields: consuming [(String, String)], logged: Bool) {
@@ -97,8 +94,7 @@ final class DecisionRecord: DeferredLogContent, @unchecked Sendable {
 
     /// Frees what the record holds, before it waits in the pool.
     fileprivate func empty() {
-        fill(Decision(allowed: false, rule: "", reason: ""), app: "", action: "", target: nil, policyVersion: "",
-             closingFields: [], logged: false)
+        fill(Self.nothing, app: "", action: "", target: nil, policyVersion: "", closingFields: [], logged: false)
     }
 
     convenience init(app: AppID, action: String, target: String?, allowed: Bool, rule: String, reason: String,
