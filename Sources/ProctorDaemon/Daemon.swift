@@ -74,10 +74,23 @@ final class Daemon {
     /// Reports what the limiters suppressed once their windows end; runs only while a window is open.
     var refusalReportTimer: TimerHandle?
     private var statusUpdatePending = false
-    /// A wake-up of the log writer is scheduled (`log`).
-    private var logWriterWakeScheduled = false
+    /// What logging a denial reads and changes (`logQueuedDenial`), behind a pointer: each
+    /// access to a stored property of a class is a run-time exclusivity check.
+    private struct LogHandOff {
+        /// A wake-up of the log writer is scheduled (`scheduleLogWriterWake`).
+        var writerWakeScheduled = false
+        /// The newest event whose denial, if logged, is in `logBatch` or the logger's queue.
+        var loggedThroughID: Int64 = 0
+    }
+    private let logHandOff: UnsafeMutablePointer<LogHandOff> = {
+        let handOff = UnsafeMutablePointer<LogHandOff>.allocate(capacity: 1)
+        handOff.initialize(to: LogHandOff())
+        return handOff
+    }()
     /// Deferred log events (a denial's) not yet handed to the logger: `logDeferred`.
     private let logBatch = Logger.Batch()
+    /// Decision records written to the history, to be filled again (`record`, `flushEventHistory`).
+    let decisionRecords = DecisionRecord.Pool()
     /// How long a logged event may wait for the writer thread: short enough for someone
     /// reading the journal, long enough to write a busy loop's events in batches.
     static let logWriterWakeInterval = Duration.milliseconds(10)
@@ -137,6 +150,7 @@ final class Daemon {
 
         do {
             events = EventFeed(lastID: try store.lastEventID())
+            logHandOff.pointee.loggedThroughID = events.lastID
         } catch {
             throw StartupError(message: "the event history in the state database cannot be read: \(error)", errno: EIO)
         }
@@ -210,6 +224,8 @@ final class Daemon {
         Heap.returnFreePagesToKernel()
         events.onFirstPending = { [unowned self] in scheduleHistoryFlush(after: Self.historyFlushInterval) }
     }
+
+    deinit { logHandOff.deallocate() }
 
     // MARK: Serving
 
@@ -477,26 +493,50 @@ final class Daemon {
     /// `log` of an event whose message and fields `content` makes later, on the log writer's
     /// thread (`Logger.Batch.append(_:_:deferred:)`): the loop only keeps a reference,
     /// in `logBatch`, which goes to the logger with the writer's next wake-up (or a quarter
-    /// of the logger's capacity at once, when it would wake the writer anyway): a denial
-    /// takes no lock.
+    /// of the logger's capacity at once, when it would wake the writer anyway): takes no lock.
     func logDeferred(_ kind: DaemonEvent, _ content: some DeferredLogContent) {
         guard logger.isEnabled(kind.priority) else { return }
+        moveQueuedDenialsToLogBatch()  // after the denials logged before it
         logBatch.append(kind.messageID, kind.priority, deferred: content)
         if logBatch.count >= logger.capacity / 4 { handOffLogBatch() }
         scheduleLogWriterWake()
     }
 
-    /// Queues the deferred events the loop has kept (`logDeferred`) with the logger.
+    /// Logs the denial whose record the history queue has just been given: its line is made
+    /// from that record, which the next hand-off to the logger finds there
+    /// (`moveQueuedDenialsToLogBatch`), so a denial adds no log entry on the loop; it only
+    /// makes sure that the hand-off comes, with the writer's next wake-up, or at once when a
+    /// quarter of the logger's capacity may be waiting.
+    func logQueuedDenial() {
+        if events.lastID - logHandOff.pointee.loggedThroughID >= logger.capacity / 4 { handOffLogBatch() }
+        scheduleLogWriterWake()
+    }
+
+    /// Puts the logged denials that wait in the history queue (`logQueuedDenial`) into
+    /// `logBatch`, oldest first; before anything else joins the batch, and before the history
+    /// write takes the queue.
+    func moveQueuedDenialsToLogBatch() {
+        let newest = events.lastID, loggedThrough = logHandOff.pointee.loggedThroughID
+        guard newest > loggedThrough else { return }
+        let kind = DaemonEvent.decisionDenied
+        events.forEachDecision(after: loggedThrough) { record in
+            if record.isLogged { logBatch.append(kind.messageID, kind.priority, deferred: record) }
+        }
+        logHandOff.pointee.loggedThroughID = newest
+    }
+
+    /// Queues the deferred events the loop has kept (`logDeferred`, `logQueuedDenial`) with the logger.
     func handOffLogBatch() {
+        moveQueuedDenialsToLogBatch()
         guard logBatch.count > 0 else { return }
         logger.logWithoutWaking(logBatch)
     }
 
     private func scheduleLogWriterWake() {
-        guard !logWriterWakeScheduled else { return }
-        logWriterWakeScheduled = true
+        guard !logHandOff.pointee.writerWakeScheduled else { return }
+        logHandOff.pointee.writerWakeScheduled = true
         _ = loop.schedule(after: Self.logWriterWakeInterval) { [unowned self] in
-            logWriterWakeScheduled = false
+            logHandOff.pointee.writerWakeScheduled = false
             handOffLogBatch()
             logger.wakeWriter()
         }

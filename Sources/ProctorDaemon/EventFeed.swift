@@ -15,26 +15,33 @@ final class EventFeed {
         let occurredAt: UnixMilliseconds
         let receivedAt: UnixMilliseconds
         let kind: String
-        let appID: AppID?
         let payload: Payload
 
-        /// An event's `data`: a decision's as its record (`DecisionRecord`, shared with its
-        /// log line), any other as its members.
+        /// An event's app and `data`: a decision's as its record (`DecisionRecord`, shared with
+        /// its log line; not a copy of its app id, which cost a denial two atomic operations),
+        /// any other's as its members.
         enum Payload {
-            case members([String: JSONValue])
+            case members([String: JSONValue], appID: AppID?)
             case decision(DecisionRecord)
+        }
+
+        var appID: AppID? {
+            switch payload {
+            case .members(_, let appID): appID
+            case .decision(let decision): decision.app
+            }
         }
 
         var data: [String: JSONValue] {
             switch payload {
-            case .members(let members): members
+            case .members(let members, _): members
             case .decision(let decision): decision.members
             }
         }
 
         var record: EventRecord {
             let data = switch payload {
-            case .members(let members): JSONValue.object(members).serializedString()
+            case .members(let members, _): JSONValue.object(members).serializedString()
             case .decision(let decision): String(decoding: decision.serialized(), as: UTF8.self)
             }
             return EventRecord(id: id, occurredAt: occurredAt, receivedAt: receivedAt, kind: kind, appID: appID, data: data)
@@ -103,18 +110,18 @@ final class EventFeed {
     /// no place in the history and carries the id of the last recorded event.
     func emit(kind: String, appID: String?, occurredAt: UnixMilliseconds? = nil, recorded: Bool = true,
               data: [String: JSONValue]) {
-        emit(kind: kind, appID: appID, occurredAt: occurredAt, recorded: recorded, payload: .members(data))
+        emit(kind: kind, occurredAt: occurredAt, recorded: recorded, payload: .members(data, appID: appID))
     }
 
     /// `emit` of a `decision` event, its data kept typed.
-    func emitDecision(_ decision: DecisionRecord, recorded: Bool) {
-        emit(kind: EventKind.decision, appID: decision.app, recorded: recorded, payload: .decision(decision))
+    func emitDecision(_ decision: consuming DecisionRecord, recorded: Bool) {
+        emit(kind: EventKind.decision, recorded: recorded, payload: .decision(decision))
     }
 
-    private func emit(kind: String, appID: String?, occurredAt: UnixMilliseconds? = nil, recorded: Bool, payload: Pending.Payload) {
+    private func emit(kind: String, occurredAt: UnixMilliseconds? = nil, recorded: Bool, payload: consuming Pending.Payload) {
         let now = Clock.now()
         if recorded { state.pointee.lastID += 1 }
-        let event = Pending(id: state.pointee.lastID, occurredAt: occurredAt ?? now, receivedAt: now, kind: kind, appID: appID, payload: payload)
+        let event = Pending(id: state.pointee.lastID, occurredAt: occurredAt ?? now, receivedAt: now, kind: kind, payload: payload)
         if !state.pointee.subscribers.isEmpty { send(event) }
         // Last, so that the event moves into the queue rather than being copied (≈ 250
         // instructions a denial); the loop's thread sees no difference in the order.
@@ -147,6 +154,17 @@ final class EventFeed {
     func restore(_ batch: [Pending]) {
         state.pointee.pending = batch + state.pointee.pending
         dropExcess()
+    }
+
+    /// Calls `body` with the record of each waiting `decision` event newer than event `id`,
+    /// oldest first.
+    func forEachDecision(after id: Int64, _ body: (DecisionRecord) -> Void) {
+        let pending = state.pointee.pending
+        var first = pending.endIndex
+        while first > 0, pending[first - 1].id > id { first -= 1 }
+        for event in pending[first...] {
+            if case .decision(let record) = event.payload { body(record) }
+        }
     }
 
     /// Waiting events that `query` matches, oldest first.

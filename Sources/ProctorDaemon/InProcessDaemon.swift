@@ -183,18 +183,20 @@ extension DaemonConfiguration {
 extension Daemon {
     /// A daemon run inside another process (`InProcessDaemon`, `SocketlessDaemon`): every
     /// caller is that process, so identities are not checked, and the log goes nowhere (a
-    /// test's output is the test's).
+    /// test's output is the test's), or to `log` for a test that reads it.
     ///
     /// A directory that a stopped daemon of this process just released can still look locked:
     /// a program another thread spawns holds a copy of every descriptor, the lock's too, from
     /// its fork until its exec closes them (`O_CLOEXEC`), and under load that takes a while.
     /// So while the lock's recorded holder is this process, this retries for up to 10 s.
-    static func inProcess(_ configuration: DaemonConfiguration, loop: EventLoop) throws(StartupError) -> Daemon {
+    static func inProcess(_ configuration: DaemonConfiguration, loop: EventLoop,
+                          keeping log: KeptLog? = nil) throws(StartupError) -> Daemon {
         var retries = 200
         while true {
             let started = Result { () throws(StartupError) in
                 try Daemon(configuration: configuration, loop: loop,
-                           logger: Logger(sink: DiscardingSink(), droppedMessagesID: DaemonEvent.logMessagesDropped.messageID))
+                           logger: Logger(sink: log ?? DiscardingSink(), capacity: log?.capacity ?? 4096,
+                                          droppedMessagesID: DaemonEvent.logMessagesDropped.messageID))
             }
             switch started {
             case .success(let daemon):
@@ -211,4 +213,17 @@ extension Daemon {
 
 private struct DiscardingSink: LogSink {
     func write(_ event: LogEvent) throws(LogSinkError) {}
+}
+
+/// What a daemon run in process logged, kept for a test that reads it
+/// (`Daemon.inProcess(_:loop:keeping:)`), with its logger's queue of `capacity` events.
+final class KeptLog: LogSink {
+    let capacity: Int
+    private let events = Mutex<[LogEvent]>([])
+
+    init(capacity: Int = 4096) { self.capacity = capacity }
+
+    var written: [LogEvent] { events.withLock { $0 } }
+
+    func write(_ event: LogEvent) throws(LogSinkError) { events.withLock { $0.append(event) } }
 }

@@ -1,0 +1,100 @@
+import Foundation
+import LinuxIO
+import ProctorPolicy
+import Testing
+import TestSupport
+@testable import ProctorDaemon
+
+/// A denial's line is made from its record in the history queue, handed to the logger with
+/// the writer's wake-up (`Daemon.logQueuedDenial`): in order with every other line, once,
+/// whatever the history write does in between.
+@Suite struct DenialLoggingTests {
+    private final class Setup {
+        let directory: TemporaryDirectory
+        let log: KeptLog
+        let daemon: Daemon
+        /// Lines written before the test's (startup's).
+        let startupLines: Int
+
+        init(logCapacity: Int = 4096) throws {
+            directory = try TemporaryDirectory(prefix: "proctor-denial-log")
+            try FileManager.default.createDirectory(atPath: directory.path + "/config/policy.d", withIntermediateDirectories: true)
+            try Data(#"{"schema": 1, "version": "one", "apps": {}}"#.utf8).write(to: directory.appending("config/policy.d/00.json"))
+            log = KeptLog(capacity: logCapacity)
+            daemon = try Daemon.inProcess(.inProcess(directory: directory.path), loop: try EventLoop(), keeping: log)
+            daemon.handOffLogBatch()
+            daemon.logger.flush()
+            startupLines = log.written.count
+        }
+
+        deinit {
+            daemon.closeState()
+            directory.remove()
+        }
+
+        func decide(_ allowed: Bool, rule: String) {
+            daemon.record(Decision(allowed: allowed, rule: rule, reason: "because"), app: "a.b", Action.print, target: nil,
+                          closingFields: [("SESSION", "s-1")])
+        }
+
+        /// The lines written since startup once the loop's batch is handed over: their `RULE`,
+        /// or message for another line.
+        func lines() -> [String] {
+            daemon.handOffLogBatch()
+            daemon.logger.flush()
+            return log.written.dropFirst(startupLines).map { event in
+                event.fields.first { $0.0 == "RULE" }?.1 ?? event.message
+            }
+        }
+    }
+
+    @Test func aDenialIsLoggedInOrderWithTheLinesAroundIt() throws {
+        let setup = try Setup()
+        setup.decide(false, rule: "r1")
+        setup.daemon.log(.storageFailure, "between", [])
+        setup.decide(false, rule: "r2")
+        setup.daemon.logger.minimumPriority = .debug  // allowed decisions are logged too, from their own entry
+        setup.decide(true, rule: "a3")
+        setup.decide(false, rule: "r4")
+        #expect(setup.lines() == ["r1", "between", "r2", "a3", "r4"])
+        let line = try #require(setup.log.written.last)
+        #expect(line.message == "Denied print for a.b: because" && line.messageID == DaemonEvent.decisionDenied.messageID)
+        #expect(line.fields.map(\.0) == ["APP_ID", "ACTION", "DECISION", "RULE", "POLICY_VERSION", "SESSION"])
+    }
+
+    /// The history write takes the queue the lines are made from: it hands them over first,
+    /// and a later hand-over logs none of them again.
+    @Test func theHistoryWriteLeavesNoDenialUnloggedNorLoggedTwice() throws {
+        let setup = try Setup()
+        setup.decide(false, rule: "r1")
+        setup.decide(false, rule: "r2")
+        setup.daemon.flushEventHistory()
+        #expect(setup.daemon.events.pending.isEmpty)
+        setup.decide(false, rule: "r3")
+        #expect(setup.lines() == ["r1", "r2", "r3"])
+        setup.decide(false, rule: "r4")
+        #expect(setup.lines() == ["r1", "r2", "r3", "r4"])
+    }
+
+    /// A denial made while denials were not logged keeps no line for later.
+    @Test func aDenialNotLoggedWhenMadeIsNotLoggedLater() throws {
+        let setup = try Setup()
+        setup.daemon.logger.minimumPriority = .error
+        setup.decide(false, rule: "r1")
+        setup.daemon.logger.minimumPriority = .info
+        setup.decide(false, rule: "r2")
+        #expect(setup.lines() == ["r2"])
+    }
+
+    /// Denials wait for the writer's wake-up, but no more than a quarter of the logger's
+    /// capacity of them: then they are handed over at once, so that the logger wakes its writer.
+    @Test func aQuarterOfTheLogCapacityIsHandedOverAtOnce() throws {
+        let setup = try Setup(logCapacity: 8)
+        setup.decide(false, rule: "r1")
+        setup.daemon.logger.flush()
+        #expect(setup.log.written.count == setup.startupLines)
+        setup.decide(false, rule: "r2")
+        setup.daemon.logger.flush()
+        #expect(setup.log.written.count == setup.startupLines + 2)
+    }
+}
