@@ -30,14 +30,22 @@ MAN_BUILD_FLAGS ?=
 # (Swift's linker here) places proctord's hot ones first, together, in the order of
 # bench/link-order.txt (`make link-order` regenerates it): the code of a `Decide` then spans
 # a few pages instead of dozens, which a call on a CPU shared with its client finds cold
-# (BENCHMARKS.md, "Decide over Varlink"). Every release build uses the same flags, or SwiftPM
-# rebuilds everything.
+# (BENCHMARKS.md, "Decide over Varlink"). The compiler optimises with bench/proctord.profdata,
+# the execution counts of an instrumented proctord under the bench's daemon workloads
+# (`make profile` regenerates it): profile-guided, LLVM lays each hot function's common path
+# out straight and leaves the rest of the code alone. A toolchain that cannot read the file
+# builds without it. Every release build uses the same flags, or SwiftPM rebuilds everything.
 STATIC_CXX_DIR := $(CURDIR)/.build/static-libstdc++
 LINK_ORDER    := $(CURDIR)/bench/link-order.txt
+PROFILE       := $(CURDIR)/bench/proctord.profdata
+PROFDATA      := $(dir $(realpath $(shell command -v $(SWIFT))))llvm-profdata
+PROFILE_FLAGS := $(shell $(PROFDATA) show $(PROFILE) >/dev/null 2>&1 && \
+                   echo -Xswiftc -Xfrontend -Xswiftc -ir-profile-use=$(PROFILE))
 RELEASE_FLAGS := -c release --static-swift-stdlib -Xlinker -L$(STATIC_CXX_DIR) \
-                 -Xswiftc -Xfrontend -Xswiftc -function-sections -Xlinker --section-ordering-file=$(LINK_ORDER)
+                 -Xswiftc -Xfrontend -Xswiftc -function-sections -Xlinker --section-ordering-file=$(LINK_ORDER) \
+                 $(PROFILE_FLAGS)
 
-.PHONY: all deps venv build release man test test-systemd run bench link-order install clean
+.PHONY: all deps venv build release man test test-systemd run bench link-order profile install clean
 
 all: build
 
@@ -52,17 +60,20 @@ deps:
 build: deps
 	$(SWIFT) build
 
-# SwiftPM does not recompile an unchanged source when only `-Xswiftc` flags change, so a
-# build made with other flags (or before .build/release-flags recorded them) is removed first.
+# SwiftPM does not recompile an unchanged source when only `-Xswiftc` flags or the profile
+# change, so a build made with other flags or another profile (or before .build/release-flags
+# recorded them) is removed first.
 RELEASE_STAMP := .build/release-flags
+RELEASE_ID     = $(RELEASE_FLAGS) $(if $(PROFILE_FLAGS),$(shell sha256sum < $(PROFILE) | cut -c1-16))
 release: deps $(STATIC_CXX_DIR)/libstdc++.a
+	@$(if $(PROFILE_FLAGS),,echo "release: $(PROFILE) is missing or $(PROFDATA) cannot read it: building without the profile")
 	@bin=$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path); \
-	if [ -d "$$bin" ] && [ "$$(cat $(RELEASE_STAMP) 2>/dev/null)" != "$(RELEASE_FLAGS)" ]; then \
-	  echo "release flags changed since the last release build: building everything again"; \
+	if [ -d "$$bin" ] && [ "$$(cat $(RELEASE_STAMP) 2>/dev/null)" != "$(RELEASE_ID)" ]; then \
+	  echo "release flags or profile changed since the last release build: building everything again"; \
 	  rm -rf "$$bin"; \
 	fi
 	$(SWIFT) build $(RELEASE_FLAGS)
-	@echo "$(RELEASE_FLAGS)" > $(RELEASE_STAMP)
+	@echo "$(RELEASE_ID)" > $(RELEASE_STAMP)
 
 $(STATIC_CXX_DIR)/libstdc++.a:
 	@archive=$$($$(dirname $$(command -v $(SWIFT)))/clang -print-file-name=libstdc++.a); \
@@ -133,6 +144,20 @@ link-order: release
 	@dpkg -s valgrind >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind; }
 	@bin=$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path); \
 	scripts/link-order.sh "$$bin" $(LINK_ORDER) && rm -f "$$bin/proctord" && $(SWIFT) build $(RELEASE_FLAGS)
+
+# bench/proctord.profdata: proctord built apart with instrumentation (in .build/profile),
+# driven by the release proctor-bench's quick daemon workloads (scripts/profile.sh). Then
+# `make release` rebuilds with it; run `make link-order` after, as the layout changes.
+PROFILE_SCRATCH := $(CURDIR)/.build/profile
+profile: release
+	rm -rf $(PROFILE_SCRATCH)/raw
+	$(SWIFT) build -c release --static-swift-stdlib -Xlinker -L$(STATIC_CXX_DIR) --scratch-path $(PROFILE_SCRATCH) \
+	    -Xswiftc -Xfrontend -Xswiftc -ir-profile-generate=$(PROFILE_SCRATCH)/raw/proctord-%p.profraw \
+	    -Xlinker $$($(dir $(realpath $(shell command -v $(SWIFT))))clang -print-resource-dir)/lib/linux/libclang_rt.profile-x86_64.a \
+	    -Xlinker -u -Xlinker __llvm_profile_runtime --product proctord
+	scripts/profile.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)" $(PROFILE_SCRATCH)/release/proctord \
+	    $(PROFILE_SCRATCH)/raw $(PROFDATA) $(PROFILE)
+	$(MAKE) --no-print-directory release
 
 # The manual pages (man/*.scd, scdoc) into .build/man. proctorctl(1)'s command reference
 # comes from proctorctl's own command table, so the built proctorctl is needed first.

@@ -15,6 +15,7 @@ import json
 import math
 import os
 import platform
+import re
 import signal
 import subprocess
 import sys
@@ -205,7 +206,8 @@ def warn_if_link_order_stale(proctord):
     packed together, which the round trip's figures would show without saying why."""
     path = os.path.join(os.path.dirname(__file__), "link-order.txt")
     with open(path) as file:
-        wanted = {line.strip()[len(".text."):] for line in file if line.startswith(".text.")}
+        # Each function is named three times, with the section prefixes a profile may give it.
+        wanted = {re.sub(r"^\.text\.(hot\.|unlikely\.)?", "", line.strip()) for line in file if line.startswith(".text.")}
     symbols = subprocess.run(["nm", "--defined-only", proctord], capture_output=True, text=True).stdout
     found = wanted & {line.split()[-1] for line in symbols.splitlines() if line.strip()}
     if len(found) < 0.9 * len(wanted):

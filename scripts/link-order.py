@@ -84,6 +84,12 @@ class Profile:
         return sorted(hot, key=lambda f: (self.calls[f] * 10 < reference * 9, -self.own_cost[f], f))
 
 
+# A function's section, named as compiled with a profile (Makefile, PROFILE_FLAGS): LLVM puts
+# the functions the profile finds hot in `.text.hot.NAME` and those it finds cold in
+# `.text.unlikely.NAME`, the others in `.text.NAME`; gold places whichever exists.
+SECTION_PREFIXES = (".text.hot.", ".text.", ".text.unlikely.")
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: link-order.py PROFILE OUTPUT")
@@ -92,7 +98,8 @@ def main():
     with open(sys.argv[2], "w") as output:
         output.write(HEADER)
         for function in functions:
-            output.write(f".text.{function}\n")
+            for prefix in SECTION_PREFIXES:
+                output.write(f"{prefix}{function}\n")
     print(f"{sys.argv[2]}: {len(functions)} functions")
 
 

@@ -73,21 +73,23 @@ def link_order(tmp_path, profile):
 def test_every_request_path_first_then_the_others_hottest_first(tmp_path):
     sections, header = link_order(tmp_path, PROFILE)
     assert header, "the file says what it is and how it is made"
-    assert sections == [
+    functions = [
         # Called for nine requests in ten or more, by own instructions.
-        ".text.$s7LinuxIO16StreamConnectionC13readAvailableyyF",
-        ".text.perRequestHot",
-        ".text.perRequestCheap",
+        "$s7LinuxIO16StreamConnectionC13readAvailableyyF",
+        "perRequestHot",
+        "perRequestCheap",
         # At least a fifth as often: a denial's path; the recursion's "'2" is the same function.
-        ".text.denialOnly",
-        ".text.swift_release",
+        "denialOnly",
+        "swift_release",
     ]
+    # Each under the three section names a profile-guided build may give it.
+    assert sections == [prefix + function for function in functions for prefix in (".text.hot.", ".text.", ".text.unlikely.")]
 
 
 def test_rare_functions_and_other_objects_are_left_out(tmp_path):
     sections, _ = link_order(tmp_path, PROFILE)
-    assert ".text.rare" not in sections  # 10 calls for 100 requests
-    assert ".text.memcpy" not in sections  # libc's: not proctord's to place
+    assert not any(name.endswith(".rare") for name in sections)  # 10 calls for 100 requests
+    assert not any(name.endswith(".memcpy") for name in sections)  # libc's: not proctord's to place
     assert not any(name.endswith("runyyF") for name in sections)  # called once, outside the window
 
 
