@@ -38,10 +38,13 @@ MAN_BUILD_FLAGS ?=
 STATIC_CXX_DIR := $(CURDIR)/.build/static-libstdc++
 LINK_ORDER    := $(CURDIR)/bench/link-order.txt
 PROFILE       := $(CURDIR)/bench/proctord.profdata
-PROFDATA      := $(dir $(realpath $(shell command -v $(SWIFT))))llvm-profdata
+# The toolchain's own tools (clang, llvm-profdata), beside the real `swift`, not a symlink's.
+TOOLCHAIN_BIN := $(dir $(realpath $(shell command -v $(SWIFT))))
+PROFDATA      := $(TOOLCHAIN_BIN)llvm-profdata
 PROFILE_FLAGS := $(shell $(PROFDATA) show $(PROFILE) >/dev/null 2>&1 && \
                    echo -Xswiftc -Xfrontend -Xswiftc -ir-profile-use=$(PROFILE))
-RELEASE_FLAGS := -c release --static-swift-stdlib -Xlinker -L$(STATIC_CXX_DIR) \
+STATIC_FLAGS  := -c release --static-swift-stdlib -Xlinker -L$(STATIC_CXX_DIR)
+RELEASE_FLAGS := $(STATIC_FLAGS) \
                  -Xswiftc -Xfrontend -Xswiftc -function-sections -Xlinker --section-ordering-file=$(LINK_ORDER) \
                  $(PROFILE_FLAGS)
 
@@ -76,7 +79,7 @@ release: deps $(STATIC_CXX_DIR)/libstdc++.a
 	@echo "$(RELEASE_ID)" > $(RELEASE_STAMP)
 
 $(STATIC_CXX_DIR)/libstdc++.a:
-	@archive=$$($$(dirname $$(command -v $(SWIFT)))/clang -print-file-name=libstdc++.a); \
+	@archive=$$($(TOOLCHAIN_BIN)clang -print-file-name=libstdc++.a); \
 	if [ ! -f "$$archive" ]; then echo "libstdc++.a not found (Debian's libstdc++-12-dev)" >&2; exit 1; fi; \
 	mkdir -p $(STATIC_CXX_DIR) && ln -sf "$$archive" $@
 
@@ -151,9 +154,9 @@ link-order: release
 PROFILE_SCRATCH := $(CURDIR)/.build/profile
 profile: release
 	rm -rf $(PROFILE_SCRATCH)/raw
-	$(SWIFT) build -c release --static-swift-stdlib -Xlinker -L$(STATIC_CXX_DIR) --scratch-path $(PROFILE_SCRATCH) \
+	$(SWIFT) build $(STATIC_FLAGS) --scratch-path $(PROFILE_SCRATCH) \
 	    -Xswiftc -Xfrontend -Xswiftc -ir-profile-generate=$(PROFILE_SCRATCH)/raw/proctord-%p.profraw \
-	    -Xlinker $$($(dir $(realpath $(shell command -v $(SWIFT))))clang -print-resource-dir)/lib/linux/libclang_rt.profile-x86_64.a \
+	    -Xlinker $$($(TOOLCHAIN_BIN)clang -print-resource-dir)/lib/linux/libclang_rt.profile-x86_64.a \
 	    -Xlinker -u -Xlinker __llvm_profile_runtime --product proctord
 	scripts/profile.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)" $(PROFILE_SCRATCH)/release/proctord \
 	    $(PROFILE_SCRATCH)/raw $(PROFDATA) $(PROFILE)
