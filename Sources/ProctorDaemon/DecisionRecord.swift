@@ -65,7 +65,7 @@ struct DecisionRecord: Sendable {
     init(_ decision: consuming Decision, app: AppID, action: String, target: Target?, policyVersion: String,
          closingFields: [(String, String)], logged: Bool = true) {
         decision.violation = nil
-        self.decision = decision
+        self.decision = consume decision  // moved, not copied again
         self.app = app
         self.action = action
         recordedTarget = target
