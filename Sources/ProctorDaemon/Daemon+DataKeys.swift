@@ -234,15 +234,15 @@ struct UnfinishedShred {
     enum Cause: CustomStringConvertible {
         case retirement(policyVersion: String)
         case violation(appVersion: String?)
-        /// The keys were destroyed before proctord was killed or crashed; their old bytes may
-        /// still be in the write-ahead log it left.
+        /// The keys were destroyed before the last run stopped without checkpointing its
+        /// write-ahead log (it was killed or crashed); their old bytes may still be in it.
         case uncleanStop
 
         var description: String {
             switch self {
             case .retirement(let policyVersion): "retired by policy \(policyVersion)"
             case .violation(let appVersion): "compliance violation of version \(appVersion ?? "(none)"): onViolation is wipe"
-            case .uncleanStop: "destroyed before proctord last stopped without closing the database"
+            case .uncleanStop: "their old bytes may be in the write-ahead log the last run left"
             }
         }
     }
