@@ -105,6 +105,8 @@ final class Daemon {
     /// Retirement and compliance shreds that failed, tried again on a timer (`Daemon+DataKeys`).
     var unfinishedShreds: [UnfinishedShred] = []
     var shredRetryScheduled = false
+    /// What `PendingViolationShreds`' file holds.
+    var recordedViolationShreds: [PendingViolationShred] = []
 
     /// Sets everything up short of serving: directories, lock, store, policy.
     init(configuration: DaemonConfiguration, loop: EventLoop, logger: Logger) throws(StartupError) {
@@ -216,6 +218,7 @@ final class Daemon {
         logMachineKeySource(machineKeySource)
         if let reason = snapshot.unusable { logUnusableSnapshot(reason) }
         if mayHaveSnapshot { saveSnapshot() }
+        finishShredsOfTheLastRun()
         // A policy.d edited to retire an app while proctord was stopped counts as well.
         shredDataKeysOfRetiredApps()
         pruneIdentityPins()
