@@ -13,8 +13,10 @@ extension Daemon {
         case denial
     }
 
-    /// One limiter per kind, reached by a switch: a denial asks on every call.
-    struct LogLimiters {
+    /// One limiter per kind, reached by a switch, and the timer that reports what they
+    /// suppressed: a denial asks on every call, so the daemon keeps them behind a pointer
+    /// (`logLimits`), where an access is not a run-time exclusivity check.
+    struct LogLimits {
         /// 10 refusals per uid and 100 in all every 10 s.
         var refusedConnection = UserLogLimiter(burst: 10, totalBurst: 100)
         var refusedRegistration = UserLogLimiter(burst: 10, totalBurst: 100)
@@ -39,13 +41,16 @@ extension Daemon {
         }
 
         var isIdle: Bool { refusedConnection.isIdle && refusedRegistration.isIdle && denial.isIdle }
+
+        /// Reports what the limiters suppressed once their windows end; runs only while a window is open.
+        var reportTimer: TimerHandle?
     }
 
     /// Whether to log a line of `kind` about `uid` (and, for a refusal, tell `Events`
     /// subscribers): one user must not flood the journal. Reports first what was suppressed
     /// before it.
     func logs(_ line: LimitedLine, uid: UInt32) -> Bool {
-        guard case .log(let before) = logLimiters.admit(line, uid: uid, now: MonotonicClock.nanoseconds()) else {
+        guard case .log(let before) = logLimits.pointee.admit(line, uid: uid, now: MonotonicClock.nanoseconds()) else {
             startLogLimitReports()
             return false
         }
@@ -55,19 +60,19 @@ extension Daemon {
     }
 
     private func startLogLimitReports() {
-        guard logLimitReportTimer == nil else { return }
-        logLimitReportTimer = loop.schedule(every: .seconds(1)) { [unowned self] in reportEndedLogLimitWindows() }
+        guard logLimits.pointee.reportTimer == nil else { return }
+        logLimits.pointee.reportTimer = loop.schedule(every: .seconds(1)) { [unowned self] in reportEndedLogLimitWindows() }
     }
 
     /// Reports the floods whose windows ended, even when they stopped (no later line would
     /// report them), and stops the timer once no window is open.
     private func reportEndedLogLimitWindows() {
-        for (line, report) in logLimiters.expire(now: MonotonicClock.nanoseconds()) {
+        for (line, report) in logLimits.pointee.expire(now: MonotonicClock.nanoseconds()) {
             logSuppressed(line, uid: report.uid, count: report.count)
         }
-        if logLimiters.isIdle, let timer = logLimitReportTimer {
+        if logLimits.pointee.isIdle, let timer = logLimits.pointee.reportTimer {
             loop.cancel(timer)
-            logLimitReportTimer = nil
+            logLimits.pointee.reportTimer = nil
         }
     }
 

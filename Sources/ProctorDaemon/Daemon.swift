@@ -70,9 +70,11 @@ final class Daemon {
     private var reportedDroppedLogs = 0
     /// Refusals and denials are logged (refusals also told to `Events` subscribers) at most a
     /// burst per uid and window, each kind counted apart (`Daemon+LogLimits`).
-    var logLimiters = LogLimiters()
-    /// Reports what the limiters suppressed once their windows end; runs only while a window is open.
-    var logLimitReportTimer: TimerHandle?
+    let logLimits: UnsafeMutablePointer<LogLimits> = {
+        let limits = UnsafeMutablePointer<LogLimits>.allocate(capacity: 1)
+        limits.initialize(to: LogLimits())
+        return limits
+    }()
     private var statusUpdatePending = false
     /// What logging a denial reads and changes (`logQueuedDenial`), behind a pointer: each
     /// access to a stored property of a class is a run-time exclusivity check.
@@ -225,7 +227,10 @@ final class Daemon {
         events.onFirstPending = { [unowned self] in scheduleHistoryFlush(after: Self.historyFlushInterval) }
     }
 
-    deinit { logHandOff.deallocate() }
+    deinit {
+        logHandOff.deallocate()
+        logLimits.deinitialize(count: 1).deallocate()
+    }
 
     // MARK: Serving
 

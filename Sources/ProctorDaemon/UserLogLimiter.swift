@@ -42,6 +42,10 @@ struct UserLogLimiter {
     /// the table itself stays bounded.
     let maxTrackedUIDs: Int
     private var windows: [UInt32: Window] = [:]
+    /// The uid asked about last and its window, kept out of `windows` while it is: a user
+    /// denied in a loop asks for every denial, and a lookup hashes (≈ 200 instructions).
+    private var recentUID: UInt32?
+    private var recent = Window(startedAt: 0, logged: 0, suppressed: 0)
     /// The machine-wide budget's window: when it started and what it logged.
     private var total = Window(startedAt: 0, logged: 0, suppressed: 0)
 
@@ -58,10 +62,19 @@ struct UserLogLimiter {
     /// logged. One lookup of the uid: a denial (of a registered app) asks for each one.
     mutating func admit(uid: UInt32, now: UInt64) -> Admission {
         if total.logged == 0 || now &- total.startedAt >= window { total = Window(startedAt: now, logged: 0, suppressed: 0) }
-        let admission = Self.admit(to: &windows[uid, default: Window(startedAt: now, logged: 0, suppressed: 0)], now: now,
-                                   burst: burst, window: window, totalSpent: total.logged >= totalBurst)
+        if recentUID != uid {
+            storeRecent()
+            recent = windows.removeValue(forKey: uid) ?? Window(startedAt: now, logged: 0, suppressed: 0)
+            recentUID = uid
+        }
+        let admission = Self.admit(to: &recent, now: now, burst: burst, window: window, totalSpent: total.logged >= totalBurst)
         if case .log = admission { total.logged += 1 }
         return admission
+    }
+
+    private mutating func storeRecent() {
+        if let recentUID { windows[recentUID] = recent }
+        recentUID = nil
     }
 
     private static func admit(to current: inout Window, now: UInt64, burst: Int, window: UInt64, totalSpent: Bool) -> Admission {
@@ -83,6 +96,7 @@ struct UserLogLimiter {
     /// oldest ones) and returns what each suppressed, so a flood that stopped is still
     /// reported. Call it periodically while `isIdle` is false.
     mutating func expire(now: UInt64) -> [Suppressed] {
+        storeRecent()
         var reports: [Suppressed] = []
         for (uid, current) in windows where now &- current.startedAt >= window {
             windows[uid] = nil
@@ -99,5 +113,5 @@ struct UserLogLimiter {
     }
 
     /// Whether no window is open (the caller may stop its expiry timer).
-    var isIdle: Bool { windows.isEmpty }
+    var isIdle: Bool { windows.isEmpty && recentUID == nil }
 }

@@ -103,7 +103,7 @@ import TestSupport
     /// history keeps every one.
     @Test func aUserDeniedInALoopIsLoggedABurstAtATime() throws {
         let setup = try Setup()
-        let burst = setup.daemon.logLimiters.denial.burst
+        let burst = setup.daemon.logLimits.pointee.denial.burst
         for index in 0..<(burst + 50) { setup.decide(false, rule: "r\(index)") }
         setup.decide(false, rule: "other user", uid: 1001)
         #expect(setup.lines() == (0..<burst).map { "r\($0)" } + ["other user"])
