@@ -94,10 +94,10 @@ import TestSupport
         func deny(_ target: String?) {
             guard var target else {
                 return daemon.record(Decision(allowed: false, rule: "r1", reason: "no"), app: "a.b", Action.print,
-                                     target: nil, closingFields: [])
+                                     target: nil, uid: 0, closingFields: [])
             }
             target.withUTF8 { daemon.record(Decision(allowed: false, rule: "r2", reason: "never"), app: "c.d",
-                                            Action.fileExport, target: $0, closingFields: [("SESSION", "s")]) }
+                                            Action.fileExport, target: $0, uid: 0, closingFields: [("SESSION", "s")]) }
         }
         func writeHistory() {
             daemon.handOffLogBatch()
