@@ -78,7 +78,8 @@ extension Daemon {
         let decision = active.compiled.unretained.decide(app: session.appID, remembering: &session.policyPlace.pointee,
                                                          action, target: target, size: size,
                                                          appVersion: action == .launch ? session.semanticVersion : nil)
-        record(decision, app: session.appID, action, target: target, closingFields: session.decisionLogFields)
+        record(decision, app: session.appID, action, target: target, uid: session.peer.uid,
+               closingFields: session.decisionLogFields)
         return decision
     }
 
@@ -144,10 +145,10 @@ extension Daemon {
         }
         let fields = [(DaemonEventField.appID, appID)] + peerFields(caller)
         // Refusals are logged and told to `Events` subscribers a burst per uid at a time, the
-        // rest counted (`logsRefusal`): anyone may send Register in a loop.
+        // rest counted (`logs(_:uid:)`): anyone may send Register in a loop.
         guard let entry = active.compiled.appPolicy(appID) else {
             counters.countRefusal(.unknownApp)
-            if logsRefusal(.registration, uid: caller.uid) {
+            if logs(.refusedRegistration, uid: caller.uid) {
                 log(.registrationRefusedUnknown, "Registration refused: \(appID) is not in policy", fields + policyFields())
                 events.emit(kind: EventKind.registration, appID: appID,
                             data: ["outcome": "unknownApp", "pid": .number(Int(caller.pid))])
@@ -159,7 +160,7 @@ extension Daemon {
                 ?? verifyIdentity(of: caller, against: entry.match, appID: appID)
             if case .mismatch(let why) = verdict {
                 counters.countRefusal(.identityMismatch)
-                if logsRefusal(.registration, uid: caller.uid) {
+                if logs(.refusedRegistration, uid: caller.uid) {
                     log(.registrationRefusedIdentity, "Registration refused for \(appID): \(why)", fields)
                     events.emit(kind: EventKind.registration, appID: appID,
                                 data: ["outcome": "identityMismatch", "reason": .string(why), "pid": .number(Int(caller.pid))])
@@ -198,7 +199,7 @@ extension Daemon {
         // The launch verdict the SDK acts on is a decision like any other: logged and counted.
         let launch = reply.snapshot.launch
         record(Decision(allowed: launch.allowed, rule: launch.rule, reason: launch.reason, violation: launch.violation),
-               app: session.appID, .launch, target: nil,
+               app: session.appID, .launch, target: nil, uid: session.peer.uid,
                closingFields: [(DaemonEventField.session, session.id)] + peerFields(context.peer))
         shredDataKeysOnViolation(of: session, verdict: launch)
         return reply
@@ -301,19 +302,20 @@ extension Daemon {
         return session
     }
 
-    /// Counts a decision, logs it (denials always, allowed ones at debug level), keeps denials
-    /// in the event history and tells `Events` subscribers. `closingFields` end the log line
-    /// (the session's and the peer's, `AgentSession.decisionLogFields`). The loop only makes
+    /// Counts a decision, logs it (denials a burst per uid at a time, `logs(_:uid:)`; allowed
+    /// ones at debug level), keeps denials in the event history and tells `Events` subscribers.
+    /// `closingFields` end the log line (the session's and the peer's,
+    /// `AgentSession.decisionLogFields`). The loop only makes
     /// a `DecisionRecord`, a plain value that a denial's event carries in the history queue,
     /// where the log hand-off finds it too (`logQueuedDenial`): the log writer's thread renders
     /// the lines, the history write or a subscriber's event the rule.
     /// An allowed decision that is neither logged nor streamed is only counted, and its target
     /// (UTF-8 bytes) is made a `String` only for a decision that is.
-    func record(_ decision: Decision, app: AppID, _ action: Action, target: UnsafeBufferPointer<UInt8>?,
+    func record(_ decision: Decision, app: AppID, _ action: Action, target: UnsafeBufferPointer<UInt8>?, uid: UInt32,
                 closingFields: @autoclosure () -> [(String, String)]) {
         counters.countDecision(action, allowed: decision.allowed)
         let kind: DaemonEvent = decision.allowed ? .decisionAllowed : .decisionDenied
-        let logged = logger.isEnabled(kind.priority)
+        let logged = logger.isEnabled(kind.priority) && (decision.allowed || logs(.denial, uid: uid))
         // Allowed decisions are routine (debug level in the journal too): streamed to `Events`
         // subscribers but not kept, or a busy machine would push everything else out of the
         // bounded history within seconds and write it continuously. Denials are kept.

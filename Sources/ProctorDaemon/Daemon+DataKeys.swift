@@ -1,3 +1,4 @@
+import LinuxIO
 import ProctorCrypto
 import ProctorPolicy
 import ProctorProtocol
@@ -106,13 +107,60 @@ extension Daemon {
             let shred = UnfinishedShred(appID: appID, uid: uid, cause: cause, keysDestroyed: error == .shredIncomplete(path: store.databasePath))
             unfinishedShreds.removeAll { $0.appID == appID && $0.uid == uid }
             unfinishedShreds.append(shred)
+            recordPendingViolationShreds()
             scheduleShredRetry()
         }
     }
 
-    /// The first retry of unfinished shreds comes this much later, each next one twice as late
-    /// up to `shredRetryMaxInterval`: a store that keeps failing is not hammered.
-    static let shredRetryInterval: Duration = .seconds(1)
+    /// At start, before anything is served: what the last run of proctord left unfinished.
+    /// The violations' shreds it recorded as pending (`PendingViolationShreds`) are done, and
+    /// when it did not stop cleanly the write-ahead log it left is checkpointed and emptied if
+    /// any key was ever destroyed: SQLite reads such a log but leaves it as it is, with the
+    /// old bytes of keys destroyed since its last checkpoint (a shred a reader held back, the
+    /// run killed before the retry). Both go the way of the retries, a first one now: what
+    /// fails goes on on the timer. (A retirement's shred needs nothing: every start destroys
+    /// the keys of the apps the policy retires.)
+    func finishShredsOfTheLastRun() {
+        do throws(PendingViolationShreds.Unreadable) {
+            recordedViolationShreds = try PendingViolationShreds.read(from: configuration.stateDirectory)
+            unfinishedShreds += recordedViolationShreds.map(UnfinishedShred.init)
+        } catch {
+            log(.storageFailure, "The compliance violations' shreds left unfinished, recorded in "
+                + "\(PendingViolationShreds.path(in: configuration.stateDirectory)), cannot be redone: \(error); "
+                + "their keys stay alive until the apps' next shred (proctorctl wipe APP destroys them)",
+                [("STATE_DIRECTORY", configuration.stateDirectory)])
+        }
+        do throws(StoreError) {
+            if store.foundUnclosedLog, try store.hasDestroyedDataKey() {
+                unfinishedShreds.append(UnfinishedShred(appID: nil, uid: nil, cause: .uncleanStop, keysDestroyed: true))
+            }
+        } catch {
+            logStorageFailure("looking for destroyed data keys, whose old bytes the log of a run that did not stop cleanly "
+                              + "may still hold", error)
+        }
+        guard !unfinishedShreds.isEmpty else { return }
+        log(.dataKeysDestroyed, "Finishing \(unfinishedShreds.count) shred(s) the last run left unfinished: "
+            + unfinishedShreds.map { "\($0.subject) (\($0.cause))" }.joined(separator: "; "), [])
+        retryUnfinishedShreds()
+    }
+
+    /// Keeps `PendingViolationShreds` to the violations' shreds still to destroy keys, so that
+    /// a restart does them. A failure is logged: only a restart before the retries end loses them.
+    private func recordPendingViolationShreds() {
+        let pending = unfinishedShreds.compactMap(\.pendingViolation)
+        guard pending != recordedViolationShreds else { return }
+        do throws(FileReplacementError) {
+            try PendingViolationShreds.write(pending, to: configuration.stateDirectory)
+            recordedViolationShreds = pending
+        } catch {
+            log(.storageFailure, "The compliance violations' shreds still to do cannot be recorded: \(error); a restart "
+                + "before their retries complete does not redo them", [("STATE_DIRECTORY", configuration.stateDirectory)])
+        }
+    }
+
+    /// The first retry of unfinished shreds comes `DaemonConfiguration.shredRetryInterval`
+    /// later (1 s), each next one twice as late up to `shredRetryMaxInterval`: a store that
+    /// keeps failing is not hammered.
     static let shredRetryMaxInterval: Duration = .seconds(60)
     /// Retries of one shred before it is left to the app's next shred or the store's close (≈ 3 min).
     static let shredRetryLimit = 8
@@ -120,7 +168,7 @@ extension Daemon {
     private func scheduleShredRetry() {
         guard !shredRetryScheduled, let first = unfinishedShreds.map(\.retries).min() else { return }
         shredRetryScheduled = true
-        let delay = min(Self.shredRetryInterval * (1 << min(first, 16)), Self.shredRetryMaxInterval)
+        let delay = min(configuration.shredRetryInterval * (1 << min(first, 16)), Self.shredRetryMaxInterval)
         _ = loop.schedule(after: delay) { [unowned self] in
             shredRetryScheduled = false
             retryUnfinishedShreds()
@@ -137,24 +185,24 @@ extension Daemon {
             do throws(StoreError) {
                 if shred.keysDestroyed {
                     try store.eraseDestroyedDataKeys(waitingForReaders: false)
-                } else if case .retirement = shred.cause, active.compiled.state(of: shred.appID) != .retired {
-                    return nil
-                } else {
-                    try shredDataKeys(of: shred.appID, uid: shred.uid, reason: shred.cause.description, waitingForReaders: false)
+                } else if let appID = shred.appID {
+                    if case .retirement = shred.cause, active.compiled.state(of: appID) != .retired { return nil }
+                    try shredDataKeys(of: appID, uid: shred.uid, reason: shred.cause.description, waitingForReaders: false)
                 }
-                log(.dataKeysDestroyed, "Finished erasing the data keys of \(shred.appID) (\(shred.cause)) at retry "
-                    + "\(shred.retries)", [(DaemonEventField.appID, shred.appID)])
+                log(.dataKeysDestroyed, "Finished erasing \(shred.subject) (\(shred.cause)) at retry \(shred.retries)",
+                    shred.appID.map { [(DaemonEventField.appID, $0)] } ?? [])
                 return nil
             } catch {
                 guard shred.retries >= Self.shredRetryLimit else { return shred }
                 // Keys the shred could not destroy are left alive (releasable again): closing the store erases nothing of them.
-                let outcome = shred.keysDestroyed ? "the erasure finishes at the app's next shred or when proctord stops"
+                let outcome = shred.keysDestroyed ? "the erasure finishes at the next shred or when proctord stops"
                     : "the keys were not destroyed; the app's next shred (a wipe, a violation, a retirement) destroys them"
-                logStorageFailure("destroying the data keys of \(shred.appID) (\(shred.cause)); given up after "
-                                  + "\(shred.retries) retries: " + outcome, error)
+                logStorageFailure((shred.keysDestroyed ? "erasing " : "destroying ") + "\(shred.subject) (\(shred.cause)); "
+                                  + "given up after \(shred.retries) retries: " + outcome, error)
                 return nil
             }
         }
+        recordPendingViolationShreds()
         scheduleShredRetry()
     }
 
@@ -179,26 +227,48 @@ extension Daemon {
 }
 
 /// A retirement's or a compliance violation's shred that failed (the store failed, or a
-/// reader kept its checkpoint from emptying the write-ahead log), tried again later.
+/// reader kept its checkpoint from emptying the write-ahead log), or the erasure a run that did
+/// not stop cleanly left, tried again later.
 struct UnfinishedShred {
     /// Why the keys go.
     enum Cause: CustomStringConvertible {
         case retirement(policyVersion: String)
         case violation(appVersion: String?)
+        /// The keys were destroyed before the last run stopped without checkpointing its
+        /// write-ahead log (it was killed or crashed); their old bytes may still be in it.
+        case uncleanStop
 
         var description: String {
             switch self {
             case .retirement(let policyVersion): "retired by policy \(policyVersion)"
             case .violation(let appVersion): "compliance violation of version \(appVersion ?? "(none)"): onViolation is wipe"
+            case .uncleanStop: "their old bytes may be in the write-ahead log the last run left"
             }
         }
     }
 
-    let appID: AppID
+    /// Whose keys go; nil for the destroyed keys of every app (`uncleanStop`).
+    let appID: AppID?
     /// The user whose key goes; nil for every user's.
     let uid: UInt32?
     let cause: Cause
     /// Whether the keys are destroyed and only their bytes are left to erase (`shredIncomplete`).
     let keysDestroyed: Bool
     var retries = 0
+
+    /// What the log calls the keys.
+    var subject: String { appID.map { "the data keys of \($0)" } ?? "the destroyed data keys of every app" }
+
+    /// What `PendingViolationShreds` keeps of it: a violation's keys not yet destroyed.
+    var pendingViolation: PendingViolationShred? {
+        guard case .violation(let appVersion) = cause, !keysDestroyed, let appID, let uid else { return nil }
+        return PendingViolationShred(appID: appID, uid: uid, appVersion: appVersion)
+    }
+}
+
+extension UnfinishedShred {
+    /// A violation's shred the last run recorded as pending.
+    init(_ pending: PendingViolationShred) {
+        self.init(appID: pending.appID, uid: pending.uid, cause: .violation(appVersion: pending.appVersion), keysDestroyed: false)
+    }
 }

@@ -68,11 +68,13 @@ final class Daemon {
     private var agentServer: VarlinkServer<ConnectionContext>?
     private var adminServer: VarlinkServer<ConnectionContext>?
     private var reportedDroppedLogs = 0
-    /// Refusals are logged (and told to `Events` subscribers) at most a burst per uid and
-    /// window, connections and registrations counted apart (`RefusalLogLimiter`).
-    var refusalLimiters: [Refused: RefusalLogLimiter] = [.connection: .init(), .registration: .init()]
-    /// Reports what the limiters suppressed once their windows end; runs only while a window is open.
-    var refusalReportTimer: TimerHandle?
+    /// Refusals and denials are logged (refusals also told to `Events` subscribers) at most a
+    /// burst per uid and window, each kind counted apart (`Daemon+LogLimits`).
+    let logLimits: UnsafeMutablePointer<LogLimits> = {
+        let limits = UnsafeMutablePointer<LogLimits>.allocate(capacity: 1)
+        limits.initialize(to: LogLimits())
+        return limits
+    }()
     private var statusUpdatePending = false
     /// What logging a denial reads and changes (`logQueuedDenial`), behind a pointer: each
     /// access to a stored property of a class is a run-time exclusivity check.
@@ -103,6 +105,8 @@ final class Daemon {
     /// Retirement and compliance shreds that failed, tried again on a timer (`Daemon+DataKeys`).
     var unfinishedShreds: [UnfinishedShred] = []
     var shredRetryScheduled = false
+    /// What `PendingViolationShreds`' file holds.
+    var recordedViolationShreds: [PendingViolationShred] = []
 
     /// Sets everything up short of serving: directories, lock, store, policy.
     init(configuration: DaemonConfiguration, loop: EventLoop, logger: Logger) throws(StartupError) {
@@ -214,6 +218,7 @@ final class Daemon {
         logMachineKeySource(machineKeySource)
         if let reason = snapshot.unusable { logUnusableSnapshot(reason) }
         if mayHaveSnapshot { saveSnapshot() }
+        finishShredsOfTheLastRun()
         // A policy.d edited to retire an app while proctord was stopped counts as well.
         shredDataKeysOfRetiredApps()
         pruneIdentityPins()
@@ -223,7 +228,10 @@ final class Daemon {
         events.onFirstPending = { [unowned self] in scheduleHistoryFlush(after: Self.historyFlushInterval) }
     }
 
-    deinit { logHandOff.deallocate() }
+    deinit {
+        logHandOff.deallocate()
+        logLimits.deinitialize(count: 1).deallocate()
+    }
 
     // MARK: Serving
 
@@ -354,7 +362,7 @@ final class Daemon {
         server.onConnectionRefused = { [unowned self] credentials, refusal in
             var fields: [(String, String)] = [("SOCKET", name), ("REASON", "\(refusal)")]
             if let credentials {
-                guard logsRefusal(.connection, uid: credentials.uid) else { return }
+                guard logs(.refusedConnection, uid: credentials.uid) else { return }
                 fields += [(DaemonEventField.peerPID, String(credentials.pid)), (DaemonEventField.peerUID, String(credentials.uid))]
             }
             log(.clientLimitHit, "Refused a connection on the \(name) socket: \(refusal)", fields)

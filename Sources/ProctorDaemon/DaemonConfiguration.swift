@@ -38,6 +38,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var eventHistoryLimit = 100_000
     /// How long an event stays in the history, in seconds (whichever limit leaves fewer).
     public var eventHistoryAgeSeconds = 30 * 86_400
+    /// How long after a retirement's or a violation's shred failed it is first tried again
+    /// (`Daemon.shredRetryMaxInterval`); no option sets it: tests shorten it.
+    var shredRetryInterval: Duration = .seconds(1)
 
     var eventRetention: EventRetention {
         EventRetention(maxCount: eventHistoryLimit, maxAge: Int64(eventHistoryAgeSeconds) * 1000)

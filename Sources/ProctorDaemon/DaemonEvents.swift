@@ -18,6 +18,7 @@ enum DaemonEvent: Int, CaseIterable {
     case wipeAcknowledged
     case clientLimitHit
     case refusalsSuppressed
+    case denialsSuppressed
     case logMessagesDropped
     case eventsDropped
     case stopping
@@ -59,6 +60,7 @@ enum DaemonEvent: Int, CaseIterable {
         case .wipeAcknowledged: MessageID("cf2cd627c1204c1bbd8786a9e3e48459")
         case .clientLimitHit: MessageID("4078c40fa02a4bbfb40469911ae603d1")
         case .refusalsSuppressed: MessageID("703de64d2c5b41a882b016090d044b2d")
+        case .denialsSuppressed: MessageID("173b6ce832f848fdae6540f8bd794ef7")
         case .logMessagesDropped: MessageID("9821e4c6e36d418e98e4f9d4d11f6aa9")
         case .eventsDropped: MessageID("a2dd9c5b512b4cc2907f9d3c8f2b1bfb")
         case .stopping: MessageID("a57820dc9c044392a287fe9f65144e6f")
@@ -86,7 +88,8 @@ enum DaemonEvent: Int, CaseIterable {
         case .reloadSucceeded, .policyApplied, .appRegistered, .wipeAcknowledged, .bundleApplied, .machineKeyLoaded: .info
         case .wipeIssued: .notice
         case .registrationRefusedIdentity, .registrationRefusedUnknown, .decisionDenied,
-             .clientLimitHit, .refusalsSuppressed, .logMessagesDropped, .eventsDropped, .notifyFailed, .bundleFetchFailed,
+             .clientLimitHit, .refusalsSuppressed, .denialsSuppressed, .logMessagesDropped, .eventsDropped, .notifyFailed,
+             .bundleFetchFailed,
              .statusReportFailed, .dataKeyRefused, .policySnapshotIgnored: .warning
         case .reloadFailed, .storageFailure, .bundleRefused, .fleetConfigurationInvalid: .error
         case .stateDatabaseCorrupt: .critical
@@ -113,7 +116,7 @@ enum DaemonEventField {
     static let target = "TARGET"
     static let decision = "DECISION"
     static let rule = "RULE"
-    /// How many refusals of one uid went unlogged (`refusalsSuppressed`).
+    /// How many refusals or denials of one uid went unlogged (`refusalsSuppressed`, `denialsSuppressed`).
     static let suppressed = "SUPPRESSED"
     /// The problems of a rejected policy, one per line.
     static let errors = "ERRORS"

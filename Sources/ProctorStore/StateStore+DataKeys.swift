@@ -105,11 +105,14 @@ extension StateStore {
         if busy != 0 { throw .shredIncomplete(path: databasePath) }
     }
 
-    /// Whether `appID` has a destroyed key (of `uid`, if given), whose erasure a shred repeats.
-    private func hasDestroyedDataKey(appID: String, uid: UInt32?) throws(StoreError) -> Bool {
-        let byUser = uid.map { [SQLValue.integer(Int64($0))] } ?? []
-        return try !connection.query("SELECT 1 FROM data_keys WHERE app_id = ? AND destroyed_at IS NOT NULL"
-                                     + (uid == nil ? "" : " AND uid = ?") + " LIMIT 1", [.text(appID)] + byUser) { $0.integer(0) }.isEmpty
+    /// Whether a destroyed key exists — of `appID` and of `uid`, when given: one whose old bytes
+    /// a checkpoint erases (a shred repeats it; a start after an unclean stop runs it).
+    public func hasDestroyedDataKey(appID: String? = nil, uid: UInt32? = nil) throws(StoreError) -> Bool {
+        var condition = "destroyed_at IS NOT NULL"
+        var values: [SQLValue] = []
+        if let appID { (condition, values) = (condition + " AND app_id = ?", values + [.text(appID)]) }
+        if let uid { (condition, values) = (condition + " AND uid = ?", values + [.integer(Int64(uid))]) }
+        return try !connection.query("SELECT 1 FROM data_keys WHERE \(condition) LIMIT 1", values) { $0.integer(0) }.isEmpty
     }
 
     /// The apps that hold at least one live key.

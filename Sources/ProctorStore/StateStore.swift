@@ -39,6 +39,11 @@ public final class StateStore {
     public let databasePath: String
     /// Set when `open` found a corrupt database, moved it aside and started a fresh one.
     public let recoveredCorruption: CorruptDatabaseRecovery?
+    /// Whether `open` found the write-ahead log holding transactions: the last writer did not
+    /// close the database (it crashed or was killed), or another connection has it open. SQLite
+    /// reads such a log but leaves it as it is, so it may still hold the old bytes of data keys
+    /// destroyed since its last checkpoint (`eraseDestroyedDataKeys` erases them).
+    public let foundUnclosedLog: Bool
     /// Whether the database could only be opened read-only; every write then throws `.readOnly`.
     public var isReadOnly: Bool { connection.isReadOnly }
 
@@ -47,11 +52,13 @@ public final class StateStore {
     /// `knownApps()` once read, kept by this connection's writes (StateStore+KnownApps.swift).
     var knownAppLedger: KnownAppLedger?
 
-    private init(connection: SQLiteConnection, configuration: Configuration, recoveredCorruption: CorruptDatabaseRecovery?) {
+    private init(connection: SQLiteConnection, configuration: Configuration, recoveredCorruption: CorruptDatabaseRecovery?,
+                 foundUnclosedLog: Bool = false) {
         self.connection = connection
         self.configuration = configuration
         self.databasePath = connection.path
         self.recoveredCorruption = recoveredCorruption
+        self.foundUnclosedLog = foundUnclosedLog
     }
 
     /// Opens `directory/state.db`, creating the directory (mode 0750) and the database if they
@@ -78,8 +85,10 @@ public final class StateStore {
             throw .cannotOpen(path: directory, message: String(cString: strerror(code)))
         }
         do throws(StoreError) {
+            let foundUnclosedLog = walHoldsTransactions(path)
             let connection = try openAndMigrate(path: path, configuration: configuration)
-            return StateStore(connection: connection, configuration: configuration, recoveredCorruption: nil)
+            return StateStore(connection: connection, configuration: configuration, recoveredCorruption: nil,
+                              foundUnclosedLog: foundUnclosedLog)
         } catch .corrupt(_, let reason) {
             // Erased before the move: a start that fails or is killed in between leaves the
             // corrupt state.db where the next start finds it and erases it again.

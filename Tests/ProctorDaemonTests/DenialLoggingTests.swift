@@ -32,9 +32,9 @@ import TestSupport
             directory.remove()
         }
 
-        func decide(_ allowed: Bool, rule: String) {
+        func decide(_ allowed: Bool, rule: String, uid: UInt32 = 1000) {
             daemon.record(Decision(allowed: allowed, rule: rule, reason: "because"), app: "a.b", Action.print, target: nil,
-                          closingFields: [("SESSION", "s-1")])
+                          uid: uid, closingFields: [("SESSION", "s-1")])
         }
 
         /// The lines written since startup once the loop's batch is handed over: their `RULE`,
@@ -90,7 +90,7 @@ import TestSupport
     /// the writer keeps up with, every denial is either written, in order, or counted as dropped.
     @Test func everyDenialIsWrittenOrCountedAsDropped() throws {
         let setup = try Setup(logCapacity: 8)
-        let rules = (1...200).map { "r\($0)" }
+        let rules = (1...setup.daemon.logLimits.pointee.denial.burst).map { "r\($0)" }  // all logged: one user's burst
         for rule in rules { setup.decide(false, rule: rule) }
         let written = setup.lines().filter { $0.hasPrefix("r") }
         #expect(written.count + setup.daemon.logger.counters.dropped == rules.count)
@@ -107,5 +107,17 @@ import TestSupport
         setup.decide(false, rule: "r2")
         setup.daemon.logger.flush()
         #expect(setup.log.written.count == setup.startupLines + 2)
+    }
+
+    /// An app denied in a loop has a burst of its denials logged (journald would otherwise drop
+    /// proctord's other warnings, `UserLogLimiter`), another user's still are, and the event
+    /// history keeps every one.
+    @Test func aUserDeniedInALoopIsLoggedABurstAtATime() throws {
+        let setup = try Setup()
+        let burst = setup.daemon.logLimits.pointee.denial.burst
+        for index in 0..<(burst + 50) { setup.decide(false, rule: "r\(index)") }
+        setup.decide(false, rule: "other user", uid: 1001)
+        #expect(setup.lines() == (0..<burst).map { "r\($0)" } + ["other user"])
+        #expect(setup.daemon.events.pending.count == burst + 51)
     }
 }

@@ -186,27 +186,56 @@ def test_retirement_destroys_the_key_and_a_blocked_or_noncompliant_app_gets_none
         daemon.stop()
 
 
+def open_reader(daemon):
+    """A read transaction of another process, its snapshot taken: it keeps a checkpoint from
+    copying the write-ahead log into state.db and emptying it."""
+    reader = sqlite3.connect(f"file:{os.path.join(daemon.state_dir, 'state.db')}?mode=ro", uri=True,
+                             isolation_level=None)
+    reader.execute("BEGIN")
+    assert reader.execute("SELECT COUNT(*) FROM data_keys").fetchone()[0] >= 1  # the snapshot is taken
+    return reader
+
+
+def open_writer(daemon):
+    """A write transaction of another process: every write of proctord fails with `busy`
+    after its busy timeout (5 s)."""
+    writer = sqlite3.connect(os.path.join(daemon.state_dir, "state.db"), isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    return writer
+
+
+def retired_while_held(workdir, hold):
+    """proctord whose policy retires the app while `hold(daemon)` (another process's reader or
+    writer of state.db) makes the retirement's shred fail. The daemon, its policy's apps, the
+    wrapped key's hex and the holder, still holding."""
+    apps = {NOTES: {"state": "authorized", "match": {"executable": this_executable(), "users": ["*"]}}}
+    daemon = started(workdir, **apps)
+    holder = None
+    try:
+        key_bytes(data_key(daemon, version="2.1.0"))
+        wrapped = wrapped_hex(daemon, 1).encode()
+        holder = hold(daemon)
+        apps[NOTES]["state"] = "retired"
+        write_policy(daemon.config_dir, base_policy(version="test.2", **apps))
+        proctorctl(daemon, "reload", check=0)
+        failed = "(retired by policy test.2); tried again in the background"
+        assert failed in daemon.wait_for_log(failed, timeout=20)
+        return daemon, apps, wrapped, holder
+    except BaseException:
+        if holder:
+            holder.close()
+        daemon.stop()
+        raise
+
+
 def test_a_retirement_shred_a_reader_held_back_is_finished_by_a_retry(workdir):
     """A read transaction holding a snapshot older than the shred keeps its checkpoint from
     emptying the write-ahead log: the shred fails (the key destroyed, its bytes still on disk),
     and proctord tries again on its own until the erasure completes — without destroying the
     key the app obtained since."""
-    apps = {NOTES: {"state": "authorized", "match": {"executable": this_executable(), "users": ["*"]}}}
-    daemon = started(workdir, **apps)
-    reader = None
+    daemon, apps, wrapped, reader = retired_while_held(workdir, open_reader)
     try:
-        key_bytes(data_key(daemon, version="2.1.0"))
-        wrapped = wrapped_hex(daemon, 1).encode()
-        reader = sqlite3.connect(f"file:{os.path.join(daemon.state_dir, 'state.db')}?mode=ro", uri=True,
-                                 isolation_level=None)
-        reader.execute("BEGIN")
-        assert reader.execute("SELECT COUNT(*) FROM data_keys").fetchone() == (1,)  # the snapshot is taken
-
-        apps[NOTES]["state"] = "retired"
-        write_policy(daemon.config_dir, base_policy(version="test.2", **apps))
-        proctorctl(daemon, "reload", check=0)
-        assert "State storage failed while destroying the data keys of" in daemon.wait_for_log("the wipe is not complete",
-                                                                                               timeout=20)
+        assert "State storage failed while destroying the data keys of" in daemon.wait_for_log("the wipe is not complete")
         assert wrapped_hex(daemon, 1) is None and on_disk(daemon, wrapped)  # destroyed, not yet erased
         # Authorized again meanwhile, the app gets generation 2: the retry only finishes erasing.
         apps[NOTES]["state"] = "authorized"
@@ -224,6 +253,46 @@ def test_a_retirement_shred_a_reader_held_back_is_finished_by_a_retry(workdir):
     finally:
         if reader:
             reader.close()
+        daemon.stop()
+
+
+def test_a_key_destroyed_before_a_crash_is_erased_from_the_log_at_the_next_start(workdir):
+    """A retirement's shred that a reader held back destroyed the key, its old bytes still in
+    state.db and the write-ahead log. proctord killed before its retry: SQLite reads the log
+    it left at the next open but leaves it as it is, so the start must finish the erasure —
+    before it serves anything — and say so."""
+    daemon, _, wrapped, reader = retired_while_held(workdir, open_reader)
+    daemon.stop(signal.SIGKILL)
+    reader.close()
+    assert on_disk(daemon, wrapped), "the crash left no bytes of the key: this test proves nothing"
+    assert wrapped_hex(daemon, 1) is None  # destroyed for every purpose but the bytes
+
+    daemon.start()
+    try:
+        assert not on_disk(daemon, wrapped), "the key's old bytes survived the restart"
+        finished = "Finished erasing the destroyed data keys of every app"
+        assert finished in daemon.wait_for_log(finished)
+        assert "Finishing 1 shred(s) the last run left unfinished" in daemon.log()
+        assert data_key(daemon, version="2.1.0")["error"] == "io.proctor.Agent.AppBlocked"
+    finally:
+        daemon.stop()
+
+
+def test_a_retirements_shred_whose_write_failed_before_a_crash_is_done_at_the_next_start(workdir):
+    """The retirement's write failed (another process held the database's write lock), so the
+    key is alive; proctord killed before its retry. Nothing records it: the next start
+    destroys the keys of every app the policy retires, this one's with them."""
+    daemon, _, wrapped, writer = retired_while_held(workdir, open_writer)
+    daemon.stop(signal.SIGKILL)
+    writer.close()
+    assert wrapped_hex(daemon, 1) is not None
+
+    daemon.start()
+    try:
+        assert wrapped_hex(daemon, 1) is None and not on_disk(daemon, wrapped)
+        destroyed = "Destroyed 1 data key(s) of io.proctor.test.notes: retired by policy test.2"
+        assert destroyed in daemon.wait_for_log(destroyed)
+    finally:
         daemon.stop()
 
 
@@ -282,6 +351,47 @@ def test_a_violations_shred_that_failed_keeps_the_key_from_the_app_until_a_retry
         writer = None
         daemon.wait_for_log("Finished erasing the data keys of io.proctor.test.notes (compliance violation", timeout=60)
         assert wrapped_hex(daemon, 1) is None
+        assert data_key(daemon, version="2.1.0")["parameters"]["generation"] == 2
+    finally:
+        if writer:
+            writer.close()
+        daemon.stop()
+
+
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM])
+def test_a_violations_shred_whose_write_failed_is_done_at_the_next_start(workdir, stop):
+    """The compliance violation's write failed (another process held the database's write
+    lock), and proctord stopped — killed, or cleanly — before a retry destroyed the key. The
+    state holds nothing else that says the key is condemned: the shred is recorded in the
+    state directory (`pending-shreds`), and the next start does it before serving, so a
+    version compliant again gets a new key, never the condemned one."""
+    apps = {NOTES: {"state": "authorized", "match": {"executable": this_executable(), "users": ["*"]},
+                    "compliance": {"minVersion": "2.0.0", "onViolation": "wipe"}}}
+    daemon = started(workdir, **apps)
+    pending = os.path.join(daemon.state_dir, "pending-shreds")
+    writer = None
+    try:
+        key_bytes(data_key(daemon, version="2.1.0"))
+        wrapped = wrapped_hex(daemon, 1).encode()
+        writer = open_writer(daemon)
+        AppConnection(daemon, NOTES, version="1.0.0", timeout=30).close()
+        assert "compliance violation of version 1.0.0" in daemon.wait_for_log("tried again in the background", timeout=20)
+        with open(pending) as f:
+            assert json.load(f) == {"violationShreds": [{"appId": NOTES, "uid": os.getuid(), "appVersion": "1.0.0"}]}
+        assert stat.S_IMODE(os.stat(pending).st_mode) == 0o600
+        daemon.stop(stop)
+        writer.execute("COMMIT")
+        writer.close()
+        writer = None
+        assert wrapped_hex(daemon, 1) is not None
+
+        daemon.start()
+        assert wrapped_hex(daemon, 1) is None and not on_disk(daemon, wrapped)
+        log = daemon.wait_for_log("Finished erasing the data keys of io.proctor.test.notes")
+        assert (f"Finishing 1 shred(s) the last run left unfinished: the data keys of {NOTES} "
+                "(compliance violation of version 1.0.0: onViolation is wipe)") in log
+        assert "Destroyed 1 data key(s) of io.proctor.test.notes: compliance violation of version 1.0.0" in log
+        assert not os.path.exists(pending)
         assert data_key(daemon, version="2.1.0")["parameters"]["generation"] == 2
     finally:
         if writer:

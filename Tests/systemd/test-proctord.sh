@@ -229,6 +229,36 @@ check_output "the verified client is pinned under this boot's id, which the unit
     "$(tr -d '-' < /proc/sys/kernel/random/boot_id)" \
     box_run "$python" -c 'import sqlite3; print(*{row[0] for row in sqlite3.connect("/var/lib/private/proctor/state.db").execute("SELECT boot_id FROM identity_pins")})'
 
+# --- A flood of denials does not silence the journal -------------------------------------
+# journald drops a service's lines past a burst (10 000 by default, scaled by free space) per
+# 30 s and priority: an app denied in a loop used to take proctord's other warnings down with
+# its denials, such as the refused registration below (seen: 35 000 denial lines, and the
+# refusal after them missing). proctord logs a burst of each user's denials and counts the rest.
+id_refused_identity=e3fb668b2e9745efb6ca333fc0a56b57
+id_denials_suppressed=173b6ce832f848fdae6540f8bd794ef7
+more_records_than() {  # more_records_than MESSAGE_ID COUNT
+    [ "$(count_records "$1")" -gt "$2" ]
+}
+denials_before=$(count_records "$id_denied")
+refusals_before=$(count_records "$id_refused_identity")
+flood=$(call --repeat 60000 "$agent" "io.proctor.Agent.Register={\"appId\": \"$app\", \"version\": \"1.0.0\"}" \
+             'io.proctor.Agent.Decide={"session": "@session", "action": "print"}' | tail -n 1)
+check "an app that asks to print 60 000 times in a row is denied 60 000 times" \
+    sh -c "printf '%s\n' '$flood' | grep -q '^60000 .*\"allowed\": false'"
+as_nobody timeout 30 "$python" "$here/varlink-call.py" "$agent" "io.proctor.Agent.Register={\"appId\": \"$app\"}" \
+    > /dev/null 2>&1
+check "a registration refused right after the flood is in the journal: journald dropped none of proctord's warnings" \
+    box_wait_for 10 more_records_than "$id_refused_identity" "$refusals_before"
+flood_accounted() {  # every denial of the flood is a journal line, or counted in a line that says how many were not
+    local logged suppressed
+    logged=$(($(count_records "$id_denied") - denials_before))
+    suppressed=$(journal "MESSAGE_ID=$id_denials_suppressed" | "$python" -c "import json, sys
+print(sum(int(r['SUPPRESSED']) for r in map(json.loads, sys.stdin) if r['PEER_UID'] == '0'))")
+    [ "$logged" -le 200 ] && [ $((logged + suppressed)) = 60000 ]
+}
+check "the journal has a burst of the flood's denials (at most 100 per 10 s window), and once the window ends one line that counts the rest" \
+    box_wait_for 25 flood_accounted
+
 # --- Reload -----------------------------------------------------------------------------
 policy_file 50-test.json systemd-test.2
 box_run timeout 30 systemctl reload proctord.service
