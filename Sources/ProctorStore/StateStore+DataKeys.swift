@@ -101,7 +101,9 @@ extension StateStore {
         defer { if !waitingForReaders { connection.setBusyTimeout(milliseconds: configuration.busyTimeoutMilliseconds) } }
         // Copies every page into the database (overwriting the old ones) and empties the log.
         // Its row is (busy, frames in the log, frames copied); busy means it did not complete.
-        let busy = try connection.query("PRAGMA wal_checkpoint(TRUNCATE)") { $0.integer(0) }.first ?? 0
+        let busy = try withCheckpointsPaused(waiting: waitingForReaders) { () throws(StoreError) in
+            try connection.query("PRAGMA wal_checkpoint(TRUNCATE)") { $0.integer(0) }.first ?? 0
+        }
         if busy != 0 { throw .shredIncomplete(path: databasePath) }
     }
 
