@@ -53,6 +53,8 @@ public final class StateStore {
     let connection: SQLiteConnection
     /// Checkpoints the log off the caller's thread; nil for a reader or a read-only store.
     let checkpointer: WALCheckpointer?
+    /// How the last write transaction was committed (`WriteDurability`): what tests check.
+    private(set) var lastWriteDurability: WriteDurability?
     /// `knownApps()` once read, kept by this connection's writes (StateStore+KnownApps.swift).
     var knownAppLedger: KnownAppLedger?
 
@@ -283,6 +285,7 @@ public final class StateStore {
     func writeTransaction<T>(_ durability: WriteDurability = .flushed,
                              _ body: () throws(StoreError) -> T) throws(StoreError) -> T {
         if connection.isReadOnly { throw .readOnly(path: databasePath) }
+        lastWriteDurability = durability
         guard durability == .unflushed else { return try transaction("BEGIN IMMEDIATE", body) }
         try connection.run("PRAGMA synchronous = NORMAL")
         defer { try? connection.run("PRAGMA synchronous = FULL") }
@@ -291,10 +294,15 @@ public final class StateStore {
 
     /// Runs `body`, a checkpoint of this connection's own, while the `WALCheckpointer` is
     /// paused (two checkpoints cannot run at once): waiting for its checkpoint under way, or
-    /// returning nil at once if one is and not `waiting`.
+    /// returning nil at once if one is and not `waiting`. A log `body` emptied is begun again
+    /// here, so that the next write's commit fsyncs no new log header.
     func withCheckpointsPaused<T>(waiting: Bool, _ body: () throws(StoreError) -> T) throws(StoreError) -> T? {
         guard let checkpointer else { return try body() }
-        return try checkpointer.paused(waiting: waiting, body)
+        return try checkpointer.paused(waiting: waiting) { () throws(StoreError) -> T in
+            let result = try body()
+            try? checkpointer.startLog()  // failing, it leaves that fsync to the next write
+            return result
+        }
     }
 
     /// Runs `body` in one read transaction, so multi-query reads see a single snapshot.

@@ -65,6 +65,27 @@ final class WALCheckpointer: @unchecked Sendable {
         // Its checkpoints fsync the log and the database, and its restarts the log's header,
         // at any setting but OFF; its own one-page write needs no fsync of its own.
         try writer.run("PRAGMA synchronous = NORMAL")
+        try startLog()
+    }
+
+    /// Writes the first frame of an empty log (after a clean stop, or a `TRUNCATE` checkpoint),
+    /// on the caller's thread: SQLite fsyncs a new log's header inside the commit that
+    /// writes it, which would otherwise be the next write of the loop. A log already begun
+    /// gets one page more.
+    func startLog() throws(StoreError) {
+        try writer.run("BEGIN IMMEDIATE")
+        do throws(StoreError) {
+            try writePageOne()
+            try writer.run("COMMIT")
+        } catch {
+            if writer.inTransaction { try? writer.run("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Writes page 1 unchanged (an unchanged `user_version`): a write of this connection's own.
+    private func writePageOne() throws(StoreError) {
+        try writer.run("PRAGMA user_version = \(Schema.latestVersion)")
     }
 
     var statistics: Statistics { state.withLock { $0.statistics } }
@@ -134,8 +155,7 @@ final class WALCheckpointer: @unchecked Sendable {
         try writer.run("BEGIN IMMEDIATE")
         do throws(StoreError) {
             try logHolder.run("COMMIT")
-            // Writes page 1 unchanged: the first frame of the restarted log, its header fsynced here.
-            try writer.run("PRAGMA user_version = \(Schema.latestVersion)")
+            try writePageOne()  // the first frame of the restarted log, its header fsynced here
             try writer.run("COMMIT")
         } catch {
             if writer.inTransaction { try? writer.run("ROLLBACK") }
