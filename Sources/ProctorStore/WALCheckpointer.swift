@@ -27,7 +27,8 @@ final class WALCheckpointer: @unchecked Sendable {
         /// Checkpoints run, and those that copied the whole log.
         var checkpoints = 0
         var completeCheckpoints = 0
-        /// Restarts of the log made by this thread's own write.
+        /// Complete checkpoints followed by this thread's restarting write (which appends
+        /// instead when a reader, such as the status document's builder, reads meanwhile).
         var restarts = 0
         /// Checkpoints or restarts that failed (the store's next write error says why).
         var failures = 0
@@ -65,7 +66,8 @@ final class WALCheckpointer: @unchecked Sendable {
         // Its checkpoints fsync the log and the database, and its restarts the log's header,
         // at any setting but OFF; its own one-page write needs no fsync of its own.
         try writer.run("PRAGMA synchronous = NORMAL")
-        try startLog()
+        // Failing (a full disk), it leaves that fsync to the loop's first write: the store still opens.
+        try? startLog()
     }
 
     /// Writes the first frame of an empty log (after a clean stop, or a `TRUNCATE` checkpoint),

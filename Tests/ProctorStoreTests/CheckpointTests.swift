@@ -75,6 +75,8 @@ import TestSupport
         let checkpointer = try #require(store.checkpointer)
         let data = String(repeating: "y", count: 12_000)
         try store.recordFeedback(appID: "a", key: "first", severity: .info, message: "", data: nil, at: 0)
+        checkpointer.waitForQueuedWork()  // the schema's pages may have filled the log already
+        let before = checkpointer.statistics
         let reader = try RawDatabase(path: directory.databasePath)
         try reader.execute("BEGIN")
         _ = try reader.integer("SELECT count(*) FROM feedback")
@@ -83,11 +85,11 @@ import TestSupport
             checkpointer.waitForQueuedWork()
         }
         let held = checkpointer.statistics
-        #expect(held.checkpoints > 0 && held.restarts == 0 && walFrames() > 100)
+        #expect(held.checkpoints > before.checkpoints && held.restarts == before.restarts && walFrames() > 100)
         try reader.execute("COMMIT")
         try store.recordFeedback(appID: "a", key: "last", severity: .info, message: "", data: nil, at: 99)
         checkpointer.waitForQueuedWork()
-        #expect(checkpointer.statistics.restarts == 1)
+        #expect(checkpointer.statistics.restarts == before.restarts + 1)
         #expect(try store.app(appID: "a")?.feedback.count == 32)
     }
 
