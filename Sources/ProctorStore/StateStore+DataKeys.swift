@@ -68,7 +68,8 @@ extension StateStore {
     /// from being copied and emptied: the checkpoint waits for it up to the busy timeout, then
     /// this throws `.shredIncomplete` — the keys are destroyed (never released again) but their
     /// old bytes may still be in the files. The checkpoint runs again whenever the app has a
-    /// destroyed key (of `uid`, if given), so calling again (a retried wipe, even after a
+    /// destroyed key (of `uid`, if given) and no erasure has completed since this store opened
+    /// (or since a key was last destroyed), so calling again (a retried wipe, even after a
     /// restart) finishes the erasure when nothing is left to destroy. Without
     /// `waitingForReaders` it throws at once instead (`eraseDestroyedDataKeys`).
     /// - Returns: how many keys were destroyed.
@@ -86,6 +87,8 @@ extension StateStore {
             }
             return connection.changes
         }
+        if destroyed > 0 { destroyedKeysErased = false }
+        if destroyed == 0, destroyedKeysErased { return 0 }
         if destroyed == 0, try !hasDestroyedDataKey(appID: appID, uid: uid) { return 0 }
         try eraseDestroyedDataKeys(waitingForReaders: waitingForReaders)
         return destroyed
@@ -105,6 +108,7 @@ extension StateStore {
             try connection.query("PRAGMA wal_checkpoint(TRUNCATE)") { $0.integer(0) }.first ?? 0
         }
         if busy != 0 { throw .shredIncomplete(path: databasePath) }
+        destroyedKeysErased = true
     }
 
     /// Whether `appID` has a destroyed key (of `uid`, if given), whose erasure a shred repeats.

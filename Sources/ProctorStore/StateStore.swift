@@ -53,6 +53,10 @@ public final class StateStore {
     let connection: SQLiteConnection
     /// Checkpoints the log off the caller's thread; nil for a reader or a read-only store.
     let checkpointer: WALCheckpointer?
+    /// Whether every destroyed data key's bytes were erased (StateStore+DataKeys.swift) since
+    /// this store opened, with none destroyed since: a shred with nothing to destroy then
+    /// checkpoints nothing, so an app cannot make the loop fsync by asking for one in a loop.
+    var destroyedKeysErased = false
     /// How the last write transaction was committed (`WriteDurability`): what tests check.
     private(set) var lastWriteDurability: WriteDurability?
     /// `knownApps()` once read, kept by this connection's writes (StateStore+KnownApps.swift).

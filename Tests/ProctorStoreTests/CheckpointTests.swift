@@ -93,6 +93,29 @@ import TestSupport
         #expect(try store.app(appID: "a")?.feedback.count == 32)
     }
 
+    /// A shred with nothing to destroy checkpoints (and so fsyncs) only while an erasure is
+    /// unfinished: an app registering a violating version in a loop, each time a shred of its
+    /// keys, once destroyed, makes no `TRUNCATE` checkpoint after the first. (Before, each one
+    /// emptied the log again, with two fsyncs on the loop.)
+    @Test func aShredWithNothingToDestroyCheckpointsOnlyWhileAnErasureIsUnfinished() throws {
+        let store = try directory.openStore()
+        try store.insertDataKey(appID: "a", uid: 0, generation: 1, keyID: "id", wrapped: [1, 2, 3], at: 1)
+        #expect(try store.destroyDataKeys(appID: "a", at: 2) == 1)
+        let data = String(repeating: "z", count: 12_000)
+        try store.recordFeedback(appID: "a", key: "k", severity: .info, message: "", data: data, at: 3)
+        let written = walFrames()
+        #expect(written > 2)
+        #expect(try store.destroyDataKeys(appID: "a", uid: 0, at: 4) == 0)
+        #expect(walFrames() == written, "the log was checkpointed and truncated again")
+        store.close()
+        // After a restart it is not known whether the erasure finished: the first shred checkpoints again.
+        let reopened = try directory.openStore()
+        try reopened.recordFeedback(appID: "a", key: "k2", severity: .info, message: "", data: data, at: 5)
+        #expect(walFrames() > 2)
+        #expect(try reopened.destroyDataKeys(appID: "a", at: 6) == 0)
+        #expect(walFrames() <= 1)
+    }
+
     /// The frames the `-wal` file has room for (its length; a restarted log reuses it).
     private func walFrames() -> Int {
         var status = stat()
