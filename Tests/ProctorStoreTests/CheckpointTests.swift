@@ -48,11 +48,7 @@ import TestSupport
     /// database and restarts it with a write of its own: written one feedback at a time, the
     /// log never grows past that plus one write's pages. And everything written is there.
     @Test func theLogIsCheckpointedAndRestartedByTheCheckpointThread() throws {
-        var configuration = StateStore.Configuration()
-        configuration.checkpointPages = 40
-        configuration.checkpointInterval = .seconds(3600)
-        let store = try directory.openStore(configuration: configuration)
-        let checkpointer = try #require(store.checkpointer)
+        let (store, checkpointer) = try openStore(checkpointingEvery: 40)
         let data = String(repeating: "x", count: 12_000)  // three pages of overflow and more
         for i in 0..<200 {
             try store.recordFeedback(appID: "a", key: "k\(i % 50)", severity: .info, message: "\(i)", data: data, at: Int64(i))
@@ -68,11 +64,7 @@ import TestSupport
     /// A reader holding an old snapshot keeps the checkpoint from copying the whole log (and
     /// from restarting it); once it lets go, the next checkpoint completes and restarts it.
     @Test func aReaderHoldsTheLogBackOnlyWhileItReads() throws {
-        var configuration = StateStore.Configuration()
-        configuration.checkpointPages = 20
-        configuration.checkpointInterval = .seconds(3600)
-        let store = try directory.openStore(configuration: configuration)
-        let checkpointer = try #require(store.checkpointer)
+        let (store, checkpointer) = try openStore(checkpointingEvery: 20)
         let data = String(repeating: "y", count: 12_000)
         try store.recordFeedback(appID: "a", key: "first", severity: .info, message: "", data: nil, at: 0)
         checkpointer.waitForQueuedWork()  // the schema's pages may have filled the log already
@@ -114,6 +106,15 @@ import TestSupport
         #expect(walFrames() > 2)
         #expect(try reopened.destroyDataKeys(appID: "a", at: 6) == 0)
         #expect(walFrames() <= 1)
+    }
+
+    /// A store whose log is checkpointed every `pages` pages (and not by the clock), with its checkpointer.
+    private func openStore(checkpointingEvery pages: Int) throws -> (StateStore, WALCheckpointer) {
+        var configuration = StateStore.Configuration()
+        configuration.checkpointPages = pages
+        configuration.checkpointInterval = .seconds(3600)
+        let store = try directory.openStore(configuration: configuration)
+        return (store, try #require(store.checkpointer))
     }
 
     /// The frames the `-wal` file has room for (its length; a restarted log reuses it).
