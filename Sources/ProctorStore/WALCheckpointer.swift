@@ -37,6 +37,8 @@ final class WALCheckpointer: @unchecked Sendable {
     private struct State {
         /// The log's length after the last commit not yet followed by a checkpoint; nil when none.
         var committedFrames: Int?
+        /// The log's length as last known (a commit's, or 1 after this thread began it again).
+        var frames = 0
         /// The last checkpoint could not copy the whole log (a reader held it back): try again.
         var incomplete = false
         var runQueued = false
@@ -48,6 +50,7 @@ final class WALCheckpointer: @unchecked Sendable {
     private let writer: SQLiteConnection
     private let logHolder: SQLiteConnection
     private let pages: Int
+    private let maxPages: Int
     private let interval: Duration
     private let queue = DispatchQueue(label: "io.proctor.store.checkpoint")
     /// Held through each checkpoint and restart, and by `paused(waiting:)`.
@@ -58,6 +61,7 @@ final class WALCheckpointer: @unchecked Sendable {
         writer = try SQLiteConnection(path: path)
         logHolder = try SQLiteConnection(path: path)
         pages = configuration.checkpointPages
+        maxPages = configuration.maxUncheckpointedPages
         interval = configuration.checkpointInterval
         for connection in [writer, logHolder] {
             connection.setBusyTimeout(milliseconds: configuration.busyTimeoutMilliseconds)
@@ -83,7 +87,14 @@ final class WALCheckpointer: @unchecked Sendable {
             if writer.inTransaction { try? writer.run("ROLLBACK") }
             throw error
         }
+        noteLogBegun()
     }
+
+    private func noteLogBegun() { state.withLock { $0.frames = min($0.frames, 1) } }
+
+    /// Whether the log holds `maxUncheckpointedPages`: a reader keeps it from being checkpointed
+    /// and restarted, and the writes clients make at will are refused until it lets go.
+    var logIsFull: Bool { state.withLock { $0.frames >= maxPages } }
 
     /// Writes page 1 unchanged (an unchanged `user_version`): a write of this connection's own.
     private func writePageOne() throws(StoreError) {
@@ -98,6 +109,7 @@ final class WALCheckpointer: @unchecked Sendable {
         let (now, later) = state.withLock { state -> (Bool, Bool) in
             guard !state.stopped else { return (false, false) }
             state.committedFrames = frames
+            state.frames = frames
             let now = frames >= pages && !state.runQueued
             if now { state.runQueued = true }
             let later = !state.timerArmed
@@ -163,6 +175,7 @@ final class WALCheckpointer: @unchecked Sendable {
             if writer.inTransaction { try? writer.run("ROLLBACK") }
             throw error
         }
+        noteLogBegun()
         return (true, true)
     }
 

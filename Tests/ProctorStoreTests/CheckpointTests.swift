@@ -85,6 +85,31 @@ import TestSupport
         #expect(try store.app(appID: "a")?.feedback.count == 32)
     }
 
+    /// While a reader holds the log back, the writes clients make at will grow it up to
+    /// `maxUncheckpointedPages` and are then refused (`.busy`); the flushed ones still go, and
+    /// once the reader lets go a checkpoint restarts the log and the others are taken again.
+    @Test func aLogAReaderHoldsBackIsBoundedForTheWritesClientsMakeAtWill() throws {
+        let (store, checkpointer) = try openStore(checkpointingEvery: 20, refusingFrom: 60)
+        let data = String(repeating: "w", count: 12_000)
+        let reader = try RawDatabase(path: directory.databasePath)
+        try reader.execute("BEGIN")
+        _ = try reader.integer("SELECT count(*) FROM feedback")
+        var refused: StoreError?
+        for i in 0..<100 where refused == nil {
+            do throws(StoreError) {
+                try store.recordFeedback(appID: "a", key: "k\(i)", severity: .info, message: "", data: data, at: Int64(i))
+            } catch { refused = error }
+            checkpointer.waitForQueuedWork()
+        }
+        #expect(refused == .busy(path: directory.databasePath))
+        #expect(walFrames() < 60 + 8)
+        _ = try store.issueWipe(appID: "a", issuedAt: 1, byUID: 0)  // flushed: taken
+        try reader.execute("COMMIT")
+        _ = try store.issueWipe(appID: "a", issuedAt: 2, byUID: 0)  // its commit asks for the checkpoint
+        checkpointer.waitForQueuedWork()
+        try store.recordFeedback(appID: "a", key: "after", severity: .info, message: "", data: nil, at: 200)
+    }
+
     /// A shred with nothing to destroy checkpoints (and so fsyncs) only while an erasure is
     /// unfinished: an app registering a violating version in a loop, each time a shred of its
     /// keys, once destroyed, makes no `TRUNCATE` checkpoint after the first. (Before, each one
@@ -108,10 +133,13 @@ import TestSupport
         #expect(walFrames() <= 1)
     }
 
-    /// A store whose log is checkpointed every `pages` pages (and not by the clock), with its checkpointer.
-    private func openStore(checkpointingEvery pages: Int) throws -> (StateStore, WALCheckpointer) {
+    /// A store whose log is checkpointed every `pages` pages (and not by the clock), with its
+    /// checkpointer; unflushed writes are refused from `maxPages`.
+    private func openStore(checkpointingEvery pages: Int,
+                           refusingFrom maxPages: Int = StateStore.Configuration().maxUncheckpointedPages) throws -> (StateStore, WALCheckpointer) {
         var configuration = StateStore.Configuration()
         configuration.checkpointPages = pages
+        configuration.maxUncheckpointedPages = maxPages
         configuration.checkpointInterval = .seconds(3600)
         let store = try directory.openStore(configuration: configuration)
         return (store, try #require(store.checkpointer))
