@@ -47,6 +47,10 @@ struct DataKeyVault {
         } catch {
             throw .crypto(error)
         }
+        // Flushed, on the loop, before the key is handed out: a key an app encrypted with must
+        // never be lost to a power cut. No client makes this write at will: an app gets one key
+        // per user, and a new one only after its key was destroyed (an administrator's wipe, a
+        // retirement, or a violation with `onViolation: wipe`, whose shred is itself flushed).
         let record = try storing { () throws(StoreError) in
             try store.insertDataKey(appID: appID, uid: uid, generation: generation, keyID: key.keyID, wrapped: wrapped, at: now)
         }

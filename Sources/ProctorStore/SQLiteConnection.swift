@@ -104,9 +104,12 @@ final class SQLiteConnection {
     func closeKeepingJournalFiles() {
         var persist: Int32 = 1
         sqlite3_file_control(handle, "main", SQLITE_FCNTL_PERSIST_WAL, &persist)
-        csqlite_skip_checkpoint_on_close(handle)
+        skipCheckpointOnClose()
         close()
     }
+
+    /// Keeps `close` from checkpointing when this is the last connection to the database.
+    func skipCheckpointOnClose() { csqlite_skip_checkpoint_on_close(handle) }
 
     /// Whether SQLite opened the database read-only (read-only mount or file).
     var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
@@ -118,6 +121,31 @@ final class SQLiteConnection {
     var changes: Int { Int(sqlite3_changes(handle)) }
 
     func setBusyTimeout(milliseconds: Int32) { sqlite3_busy_timeout(handle, milliseconds) }
+
+    /// Stops SQLite checkpointing the write-ahead log inside this connection's commits (by
+    /// default the commit that takes it past 1000 pages does, with its fsyncs).
+    func disableAutomaticCheckpoints() { sqlite3_wal_autocheckpoint(handle, 0) }
+
+    /// Calls `observer.committed(frames:)` after each commit of this connection, with the
+    /// frames the write-ahead log then holds (`sqlite3_wal_hook`, which the automatic
+    /// checkpoint used). Unretained: the observer must outlive the connection, or `close` it first.
+    func onCommit(notify observer: WALCheckpointer) {
+        sqlite3_wal_hook(handle, { context, _, _, frames in
+            Unmanaged<WALCheckpointer>.fromOpaque(context!).takeUnretainedValue().committed(frames: Int(frames))
+            return SQLITE_OK
+        }, Unmanaged.passUnretained(observer).toOpaque())
+    }
+
+    /// A `PASSIVE` checkpoint: copies what it can of the write-ahead log into the database
+    /// without waiting for anyone (fsyncing the log first and, when it copied all of it, the
+    /// database). Returns the frames in the log and how many of them the database now holds.
+    func checkpointPassively() throws(StoreError) -> (frames: Int, checkpointed: Int) {
+        var frames: Int32 = 0
+        var checkpointed: Int32 = 0
+        let code = sqlite3_wal_checkpoint_v2(handle, "main", SQLITE_CHECKPOINT_PASSIVE, &frames, &checkpointed)
+        guard code == SQLITE_OK else { throw currentError(code) }
+        return (Int(frames), Int(checkpointed))
+    }
 
     /// Runs SQL text that may hold several statements (schema migrations); not cached.
     func executeScript(_ sql: String) throws(StoreError) {

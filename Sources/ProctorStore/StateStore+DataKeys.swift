@@ -68,7 +68,8 @@ extension StateStore {
     /// from being copied and emptied: the checkpoint waits for it up to the busy timeout, then
     /// this throws `.shredIncomplete` — the keys are destroyed (never released again) but their
     /// old bytes may still be in the files. The checkpoint runs again whenever the app has a
-    /// destroyed key (of `uid`, if given), so calling again (a retried wipe, even after a
+    /// destroyed key (of `uid`, if given) and no erasure has completed since this store opened
+    /// (or since a key was last destroyed), so calling again (a retried wipe, even after a
     /// restart) finishes the erasure when nothing is left to destroy. Without
     /// `waitingForReaders` it throws at once instead (`eraseDestroyedDataKeys`).
     /// - Returns: how many keys were destroyed.
@@ -86,6 +87,8 @@ extension StateStore {
             }
             return connection.changes
         }
+        if destroyed > 0 { destroyedKeysErased = false }
+        if destroyed == 0, destroyedKeysErased { return 0 }
         if destroyed == 0, try !hasDestroyedDataKey(appID: appID, uid: uid) { return 0 }
         try eraseDestroyedDataKeys(waitingForReaders: waitingForReaders)
         return destroyed
@@ -101,8 +104,11 @@ extension StateStore {
         defer { if !waitingForReaders { connection.setBusyTimeout(milliseconds: configuration.busyTimeoutMilliseconds) } }
         // Copies every page into the database (overwriting the old ones) and empties the log.
         // Its row is (busy, frames in the log, frames copied); busy means it did not complete.
-        let busy = try connection.query("PRAGMA wal_checkpoint(TRUNCATE)") { $0.integer(0) }.first ?? 0
+        let busy = try withCheckpointsPaused(waiting: waitingForReaders) { () throws(StoreError) in
+            try connection.query("PRAGMA wal_checkpoint(TRUNCATE)") { $0.integer(0) }.first ?? 0
+        }
         if busy != 0 { throw .shredIncomplete(path: databasePath) }
+        destroyedKeysErased = true
     }
 
     /// Whether a destroyed key exists — of `appID` and of `uid`, when given: one whose old bytes

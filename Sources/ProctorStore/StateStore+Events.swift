@@ -80,20 +80,16 @@ public struct LifecycleUpdate: Sendable, Equatable {
 extension StateStore {
     /// Appends `events` to the history, records the apps' latest lifecycle events and prunes
     /// what `retention` no longer keeps, in one transaction **without an fsync**
-    /// (`synchronous=NORMAL` for this transaction only): a crash of the process loses none
-    /// of it, a power loss may lose it back to the last fsynced write (any other write
-    /// method's commit, or a checkpoint). Nothing else is weakened: every other write stays
-    /// `synchronous=FULL`.
+    /// (`WriteDurability.unflushed`): a crash of the process loses none of it, a power loss
+    /// may lose it back to the last fsync of the log (a checkpoint, within a second, or a
+    /// flushed write).
     public func appendEvents(_ events: [EventRecord], lifecycle: [LifecycleUpdate], retention: EventRetention,
                              now: UnixMilliseconds) throws(StoreError) {
         for update in lifecycle {
             try FieldLimit.check(update.appID, field: "appId", maxCharacters: FieldLimit.appID)
             try FieldLimit.check(update.event, field: "event", maxCharacters: FieldLimit.eventName)
         }
-        if connection.isReadOnly { throw .readOnly(path: databasePath) }
-        try connection.run("PRAGMA synchronous = NORMAL")
-        defer { try? connection.run("PRAGMA synchronous = FULL") }
-        try writeTransaction { () throws(StoreError) in
+        try writeTransaction(.unflushed) { () throws(StoreError) in
             var remaining = events[...]
             while !remaining.isEmpty {
                 let rows = Self.eventInsertRows(for: remaining.count)

@@ -23,10 +23,11 @@ public struct IdentityPin: Sendable, Hashable {
 }
 
 extension StateStore {
-    /// Records `pin` (again: a no-op).
+    /// Records `pin` (again: a no-op). Unflushed (each registration of a new process pins
+    /// it): a power loss may lose it, and with it ends every process it could name.
     public func recordIdentityPin(_ pin: IdentityPin, at time: UnixMilliseconds) throws(StoreError) {
         try FieldLimit.check(pin.executable, field: "executable", maxCharacters: FieldLimit.executable)
-        try writeTransaction { () throws(StoreError) in
+        try writeTransaction(.unflushed) { () throws(StoreError) in
             try connection.run("""
                 INSERT OR IGNORE INTO identity_pins (boot_id, pid, start_time, executable, device, inode, pinned_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -55,10 +56,11 @@ extension StateStore {
         }
     }
 
-    /// Removes the pins of these processes, in one transaction.
+    /// Removes the pins of these processes, in one transaction, unflushed: a pin a power
+    /// loss brings back names a process that is gone, and is removed again.
     public func removeIdentityPins(_ pins: [IdentityPin]) throws(StoreError) {
         guard !pins.isEmpty else { return }
-        try writeTransaction { () throws(StoreError) in
+        try writeTransaction(.unflushed) { () throws(StoreError) in
             for pin in pins {
                 try connection.run("DELETE FROM identity_pins WHERE boot_id = ? AND pid = ? AND start_time = ?",
                                    [.text(pin.bootID), .integer(Int64(pin.pid)), .integer(Int64(bitPattern: pin.startTime))])

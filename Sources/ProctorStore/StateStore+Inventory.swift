@@ -5,12 +5,13 @@ extension StateStore {
         try FieldLimit.check(appVersion, field: "version", maxCharacters: FieldLimit.appVersion)
     }
 
-    /// Records `appID`'s latest registration (replacing the previous one).
+    /// Records `appID`'s latest registration (replacing the previous one), unflushed (any app
+    /// may register in a loop): a power loss may lose the newest ones.
     public func recordRegistration(appID: String, at time: UnixMilliseconds, appVersion: String?,
                                    pid: Int32, uid: UInt32) throws(StoreError) {
         try FieldLimit.check(appID, field: "appId", maxCharacters: FieldLimit.appID)
         if let appVersion { try Self.checkAppVersion(appVersion) }
-        try writeTransaction { () throws(StoreError) in
+        try writeTransaction(.unflushed) { () throws(StoreError) in
             try connection.run("""
                 INSERT INTO registrations (app_id, at, app_version, pid, uid) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (app_id) DO UPDATE SET at = excluded.at, app_version = excluded.app_version,
@@ -20,7 +21,8 @@ extension StateStore {
         noteKnown(appID)
     }
 
-    /// Records `appID`'s feedback under `key`, replacing any earlier value for that key.
+    /// Records `appID`'s feedback under `key`, replacing any earlier value for that key;
+    /// unflushed (an app reports at will): a power loss may lose the newest.
     /// - Throws: `.invalidField` naming `key` (1…100 characters), `message` (≤ 1000) or `data`
     ///   (≤ 16 KiB); `.limitExceeded` for a new key when the app already has
     ///   `feedbackKeysPerApp` keys.
@@ -32,7 +34,7 @@ extension StateStore {
         if let data, data.utf8.count > FieldLimit.feedbackData {
             throw .invalidField(field: "data", reason: "must be at most \(FieldLimit.feedbackData) bytes")
         }
-        try writeTransaction { () throws(StoreError) in
+        try writeTransaction(.unflushed) { () throws(StoreError) in
             let keyCount = try connection.query("SELECT count(*), sum(key = ?) FROM feedback WHERE app_id = ?",
                                                 [.text(key), .text(appID)]) { ($0.integer(0), $0.optionalInteger(1) ?? 0) }.first
             if let (count, existing) = keyCount, existing == 0, count >= Int64(configuration.feedbackKeysPerApp) {
@@ -48,12 +50,13 @@ extension StateStore {
     }
 
     /// Records what `appID` did with `policyVersion` (the latest status per version is kept,
-    /// and the newest `acknowledgementsPerApp` versions per app).
+    /// and the newest `acknowledgementsPerApp` versions per app). Unflushed, as feedback (it
+    /// is the app's report, sent at will): a power loss may lose the newest.
     public func recordPolicyAcknowledgement(appID: String, policyVersion: String, status: PolicyAcknowledgementStatus,
                                             at time: UnixMilliseconds) throws(StoreError) {
         try FieldLimit.check(appID, field: "appId", maxCharacters: FieldLimit.appID)
         try FieldLimit.check(policyVersion, field: "policyVersion", maxCharacters: FieldLimit.policyVersion)
-        try writeTransaction { () throws(StoreError) in
+        try writeTransaction(.unflushed) { () throws(StoreError) in
             try connection.run("""
                 INSERT INTO policy_acknowledgements (app_id, policy_version, status, at) VALUES (?, ?, ?, ?)
                 ON CONFLICT (app_id, policy_version) DO UPDATE SET status = excluded.status, at = excluded.at

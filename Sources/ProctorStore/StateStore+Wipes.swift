@@ -33,18 +33,21 @@ extension StateStore {
     }
 
     /// Notes that directive `id` was handed to a session. Only the first delivery time is kept.
+    /// Unflushed (each registration of the app delivers a pending directive again): a power
+    /// loss may lose the mark, never the directive, which stays pending until acknowledged.
     /// - Returns: `false` if no pending directive has that id (unknown or already completed).
     @discardableResult
     public func markDelivered(id: String, at time: UnixMilliseconds) throws(StoreError) -> Bool {
-        try writeTransaction { () throws(StoreError) -> Bool in
+        try writeTransaction(.unflushed) { () throws(StoreError) -> Bool in
             try connection.run("UPDATE wipes SET delivered_at = COALESCE(delivered_at, ?) WHERE id = ? AND completed_at IS NULL",
                                [.integer(time), .text(id)])
             return connection.changes == 1
         }
     }
 
-    /// Records that `appID` carried out directive `id`. Idempotent: acknowledging again
-    /// changes nothing. Keeps at most `completedWipesPerApp` completed directives per app.
+    /// Records that `appID` carried out directive `id`, flushed before it returns (a wipe
+    /// acknowledged must not come back after a power loss). An app can make it write once per
+    /// directive: acknowledging again changes nothing and writes nothing. Keeps at most `completedWipesPerApp` completed directives per app.
     /// - Returns: `true` if this call completed the directive, `false` if it was already completed.
     /// - Throws: `.unknownWipe` if no directive `id` exists for `appID` (an app cannot
     ///   acknowledge another app's wipe).

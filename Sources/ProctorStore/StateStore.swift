@@ -8,9 +8,12 @@ import Glibc
 /// not `Sendable`: the daemon creates it and calls it from its single event-loop thread only.
 ///
 /// Guarantees:
-/// - Every method that writes runs in one transaction; when it returns normally the change is
-///   on disk (WAL, `synchronous=FULL`) and survives `kill -9` or power loss. When it throws,
-///   nothing of that call was written.
+/// - Every method that writes runs in one transaction. When it returns normally the change is
+///   in the write-ahead log and survives `kill -9`; the writes a client of proctord can make at
+///   will (`WriteDurability.unflushed`, each method says) are fsynced by the next checkpoint
+///   (`WALCheckpointer`, within a second) or the next flushed write, all others before they
+///   return (`synchronous=FULL`), so those survive power loss too. When it throws, nothing of
+///   that call was written.
 /// - Write failures (full disk, read-only directory, I/O errors) are reported as `StoreError`
 ///   values; reads of the last committed state keep working.
 public final class StateStore {
@@ -28,6 +31,13 @@ public final class StateStore {
         public var queuedNotificationsPerApp: Int = 100
         /// How long a write waits for another connection's lock before `StoreError.busy`.
         public var busyTimeoutMilliseconds: Int32 = 5000
+        /// The write-ahead log is checkpointed once it holds this many pages (SQLite's
+        /// automatic checkpoint's default), and at most `checkpointInterval` after any write.
+        public var checkpointPages: Int = 1000
+        public var checkpointInterval: Duration = .seconds(1)
+        /// A log this long (≈ 200 MiB) means a reader keeps it from being checkpointed: the
+        /// unflushed writes (what clients make at will) are refused (`.busy`) until it lets go.
+        public var maxUncheckpointedPages: Int = 50_000
 
         public init() {}
     }
@@ -49,12 +59,21 @@ public final class StateStore {
 
     let configuration: Configuration
     let connection: SQLiteConnection
+    /// Checkpoints the log off the caller's thread; nil for a reader or a read-only store.
+    let checkpointer: WALCheckpointer?
+    /// Whether every destroyed data key's bytes were erased (StateStore+DataKeys.swift) since
+    /// this store opened, with none destroyed since: a shred with nothing to destroy then
+    /// checkpoints nothing, so an app cannot make the loop fsync by asking for one in a loop.
+    var destroyedKeysErased = false
+    /// How the last write transaction was committed (`WriteDurability`): what tests check.
+    private(set) var lastWriteDurability: WriteDurability?
     /// `knownApps()` once read, kept by this connection's writes (StateStore+KnownApps.swift).
     var knownAppLedger: KnownAppLedger?
 
     private init(connection: SQLiteConnection, configuration: Configuration, recoveredCorruption: CorruptDatabaseRecovery?,
-                 foundUnclosedLog: Bool = false) {
+                 foundUnclosedLog: Bool = false, checkpointer: WALCheckpointer? = nil) {
         self.connection = connection
+        self.checkpointer = checkpointer
         self.configuration = configuration
         self.databasePath = connection.path
         self.recoveredCorruption = recoveredCorruption
@@ -88,7 +107,8 @@ public final class StateStore {
             let foundUnclosedLog = walHoldsTransactions(path)
             let connection = try openAndMigrate(path: path, configuration: configuration)
             return StateStore(connection: connection, configuration: configuration, recoveredCorruption: nil,
-                              foundUnclosedLog: foundUnclosedLog)
+                              foundUnclosedLog: foundUnclosedLog,
+                              checkpointer: try checkpointing(connection, configuration: configuration))
         } catch .corrupt(_, let reason) {
             // Erased before the move: a start that fails or is killed in between leaves the
             // corrupt state.db where the next start finds it and erases it again.
@@ -98,8 +118,19 @@ public final class StateStore {
             let connection = try openAndMigrate(path: path, configuration: configuration)
             return StateStore(connection: connection, configuration: configuration,
                               recoveredCorruption: CorruptDatabaseRecovery(reason: reason, movedTo: movedTo,
-                                                                           erasedHexRuns: erasedHexRuns))
+                                                                           erasedHexRuns: erasedHexRuns),
+                              checkpointer: try checkpointing(connection, configuration: configuration))
         }
+    }
+
+    /// Hands the checkpoints of a writable `connection`'s log to a `WALCheckpointer`.
+    private static func checkpointing(_ connection: SQLiteConnection,
+                                      configuration: Configuration) throws(StoreError) -> WALCheckpointer? {
+        guard !connection.isReadOnly else { return nil }
+        let checkpointer = try WALCheckpointer(path: connection.path, configuration: configuration)
+        connection.disableAutomaticCheckpoints()
+        connection.onCommit(notify: checkpointer)
+        return checkpointer
     }
 
     /// A second, read-only connection to the database at `path` (which `open` created and
@@ -125,8 +156,14 @@ public final class StateStore {
         return StateStore(connection: connection, configuration: configuration, recoveredCorruption: nil)
     }
 
-    /// Closes the database. Any later call on this store is a programmer error.
-    public func close() { connection.close() }
+    /// Closes the database, checkpointing its log (when no other connection has it open).
+    /// Any later call on this store is a programmer error.
+    public func close() {
+        checkpointer?.stop()
+        connection.close()
+    }
+
+    deinit { close() }
 
     /// The wall-clock time now, in the store's unit.
     public static func currentTime() -> UnixMilliseconds {
@@ -248,11 +285,40 @@ public final class StateStore {
         return target
     }
 
+    /// Whether a write's commit waits for the disk.
+    enum WriteDurability {
+        /// `synchronous=FULL`: fsynced before the write returns; survives power loss.
+        case flushed
+        /// `synchronous=NORMAL`: in the log, not fsynced: survives a crash of the process, and
+        /// power loss once the next checkpoint or flushed write has fsynced the log. For the
+        /// writes a client can make at will, which must not make the caller wait on the disk.
+        case unflushed
+    }
+
     /// Runs `body` in one write transaction (`BEGIN IMMEDIATE`): either all of it is
-    /// committed durably or, on any error, none of it.
-    func writeTransaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+    /// committed, as `durability` says, or, on any error, none of it.
+    func writeTransaction<T>(_ durability: WriteDurability = .flushed,
+                             _ body: () throws(StoreError) -> T) throws(StoreError) -> T {
         if connection.isReadOnly { throw .readOnly(path: databasePath) }
+        lastWriteDurability = durability
+        guard durability == .unflushed else { return try transaction("BEGIN IMMEDIATE", body) }
+        if checkpointer?.logIsFull == true { throw .busy(path: databasePath) }
+        try connection.run("PRAGMA synchronous = NORMAL")
+        defer { try? connection.run("PRAGMA synchronous = FULL") }
         return try transaction("BEGIN IMMEDIATE", body)
+    }
+
+    /// Runs `body`, a checkpoint of this connection's own, while the `WALCheckpointer` is
+    /// paused (two checkpoints cannot run at once): waiting for its checkpoint under way, or
+    /// returning nil at once if one is and not `waiting`. A log `body` emptied is begun again
+    /// here, so that the next write's commit fsyncs no new log header.
+    func withCheckpointsPaused<T>(waiting: Bool, _ body: () throws(StoreError) -> T) throws(StoreError) -> T? {
+        guard let checkpointer else { return try body() }
+        return try checkpointer.paused(waiting: waiting) { () throws(StoreError) -> T in
+            let result = try body()
+            try? checkpointer.startLog()  // failing, it leaves that fsync to the next write
+            return result
+        }
     }
 
     /// Runs `body` in one read transaction, so multi-query reads see a single snapshot.
