@@ -15,7 +15,7 @@ DESTDIR     ?=
 # file, systemd-journal-remote receives the journal systemd-journal-upload sends, curl scrapes.
 APT_PACKAGES = libsystemd-dev libsqlite3-dev libsodium-dev libkeyutils-dev libcurl4-openssl-dev openssl \
                python3-venv sqlite3 systemd util-linux iproute2 procps scdoc man-db bash-completion zsh fish \
-               prometheus-node-exporter systemd-journal-remote curl libstdc++-12-dev keyutils
+               prometheus-node-exporter systemd-journal-remote curl libstdc++-12-dev keyutils strace
 VENV        := .venv
 RUN_DIR     := $(CURDIR)/run
 MAN_DIR     := .build/man

@@ -10,7 +10,6 @@ makes the loop flush nothing either (each one was a `TRUNCATE` checkpoint)."""
 import contextlib
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -71,7 +70,6 @@ def flushed_during(flushes, pid, action):
     return loop, others, after
 
 
-@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace (Debian package strace)")
 def test_a_flood_of_client_writes_makes_the_loop_flush_nothing(workdir):
     with running_daemon(workdir) as daemon, flush_counter(daemon) as flushes:
         proctorctl(daemon, "wipe", "io.proctor.test.notes", check=0)  # a pending wipe, failed below
@@ -109,7 +107,6 @@ def test_a_flood_of_client_writes_makes_the_loop_flush_nothing(workdir):
         assert '"round 39"' in app and '"v39"' in app and '"busy"' in app
 
 
-@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace (Debian package strace)")
 def test_registering_a_violating_version_in_a_loop_makes_the_loop_flush_nothing(workdir):
     """Under `onViolation: wipe`, each registration of a version below `minVersion` shreds the
     key of its user. Once the key is destroyed and erased there is nothing left to shred: the
