@@ -92,6 +92,28 @@ import Testing
         }
     }
 
+    /// A signal sent to the process never lands on a worker (SIGHUP's default action would end
+    /// it); the restricting signal of `Landlock` and those a fault raises still reach it.
+    @Test func workersBlockTheSignalsSentToTheProcess() throws {
+        let pool = WorkerPool(maximumThreads: 1)
+        let started = Shared(false)
+        // Started from a thread that blocks nothing (a worker would otherwise inherit the mask
+        // of the test's own thread, which Swift's runtime blocks most signals in).
+        DetachedThread.start {
+            var none = sigset_t()
+            sigemptyset(&none)
+            pthread_sigmask(SIG_SETMASK, &none, nil)
+            _ = Self.runAndWait(on: pool)
+            started.update { $0 = true }
+        }
+        #expect(eventually { started.value })
+        let worker = try #require(pool.threadIDs.first)
+        let mask = try #require(Self.statusField("SigBlk", of: worker).flatMap { UInt64($0, radix: 16) })
+        func isBlocked(_ signal: Int32) -> Bool { mask & (1 << UInt64(signal - 1)) != 0 }
+        #expect(isBlocked(SIGTERM) && isBlocked(SIGHUP) && isBlocked(SIGINT) && isBlocked(SIGUSR1))
+        #expect(!isBlocked(Landlock.threadSignal) && !isBlocked(SIGSEGV) && !isBlocked(SIGBUS))
+    }
+
     /// An idle worker blocks in the kernel until there is work: in a second and a half it is
     /// never scheduled (libdispatch's pool is, every second).
     @Test func idleWorkersAreNeverWoken() throws {
