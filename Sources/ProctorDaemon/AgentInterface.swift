@@ -303,13 +303,12 @@ extension Daemon {
     }
 
     /// Counts a decision, logs it (denials a burst per uid at a time, `logs(_:uid:)`; allowed
-    /// ones at debug level), keeps denials
-    /// in the event history and tells `Events` subscribers. `closingFields` end the log line
-    /// (the session's and the peer's, `AgentSession.decisionLogFields`). The loop only makes
-    /// one `DecisionRecord` (or fills a pooled one again, `decisionRecords`), which the log queue
-    /// and the history queue share (a denial's line is made from its queued event's,
-    /// `logQueuedDenial`): the log writer's thread renders the line, the history write or a
-    /// subscriber's event the rule.
+    /// ones at debug level), keeps denials in the event history and tells `Events` subscribers.
+    /// `closingFields` end the log line (the session's and the peer's,
+    /// `AgentSession.decisionLogFields`). The loop only makes
+    /// a `DecisionRecord`, a plain value that a denial's event carries in the history queue,
+    /// where the log hand-off finds it too (`logQueuedDenial`): the log writer's thread renders
+    /// the lines, the history write or a subscriber's event the rule.
     /// An allowed decision that is neither logged nor streamed is only counted, and its target
     /// (UTF-8 bytes) is made a `String` only for a decision that is.
     func record(_ decision: Decision, app: AppID, _ action: Action, target: UnsafeBufferPointer<UInt8>?, uid: UInt32,
@@ -322,12 +321,17 @@ extension Daemon {
         // bounded history within seconds and write it continuously. Denials are kept.
         let streamed = !decision.allowed || events.hasSubscribers
         guard logged || streamed else { return }
-        let record = decisionRecords.make(decision, app: app, action: action.rawValue, target: target.map(Self.recordedTarget),
-                                          policyVersion: logged ? active.version : "", closingFields: logged ? closingFields() : [],
-                                          logged: logged)
-        if logged, decision.allowed { logDeferred(kind, record) }
-        if streamed { events.emitDecision(consume record, recorded: !decision.allowed) }
-        if logged, !decision.allowed { logQueuedDenial() }  // its line is made from the queued event's record
+        let record = DecisionRecord(decision, app: app, action: action.rawValue, target: target.map(Self.recordedTarget),
+                                    policyVersion: logged ? active.version : "", closingFields: logged ? closingFields() : [],
+                                    logged: logged)
+        guard !decision.allowed else {
+            if logged { logDeferred(kind, DecisionLines([record])) }
+            if streamed { events.emitDecision(consume record, recorded: false) }
+            return
+        }
+        // Consumed on its one path: moved into the history queue, not copied.
+        events.emitDecision(consume record, recorded: true)
+        if logged { logQueuedDenial() }  // its line is made from the queued event's record
     }
 
     /// The most of a `Decide` target a decision's log line and event keep: as long as the

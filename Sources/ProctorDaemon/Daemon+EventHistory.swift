@@ -29,10 +29,7 @@ extension Daemon {
         reportDroppedEvents()
         moveQueuedDenialsToLogBatch()  // their lines are made from the records about to be written
         let batch = events.takePending()
-        guard !batch.isEmpty else {
-            decisionRecords.recycle([])  // idle: the records kept at the last write go
-            return
-        }
+        guard !batch.isEmpty else { return }
         let lifecycle = batch.compactMap { event -> LifecycleUpdate? in
             guard event.kind == EventKind.lifecycle, let appID = event.appID, let name = event.data["event"]?.stringValue else {
                 return nil
@@ -43,9 +40,6 @@ extension Daemon {
             try store.appendEvents(batch.map(\.record), lifecycle: lifecycle, retention: configuration.eventRetention,
                                    now: Clock.now())
             historyWriteFailing = false
-            decisionRecords.recycle(consume batch)
-            // A write comes again while records wait in the pool, so that an idle daemon frees them.
-            if decisionRecords.count > 0 { scheduleHistoryFlush(after: Self.historyFlushInterval) }
         } catch {
             events.restore(batch)
             if !historyWriteFailing {

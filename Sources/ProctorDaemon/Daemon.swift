@@ -91,8 +91,6 @@ final class Daemon {
     }()
     /// Deferred log events (a denial's) not yet handed to the logger: `logDeferred`.
     private let logBatch = Logger.Batch()
-    /// Decision records written to the history, to be filled again (`record`, `flushEventHistory`).
-    let decisionRecords = DecisionRecord.Pool()
     /// How long a logged event may wait for the writer thread: short enough for someone
     /// reading the journal, long enough to write a busy loop's events in batches.
     static let logWriterWakeInterval = Duration.milliseconds(10)
@@ -526,11 +524,12 @@ final class Daemon {
     func moveQueuedDenialsToLogBatch() {
         let newest = events.lastID, loggedThrough = logHandOff.pointee.loggedThroughID
         guard newest > loggedThrough else { return }
-        let kind = DaemonEvent.decisionDenied
-        events.forEachDecision(after: loggedThrough) { record in
-            if record.isLogged { logBatch.append(kind.messageID, kind.priority, deferred: record) }
-        }
+        let denials = events.loggedDecisions(after: loggedThrough)
         logHandOff.pointee.loggedThroughID = newest
+        guard !denials.isEmpty else { return }
+        // One entry for them all: the writer thread makes each line.
+        let kind = DaemonEvent.decisionDenied
+        logBatch.append(kind.messageID, kind.priority, deferred: DecisionLines(denials))
     }
 
     /// Queues the deferred events the loop has kept (`logDeferred`, `logQueuedDenial`) with the logger.

@@ -1,10 +1,13 @@
-/// What an event's message and fields are made from on the log writer's thread
-/// (`Logger.Batch.append(_:_:deferred:)`), when the event is written: a class, so the
-/// queue holds one reference, and the caller may share it with other readers (a denial's
-/// record is also its history event).
+/// The messages and fields of one or more events, made on the log writer's thread
+/// (`Logger.Batch.append(_:_:deferred:)`) when they are written: a class, so the queue holds
+/// one reference for all of them (an event loop's denials since its last hand-off are one
+/// entry, not one per denial).
 ///
-/// `logContent()` must be pure: it may run any time later, on another thread, or never
-/// (the event dropped or below `minimumPriority`).
+/// `logContent(_:)` must be pure: it may run any time later, on another thread, or never
+/// (the events dropped or below `minimumPriority`).
 public protocol DeferredLogContent: AnyObject, Sendable {
-    func logContent() -> (message: String, fields: [(String, String)])
+    /// How many events it makes.
+    var eventCount: Int { get }
+    /// Event `index`'s message and fields, `index` in `0..<eventCount`.
+    func logContent(_ index: Int) -> (message: String, fields: [(String, String)])
 }

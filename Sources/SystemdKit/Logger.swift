@@ -23,33 +23,52 @@ public final class Logger: Sendable {
         public var lastSinkFailure: LogSinkError?
     }
 
-    /// What waits in the queue: an event, or what the writer thread makes one of
-    /// (`Batch.append(_:_:deferred:)`).
+    /// What waits in the queue: an event, or the events `indices` of what the writer thread
+    /// makes them from (`Batch.append(_:_:deferred:)`).
     fileprivate enum Entry: Sendable {
         case event(LogEvent)
-        case deferred(MessageID, LogPriority, any DeferredLogContent)
+        case deferred(MessageID, LogPriority, any DeferredLogContent, indices: Range<Int>)
 
         var priority: LogPriority {
             switch self {
             case .event(let event): event.priority
-            case .deferred(_, let priority, _): priority
+            case .deferred(_, let priority, _, _): priority
             }
         }
 
-        /// The event, made now if it was deferred (`LogEvent.init` checks its field names here).
-        var event: LogEvent {
+        /// The events it stands for, which the capacity counts.
+        var eventCount: Int {
+            switch self {
+            case .event: 1
+            case .deferred(_, _, _, let indices): indices.count
+            }
+        }
+
+        /// Its first `count` events.
+        func prefix(_ count: Int) -> Entry {
+            guard case .deferred(let messageID, let priority, let content, let indices) = self else { return self }
+            return .deferred(messageID, priority, content, indices: indices.prefix(count))
+        }
+
+        /// Calls `body` with each event, made now if it was deferred (`LogEvent.init` checks
+        /// its field names here).
+        func forEachEvent(_ body: (LogEvent) -> Void) {
             switch self {
             case .event(let event):
-                return event
-            case .deferred(let messageID, let priority, let content):
-                let (message, fields) = content.logContent()
-                return LogEvent(messageID, priority, message, fields: fields)
+                body(event)
+            case .deferred(let messageID, let priority, let content, let indices):
+                for index in indices {
+                    let (message, fields) = content.logContent(index)
+                    body(LogEvent(messageID, priority, message, fields: fields))
+                }
             }
         }
     }
 
     private struct State: ~Copyable {
         var queue: [Entry] = []
+        /// The events `queue` stands for (an entry may stand for many).
+        var queuedEvents = 0
         var drainerIsWaiting = false
         var drainerIsWriting = false
         var droppedSinceReport = 0
@@ -130,20 +149,28 @@ public final class Logger: Sendable {
     /// change to a variable stored in a class is a run-time exclusivity check (≈ 90
     /// instructions). For one thread only.
     public final class Batch {
-        fileprivate let entries = UnsafeMutablePointer<[Entry]>.allocate(capacity: 1)
+        fileprivate struct Contents {
+            var entries: [Entry] = []
+            var eventCount = 0
+        }
+        fileprivate let contents = UnsafeMutablePointer<Contents>.allocate(capacity: 1)
 
-        public init() { entries.initialize(to: []) }
+        public init() { contents.initialize(to: Contents()) }
 
-        deinit { entries.deinitialize(count: 1).deallocate() }
+        deinit { contents.deinitialize(count: 1).deallocate() }
 
-        public var count: Int { entries.pointee.count }
+        /// The events in the batch.
+        public var count: Int { contents.pointee.eventCount }
 
-        /// Adds an event whose message and fields `content` makes on the writer thread, when
-        /// the event is written: the batch and the queue keep only a reference. For a
-        /// frequent event whose text and fields cost more to build than to keep (a denial's).
-        /// Its field names are checked as `LogEvent.init` checks them, when it is made.
+        /// Adds the events whose messages and fields `content` makes on the writer thread,
+        /// when they are written: the batch and the queue keep one reference for all of them.
+        /// For frequent events whose text and fields cost more to build than to keep (denials).
+        /// Their field names are checked as `LogEvent.init` checks them, when they are made.
         public func append(_ messageID: MessageID, _ priority: LogPriority, deferred content: any DeferredLogContent) {
-            entries.pointee.append(.deferred(messageID, priority, content))
+            let count = content.eventCount
+            guard count > 0 else { return }
+            contents.pointee.entries.append(.deferred(messageID, priority, content, indices: 0..<count))
+            contents.pointee.eventCount += count
         }
     }
 
@@ -152,26 +179,38 @@ public final class Logger: Sendable {
     /// empties the batch. Returns how many were dropped.
     @discardableResult
     public func logWithoutWaking(_ batch: Batch) -> Int {
-        guard !batch.entries.pointee.isEmpty else { return 0 }
+        let contents = batch.contents
+        guard !contents.pointee.entries.isEmpty else { return 0 }
         let minimum = minimumPriorityValue.load(ordering: .relaxed)
-        batch.entries.pointee.removeAll { $0.priority.rawValue > minimum }
-        let capacity = capacity, entries = batch.entries
+        if contents.pointee.entries.contains(where: { $0.priority.rawValue > minimum }) {
+            contents.pointee.entries.removeAll { $0.priority.rawValue > minimum }
+            contents.pointee.eventCount = contents.pointee.entries.reduce(0) { $0 + $1.eventCount }
+        }
+        let capacity = capacity
         let (dropped, wake) = state.withLock { state -> (Int, Bool) in
-            let queued = min(entries.pointee.count, capacity - state.queue.count), dropped = entries.pointee.count - queued
+            let count = contents.pointee.eventCount
+            let queued = min(count, capacity - state.queuedEvents), dropped = count - queued
             if state.queue.isEmpty, dropped == 0 {
                 // The usual case: the buffers change places, no entry is copied, and the
                 // batch gets the queue's empty one, its capacity kept from the last write.
-                swap(&state.queue, &entries.pointee)
+                swap(&state.queue, &contents.pointee.entries)
             } else {
-                state.queue.append(contentsOf: entries.pointee.prefix(queued))
+                var room = queued
+                for entry in contents.pointee.entries where room > 0 {
+                    let taken = entry.prefix(room)  // the last that fits may fit in part
+                    state.queue.append(taken)
+                    room -= taken.eventCount
+                }
             }
+            state.queuedEvents += queued
             state.droppedSinceReport += dropped
             state.counters.dropped += dropped
-            guard queued > 0, state.drainerIsWaiting, state.queue.count >= max(1, capacity / 4) else { return (dropped, false) }
+            guard queued > 0, state.drainerIsWaiting, state.queuedEvents >= max(1, capacity / 4) else { return (dropped, false) }
             state.drainerIsWaiting = false
             return (dropped, true)
         }
-        entries.pointee.removeAll(keepingCapacity: true)
+        contents.pointee.entries.removeAll(keepingCapacity: true)
+        contents.pointee.eventCount = 0
         if wake { wakeDrainer.signal() }
         return dropped
     }
@@ -190,13 +229,14 @@ public final class Logger: Sendable {
         guard isEnabled(priority) else { return true }
         let capacity = capacity
         let (queued, wake) = state.withLock { state -> (Bool, Bool) in
-            guard state.queue.count < capacity else {
+            guard state.queuedEvents < capacity else {
                 state.droppedSinceReport += 1
                 state.counters.dropped += 1
                 return (false, false)
             }
             state.queue.append(entry)
-            guard state.drainerIsWaiting, wakingWriter || state.queue.count >= max(1, capacity / 4) else { return (true, false) }
+            state.queuedEvents += 1
+            guard state.drainerIsWaiting, wakingWriter || state.queuedEvents >= max(1, capacity / 4) else { return (true, false) }
             state.drainerIsWaiting = false
             return (true, true)
         }
@@ -274,6 +314,7 @@ public final class Logger: Sendable {
             if !state.queue.isEmpty {
                 let batch = state.queue
                 state.queue.removeAll(keepingCapacity: true)
+                state.queuedEvents = 0
                 state.drainerIsWriting = true
                 return (.write(batch), [])
             }
@@ -292,7 +333,7 @@ public final class Logger: Sendable {
         for waiter in finishedFlushes { waiter.signal() }
         switch step {
         case .write(let batch):
-            for entry in batch { write(entry.event) }
+            for entry in batch { entry.forEachEvent(write) }
             return .wrote
         case .reportDrops(let count):
             write(LogEvent(droppedMessagesID, .warning, "\(count) log messages dropped", fields: [("DROPPED", String(count))]))

@@ -86,6 +86,17 @@ import TestSupport
         #expect(setup.lines() == ["r2"])
     }
 
+    /// The denials of one hand-over are one log entry, which counts as all its lines: whatever
+    /// the writer keeps up with, every denial is either written, in order, or counted as dropped.
+    @Test func everyDenialIsWrittenOrCountedAsDropped() throws {
+        let setup = try Setup(logCapacity: 8)
+        let rules = (1...setup.daemon.logLimits.pointee.denial.burst).map { "r\($0)" }  // all logged: one user's burst
+        for rule in rules { setup.decide(false, rule: rule) }
+        let written = setup.lines().filter { $0.hasPrefix("r") }
+        #expect(written.count + setup.daemon.logger.counters.dropped == rules.count)
+        #expect(written == rules.filter(written.contains), "in order")
+    }
+
     /// Denials wait for the writer's wake-up, but no more than a quarter of the logger's
     /// capacity of them: then they are handed over at once, so that the logger wakes its writer.
     @Test func aQuarterOfTheLogCapacityIsHandedOverAtOnce() throws {

@@ -254,6 +254,31 @@ private final class RecordingSink: LogSink {
         #expect(throws: LogSinkError.journal(.noSuchFileOrDirectory)) { try sink.write(event(1)) }
     }
 
+    /// An entry of many events counts as that many against the capacity: the events that fit
+    /// are queued, in order, even part of an entry, and the rest are dropped and reported.
+    @Test func anEntryOfManyEventsCountsAsThemAll() {
+        let sink = RecordingSink(holdFirstWrite: true)
+        let logger = Logger(sink: sink, capacity: 6, droppedMessagesID: dropsID)
+        logger.log(event(0))
+        sink.firstWriteStarted.wait()  // the writer is stuck in the sink with event 0
+        let batch = Logger.Batch()
+        batch.append(eventID, .warning, deferred: Numbered([1, 2, 3]))
+        batch.append(eventID, .warning, deferred: Numbered([]))
+        #expect(batch.count == 3)
+        #expect(logger.logWithoutWaking(batch) == 0 && batch.count == 0)
+        #expect(logger.log(event(4)))
+        batch.append(eventID, .debug, deferred: Numbered([90, 91]))  // below the minimum: discarded
+        batch.append(eventID, .warning, deferred: Numbered([5, 6, 7]))
+        #expect(batch.count == 5)
+        #expect(logger.logWithoutWaking(batch) == 1, "room for two of the three")
+        #expect(!logger.log(event(8)), "the queue is full")
+        #expect(logger.counters.dropped == 2)
+        sink.release.signal()
+        logger.flush()
+        #expect(sink.written.map(\.message) == ["event 0", "event 1", "event 2", "event 3", "event 4", "event 5", "event 6",
+                                                "2 log messages dropped"])
+    }
+
     @Test func stderrSinkReportsAClosedDescriptor() {
         #expect(throws: LogSinkError.stream(descriptor: -1, .badFileDescriptor)) {
             try StderrSink(descriptor: -1).write(event(1))
@@ -261,9 +286,20 @@ private final class RecordingSink: LogSink {
     }
 }
 
-/// Deferred log content that `make` makes.
+/// Deferred log content of one event, which `make` makes.
 private final class MadeLater: DeferredLogContent {
     let make: @Sendable () -> (message: String, fields: [(String, String)])
     init(_ make: @escaping @Sendable () -> (message: String, fields: [(String, String)])) { self.make = make }
-    func logContent() -> (message: String, fields: [(String, String)]) { make() }
+    var eventCount: Int { 1 }
+    func logContent(_ index: Int) -> (message: String, fields: [(String, String)]) { make() }
+}
+
+/// Deferred log content of several events, "event N" for each of `numbers`.
+private final class Numbered: DeferredLogContent {
+    let numbers: [Int]
+    init(_ numbers: [Int]) { self.numbers = numbers }
+    var eventCount: Int { numbers.count }
+    func logContent(_ index: Int) -> (message: String, fields: [(String, String)]) {
+        ("event \(numbers[index])", [("NUMBER", String(numbers[index]))])
+    }
 }
