@@ -24,6 +24,9 @@ static inline int clinux_accept_nonblocking(int fd) {
     return accept4(fd, 0, 0, SOCK_NONBLOCK | SOCK_CLOEXEC);
 }
 
+/// The kernel's id of the calling thread (what /proc/PID/task lists).
+extern pid_t gettid(void);
+
 extern int pipe2(int fds[2], int flags);
 
 /// pipe2(2) with O_CLOEXEC on both ends.

@@ -6,6 +6,15 @@ import Glibc
 /// thread be available, a Dispatch worker runs it instead.
 public enum DetachedThread {
     public static func start(_ body: @escaping @Sendable () -> Void) {
+        guard startIfPossible(body) else {
+            DispatchQueue.global(qos: .utility).async(execute: body)
+            return
+        }
+    }
+
+    /// Starts `body` on a new detached thread; false when none could be created (too many
+    /// threads, no memory), and then `body` was not run.
+    static func startIfPossible(_ body: @escaping @Sendable () -> Void) -> Bool {
         let context = Unmanaged.passRetained(Work(body)).toOpaque()
         // Detached from its creation, not by `pthread_detach` after it: AddressSanitizer
         // records a thread created joinable as joinable for good (its `pthread_detach`
@@ -25,9 +34,9 @@ public enum DetachedThread {
         pthread_attr_destroy(&attributes)
         guard status == 0 else {
             Unmanaged<Work>.fromOpaque(context).release()
-            DispatchQueue.global(qos: .utility).async(execute: body)
-            return
+            return false
         }
+        return true
     }
 
     private final class Work: Sendable {

@@ -1,5 +1,5 @@
 import CSodium
-import Dispatch
+import LinuxIO
 
 /// BLAKE2b-256 (libsodium's `crypto_generichash`, RFC 7693, unkeyed, 32-byte output; what
 /// `b2sum -l 256` prints): the digest a signature covers when the signed data is large, so
@@ -21,7 +21,7 @@ public enum BLAKE2b256 {
     /// `chunkSize`-byte chunks (the last one shorter, if the size is not a multiple; none if
     /// `data` is empty), the BLAKE2b-256 of each, and the BLAKE2b-256 of those 32-byte digests
     /// concatenated in order. The chunks are hashed side by side on every core
-    /// (`concurrentPerform`), so a large document costs a fraction of one pass on one core.
+    /// (`WorkerPool.parallelFor`), so a large document costs a fraction of one pass on one core.
     /// Whoever relies on the result must also fix `data.count` and `chunkSize` (a signed
     /// header does): together they fix the list's shape, so a chunk moved, dropped or cut
     /// changes the result.
@@ -31,8 +31,7 @@ public enum BLAKE2b256 {
         var digests = [UInt8](repeating: 0, count: count * 32)
         digests.withUnsafeMutableBytes { output in
             let job = ChunkJob(input: data, output: output, chunkSize: chunkSize)
-            if count > 1 { DispatchQueue.concurrentPerform(iterations: count) { job.hash(chunk: $0) } }
-            else if count == 1 { job.hash(chunk: 0) }
+            WorkerPool.shared.parallelFor(count) { job.hash(chunk: $0) }
         }
         return digests.withUnsafeBytes { hex(of: $0) }
     }
@@ -51,7 +50,7 @@ public enum BLAKE2b256 {
 }
 
 /// The input and the digests of a hash list, shared by the threads hashing its chunks: each
-/// reads its own chunk and writes only its own 32-byte slot, and `concurrentPerform` returns
+/// reads its own chunk and writes only its own 32-byte slot, and `parallelFor` returns
 /// after the last one, while both buffers are still alive.
 private struct ChunkJob: @unchecked Sendable {
     let input: UnsafeRawBufferPointer

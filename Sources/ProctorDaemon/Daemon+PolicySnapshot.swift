@@ -1,4 +1,3 @@
-import Dispatch
 import LinuxIO
 import ProctorPolicy
 import ProctorStore
@@ -75,9 +74,9 @@ extension Daemon {
     /// a start) would otherwise leave the next start none. Writing one of 100 000 apps takes
     /// tens of milliseconds; it runs before the state directory's lock is released.
     func finishSnapshotWrite() {
-        Self.snapshotWriter.sync {}
+        Self.snapshotWriter.waitUntilIdle()
     }
 
     /// Writes snapshots one after the other, in the order the policies came into force.
-    private static let snapshotWriter = DispatchQueue(label: "proctord.policy-snapshot")
+    private static let snapshotWriter = SerialWorkQueue()
 }

@@ -1,4 +1,3 @@
-import Dispatch
 import LinuxIO
 import ProctorPolicy
 
@@ -84,8 +83,9 @@ extension Daemon {
     /// The worker runs at `workerNice`: with two CPUs, a reload's threads (parsing, then
     /// compiling beside hashing) kept both busy, and the loop, woken by a client, waited for a
     /// scheduler slice (milliseconds) before it could answer; at a lower priority they give
-    /// the CPU up to it at once. `queue` is a concurrent pool unless the work must keep its order.
-    func offLoop<Value: Sendable>(on queue: DispatchQueue = .global(), _ work: @escaping @Sendable () -> Value,
+    /// the CPU up to it at once. `queue` keeps the order of work that must keep it; other work
+    /// goes to the shared pool.
+    func offLoop<Value: Sendable>(on queue: SerialWorkQueue? = nil, _ work: @escaping @Sendable () -> Value,
                                   then: @escaping (Value) -> Void) {
         let loop = self.loop
         let then = LoopBound(then)
@@ -93,16 +93,20 @@ extension Daemon {
             let value = work()
             return loop.execute { then.value(value) }
         }
-        queue.async {
-            ThreadPriority.lowerCurrentThread(toNice: Self.workerNice)
+        let job: @Sendable () -> Void = {
             let value = work()
             loop.execute { then.value(value) }
+        }
+        if let queue {
+            queue.run(niceAtLeast: Self.workerNice, job)
+        } else {
+            WorkerPool.shared.run(niceAtLeast: Self.workerNice, job)
         }
     }
 }
 
 extension Daemon {
-    /// The `nice` of the Dispatch workers that read, compile and free policies once proctord
+    /// The `nice` of the workers (`WorkerPool`) that read, compile and free policies once proctord
     /// serves (they keep it: raising it again needs `CAP_SYS_NICE`, which proctord does not have).
     static let workerNice: Int32 = 10
 
@@ -114,8 +118,7 @@ extension Daemon {
     func releaseOffLoop<Value: Sendable>(_ value: consuming Value) {
         guard !runsPolicyWorkInline else { return }
         let last = consume value
-        DispatchQueue.global().async {
-            ThreadPriority.lowerCurrentThread(toNice: Self.workerNice)
+        WorkerPool.shared.run(niceAtLeast: Self.workerNice) {
             withExtendedLifetime(last) {}
             Heap.returnFreePagesToKernel()
         }

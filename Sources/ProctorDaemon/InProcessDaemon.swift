@@ -64,9 +64,9 @@ package final class InProcessDaemon: @unchecked Sendable {
             outcome.withLock { $0 = .success(()) }
             ready.signal()
         }
-        // The loop runs for the daemon's whole life: a queue of its own, not a shared worker.
+        // The loop runs for the daemon's whole life: a thread of its own, not a shared worker.
         let confined = LoopConfined(daemon)
-        DispatchQueue(label: "ProctorDaemon.InProcessDaemon").async {
+        DetachedThread.start {
             do throws(StartupError) {
                 try confined.daemon.serve()
             } catch {

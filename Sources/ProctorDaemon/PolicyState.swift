@@ -1,5 +1,5 @@
-import Dispatch
 import JSONCore
+import LinuxIO
 import ProctorPolicy
 import ProctorProtocol
 import ProctorStore
@@ -61,7 +61,7 @@ struct ActivePolicy: Sendable {
         let results = Mutex<(compiled: CompiledPolicy?, managed: ([AppID], String)?, sha256: String?, directory: CompiledPolicy?)>(
             (nil, nil, knownSHA256, nil))
         let tasks: [Task] = [.compile] + (knownSHA256 == nil ? [.hash] : []) + (directoryAlone == nil ? [] : [.compileDirectory])
-        DispatchQueue.concurrentPerform(iterations: tasks.count) { index in
+        WorkerPool.shared.parallelFor(tasks.count) { index in
             switch tasks[index] {
             case .compile:
                 let compiled = CompiledPolicy(policy)

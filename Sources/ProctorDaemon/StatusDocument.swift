@@ -1,5 +1,5 @@
-import Dispatch
 import JSONCore
+import LinuxIO
 import ProctorPolicy
 import ProctorProtocol
 import ProctorStore
@@ -42,7 +42,7 @@ struct StatusDocument: Sendable {
 /// first document and used only on `queue`.
 final class StatusDocumentBuilder: @unchecked Sendable {
     /// Serial: documents are built, and handed back, in the order they were asked for.
-    let queue = DispatchQueue(label: "io.proctor.status-document")
+    let queue = SerialWorkQueue()
     private let databasePath: String
     private var reader: StateStore?
 

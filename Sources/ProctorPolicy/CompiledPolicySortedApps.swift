@@ -1,5 +1,5 @@
-import Dispatch
 import Glibc
+import LinuxIO
 
 /// Compiling a large policy (it follows parsing on the way to READY=1): the ids sorted in
 /// halves on two CPUs, each with where its entry is, so that no id is hashed again.
@@ -46,7 +46,7 @@ extension CompiledPolicy {
         return entries.withUnsafeMutableBufferPointer { entries in
             // Each thread sorts its own half of the buffer; neither touches the other's.
             nonisolated(unsafe) let halves = entries
-            DispatchQueue.concurrentPerform(iterations: 2) { half in
+            WorkerPool.shared.parallelFor(2) { half in
                 var run = UnsafeMutableBufferPointer(rebasing: half == 0 ? halves[..<middle] : halves[middle...])
                 run.sort { $0.id < $1.id }
             }

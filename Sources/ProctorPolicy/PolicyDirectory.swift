@@ -1,4 +1,3 @@
-import Dispatch
 import Glibc
 import JSONCore
 import LinuxIO
@@ -97,7 +96,7 @@ public enum PolicyDirectory {
             return read.indices.map { parse($0, splitting: true) }
         }
         let results = Mutex([Result<PolicyFragment, PolicyProblems>?](repeating: nil, count: read.count))
-        DispatchQueue.concurrentPerform(iterations: read.count) { index in
+        WorkerPool.shared.parallelFor(read.count) { index in
             let result = parse(index, splitting: false)
             results.withLock { $0[index] = result }
         }

@@ -41,12 +41,9 @@ final class AppsSplit: Sendable {
     static func start(_ bytes: [UInt8]) -> AppsSplit? {
         guard bytes.count >= minimumBytes, hasSeveralCPUs, let boundary = guessBoundary(in: bytes) else { return nil }
         let split = AppsSplit(bytes, boundary: boundary)
-        // At the reader's priority: a reload's reader runs at a lower one than the event loop.
-        let nice = ThreadPriority.currentNice
-        DispatchQueue.global().async {
-            if let nice { ThreadPriority.lowerCurrentThread(toNice: nice) }
-            split.readSecondHalf()
-        }
+        // At the reader's priority (`WorkerPool.run`): a reload's reader runs at a lower one
+        // than the event loop.
+        WorkerPool.shared.run { split.readSecondHalf() }
         return split
     }
 

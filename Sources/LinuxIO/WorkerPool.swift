@@ -1,0 +1,155 @@
+import CLinux
+import Glibc
+import Synchronization
+
+/// Threads for work that should not hold up the thread that has it (an event loop): started as
+/// work arrives, at most `maximumThreads`, kept for later work. An idle worker blocks on a
+/// condition variable, with no timer: a process whose workers have nothing to do makes no
+/// system call. (libdispatch's global queues, once used, wake the process every second for
+/// good on Linux, to watch their own threads.)
+///
+/// Work never runs at a higher priority than the thread that handed it over: a worker lowers
+/// its own `nice` to that thread's (or to `niceAtLeast`, if lower) before running it. A
+/// worker cannot raise its `nice` again (`ThreadPriority`), so once a low-priority job has
+/// run on it, later work there runs at that priority too — never higher than asked.
+public final class WorkerPool: Sendable {
+    /// The process's pool: one thread per CPU, at least two.
+    public static let shared = WorkerPool(maximumThreads: max(2, onlineCPUs))
+
+    /// How many CPUs the process may run on now.
+    public static var onlineCPUs: Int { max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
+
+    public let maximumThreads: Int
+    private let lock = ConditionLock()
+    nonisolated(unsafe) private var state = State()
+
+    private struct State {
+        var pending: [Job] = []
+        var threads = 0
+        var idle = 0
+        /// The kernel's ids of the workers, for tests.
+        var threadIDs: [pid_t] = []
+    }
+
+    private struct Job {
+        let nice: Int32
+        let work: @Sendable () -> Void
+    }
+
+    public init(maximumThreads: Int) {
+        precondition(maximumThreads > 0, "a pool has a thread at least")
+        self.maximumThreads = maximumThreads
+    }
+
+    /// Runs `work` on a worker, at the calling thread's `nice` or `niceAtLeast`, whichever is
+    /// lower in priority. Work queues in the order it comes while every worker is busy.
+    public func run(niceAtLeast minimumNice: Int32 = 0, _ work: @escaping @Sendable () -> Void) {
+        let job = Job(nice: max(ThreadPriority.currentNice ?? minimumNice, minimumNice), work: work)
+        let startsWorker = lock.withLock {
+            state.pending.append(job)
+            guard state.pending.count > state.idle, state.threads < maximumThreads else {
+                lock.signal()
+                return false
+            }
+            state.threads += 1
+            return true
+        }
+        guard startsWorker, !startWorker() else { return }
+        // No thread could be made: with no worker at all, nothing would ever run the work queued.
+        let runsHere = lock.withLock {
+            state.threads -= 1
+            guard state.threads == 0 else { return [Job]() }
+            defer { state.pending.removeAll() }
+            return state.pending
+        }
+        for job in runsHere { job.work() }
+    }
+
+    /// Runs `body` once for each index in `0..<iterations`, on the calling thread and on
+    /// workers (one thread per CPU at most, the caller included), and returns once every
+    /// index is done. Indices are taken in turn by whichever thread is free; a worker that
+    /// starts after the last index was taken does nothing, so busy workers only mean the
+    /// caller does more of the work itself.
+    public func parallelFor(_ iterations: Int, _ body: @escaping @Sendable (Int) -> Void) {
+        guard iterations > 1 else {
+            if iterations == 1 { body(0) }
+            return
+        }
+        let loop = ParallelLoop(iterations: iterations, body: body)
+        for _ in 1..<min(iterations, Self.onlineCPUs, maximumThreads + 1) {
+            run { loop.takeIndices() }
+        }
+        loop.takeIndices()
+        loop.waitUntilDone()
+    }
+
+    /// Starts a worker with every asynchronous signal blocked, as libdispatch's workers have
+    /// them: a signal sent to the process (SIGTERM, SIGHUP) goes to a thread that handles it,
+    /// never to a worker, where its default action would end the process. What a fault raises on
+    /// the thread itself stays unblocked, and so does `Landlock.threadSignal`, which restricting
+    /// every thread sends each one. Blocked here, around the creation, so that the worker has
+    /// them blocked from its first instruction.
+    private func startWorker() -> Bool {
+        var blocked = sigset_t()
+        sigfillset(&blocked)
+        for kept in [SIGILL, SIGTRAP, SIGFPE, SIGBUS, SIGSEGV, SIGSYS, SIGPIPE, Landlock.threadSignal] {
+            sigdelset(&blocked, kept)
+        }
+        var previous = sigset_t()
+        pthread_sigmask(SIG_BLOCK, &blocked, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+        return DetachedThread.startIfPossible { self.serve() }
+    }
+
+    /// The kernel's ids of the workers started so far.
+    var threadIDs: [pid_t] { lock.withLock { state.threadIDs } }
+
+    private func serve() {
+        let id = gettid()
+        lock.withLock { state.threadIDs.append(id) }
+        while true {
+            let job = lock.withLock {
+                while state.pending.isEmpty {
+                    state.idle += 1
+                    lock.wait()
+                    state.idle -= 1
+                }
+                return state.pending.removeFirst()
+            }
+            ThreadPriority.lowerCurrentThread(toNice: job.nice)
+            job.work()
+        }
+    }
+}
+
+/// The shared part of one `WorkerPool.parallelFor`.
+private final class ParallelLoop: Sendable {
+    let iterations: Int
+    let body: @Sendable (Int) -> Void
+    private let next = Atomic<Int>(0)
+    private let lock = ConditionLock()
+    nonisolated(unsafe) private var done = 0
+
+    init(iterations: Int, body: @escaping @Sendable (Int) -> Void) {
+        self.iterations = iterations
+        self.body = body
+    }
+
+    func takeIndices() {
+        while true {
+            let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
+            guard index < iterations else { return }
+            body(index)
+            lock.withLock {
+                done += 1
+                if done == iterations { lock.broadcast() }
+            }
+        }
+    }
+
+    func waitUntilDone() {
+        lock.withLock {
+            while done < iterations { lock.wait() }
+        }
+    }
+}
