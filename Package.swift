@@ -62,7 +62,7 @@ let package = Package(
         .target(name: "Varlink", dependencies: ["JSONCore", "LinuxIO"]),
         .target(name: "SystemdKit", dependencies: ["CSystemd", "LinuxIO"]),
         // ProctorPolicy for its limits only: a bundle the language accepts must fit the store.
-        .target(name: "ProctorStore", dependencies: ["CSQLite", "JSONCore", "ProctorPolicy"]),
+        .target(name: "ProctorStore", dependencies: ["CSQLite", "JSONCore", "LinuxIO", "ProctorPolicy"]),
         .target(name: "ProctorProtocol", dependencies: ["JSONCore", "ProctorPolicy", "Varlink"],
                 exclude: ["Interfaces"], plugins: ["EmbedInterfaces"]),
         .target(name: "ProctorDaemon",

@@ -39,6 +39,25 @@ public enum DetachedThread {
         return true
     }
 
+    /// `startIfPossible` for a thread that serves the process in the background (a worker):
+    /// every asynchronous signal blocked, as libdispatch's workers have them, so that a signal
+    /// sent to the process (SIGTERM, SIGHUP) goes to a thread that handles it, never to this
+    /// one, where its default action would end the process. What a fault raises on the thread
+    /// itself stays unblocked, and so does `Landlock.threadSignal`, which restricting every
+    /// thread sends each one. Blocked around the creation, so that the thread has them blocked
+    /// from its first instruction.
+    static func startWithSignalsBlocked(_ body: @escaping @Sendable () -> Void) -> Bool {
+        var blocked = sigset_t()
+        sigfillset(&blocked)
+        for kept in [SIGILL, SIGTRAP, SIGFPE, SIGBUS, SIGSEGV, SIGSYS, SIGPIPE, Landlock.threadSignal] {
+            sigdelset(&blocked, kept)
+        }
+        var previous = sigset_t()
+        pthread_sigmask(SIG_BLOCK, &blocked, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+        return startIfPossible(body)
+    }
+
     private final class Work: Sendable {
         let body: @Sendable () -> Void
         init(_ body: @escaping @Sendable () -> Void) { self.body = body }

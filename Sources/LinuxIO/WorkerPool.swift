@@ -83,22 +83,8 @@ public final class WorkerPool: Sendable {
         loop.waitUntilDone()
     }
 
-    /// Starts a worker with every asynchronous signal blocked, as libdispatch's workers have
-    /// them: a signal sent to the process (SIGTERM, SIGHUP) goes to a thread that handles it,
-    /// never to a worker, where its default action would end the process. What a fault raises on
-    /// the thread itself stays unblocked, and so does `Landlock.threadSignal`, which restricting
-    /// every thread sends each one. Blocked here, around the creation, so that the worker has
-    /// them blocked from its first instruction.
     private func startWorker() -> Bool {
-        var blocked = sigset_t()
-        sigfillset(&blocked)
-        for kept in [SIGILL, SIGTRAP, SIGFPE, SIGBUS, SIGSEGV, SIGSYS, SIGPIPE, Landlock.threadSignal] {
-            sigdelset(&blocked, kept)
-        }
-        var previous = sigset_t()
-        pthread_sigmask(SIG_BLOCK, &blocked, &previous)
-        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
-        return DetachedThread.startIfPossible { self.serve() }
+        DetachedThread.startWithSignalsBlocked { self.serve() }
     }
 
     /// The kernel's ids of the workers started so far.

@@ -1,4 +1,5 @@
 import Dispatch
+import LinuxIO
 import Synchronization
 
 /// Checkpoints the store's write-ahead log on a thread of its own, so that the connection of
@@ -52,7 +53,9 @@ final class WALCheckpointer: @unchecked Sendable {
     private let pages: Int
     private let maxPages: Int
     private let interval: Duration
-    private let queue = DispatchQueue(label: "io.proctor.store.checkpoint")
+    /// Where checkpoints run: a thread of its own that blocks while there is nothing to do (a
+    /// Dispatch queue's timer woke an idle proctord every second, `JobThread`).
+    private var thread: JobThread?
     /// Held through each checkpoint and restart, and by `paused(waiting:)`.
     private let running = DispatchSemaphore(value: 1)
     private let state = Mutex(State())
@@ -70,6 +73,7 @@ final class WALCheckpointer: @unchecked Sendable {
         // Its checkpoints fsync the log and the database, and its restarts the log's header,
         // at any setting but OFF; its own one-page write needs no fsync of its own.
         try writer.run("PRAGMA synchronous = NORMAL")
+        thread = JobThread { [weak self] trigger in self?.run(fromTimer: trigger == .deadline) }
         // Failing (a full disk), it leaves that fsync to the loop's first write: the store still opens.
         try? startLog()
     }
@@ -116,14 +120,12 @@ final class WALCheckpointer: @unchecked Sendable {
             if later { state.timerArmed = true }
             return (now, later)
         }
-        if now { queue.async { self.run(fromTimer: false) } }
+        if now { thread?.runSoon() }
         if later { armTimer() }
     }
 
     private func armTimer() {
-        queue.asyncAfter(deadline: .now() + .milliseconds(Int(interval / .milliseconds(1)))) {
-            self.run(fromTimer: true)
-        }
+        thread?.run(after: interval)
     }
 
     private func run(fromTimer: Bool) {
@@ -195,6 +197,7 @@ final class WALCheckpointer: @unchecked Sendable {
             return !state.stopped
         }
         guard first else { return }
+        thread?.stop()
         running.wait()
         defer { running.signal() }
         for connection in [writer, logHolder] {
@@ -204,5 +207,5 @@ final class WALCheckpointer: @unchecked Sendable {
     }
 
     /// Waits until the work queued so far (a checkpoint the last commits asked for) is done: for tests.
-    func waitForQueuedWork() { queue.sync {} }
+    func waitForQueuedWork() { thread?.waitUntilIdle() }
 }

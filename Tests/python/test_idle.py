@@ -45,7 +45,10 @@ def test_an_idle_proctord_makes_no_system_call_after_a_reload_an_apply_a_status_
         json.dump(base_policy("pushed.1"), f)
     assert "pushed.1" in proctorctl(daemon, "policy", "apply", pushed, check=0).stdout
     wait_for_snapshot(daemon, policy_sha256(daemon))
-    time.sleep(0.5)  # the log's last lines written, the status report's connection settled
+    # The log's last lines written, the status report's connection settled, and the checkpoint
+    # thread's run that comes at most a second after the last write (StateStore.Configuration's
+    # checkpointInterval) done.
+    time.sleep(1.6)
 
     calls = system_calls(daemon.process.pid, seconds=3)
     assert calls == [], "\n".join(calls[:40])
