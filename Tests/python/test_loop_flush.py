@@ -38,6 +38,8 @@ def flush_counter(daemon):
 
     def flushes():
         counts = {}
+        if not os.path.exists(output):  # strace has not opened it yet: nothing traced
+            return counts
         with open(output) as lines:
             for line in lines:
                 match = FLUSH.match(line)
