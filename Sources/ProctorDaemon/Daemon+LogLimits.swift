@@ -50,12 +50,10 @@ extension Daemon {
     /// subscribers): one user must not flood the journal. Reports first what was suppressed
     /// before it.
     func logs(_ line: LimitedLine, uid: UInt32) -> Bool {
-        guard case .log(let before) = logLimits.pointee.admit(line, uid: uid, now: MonotonicClock.nanoseconds()) else {
-            startLogLimitReports()
-            return false
-        }
+        let admission = logLimits.pointee.admit(line, uid: uid, now: MonotonicClock.nanoseconds())
+        startLogLimitReports()  // a window is open now, whatever the admission
+        guard case .log(let before) = admission else { return false }
         if before > 0 { logSuppressed(line, uid: uid, count: before) }
-        startLogLimitReports()
         return true
     }
 
