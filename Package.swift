@@ -60,7 +60,7 @@ let package = Package(
         .target(name: "ProctorBundle", dependencies: ["ProctorPolicy", "ProctorCrypto", "JSONCore"]),
         .target(name: "ProctorFleet", dependencies: ["CCurl", "LinuxIO"]),
         .target(name: "Varlink", dependencies: ["JSONCore", "LinuxIO"]),
-        .target(name: "SystemdKit", dependencies: ["CSystemd", "LinuxIO"]),
+        .target(name: "SystemdKit", dependencies: ["CLinux", "LinuxIO"]),
         // ProctorPolicy for its limits only: a bundle the language accepts must fit the store.
         .target(name: "ProctorStore", dependencies: ["CSQLite", "JSONCore", "LinuxIO", "ProctorPolicy"]),
         .target(name: "ProctorProtocol", dependencies: ["JSONCore", "ProctorPolicy", "Varlink"],

@@ -210,3 +210,37 @@ static inline size_t clinux_executable_build_id(unsigned char *out, size_t capac
     }
     return 0;
 }
+
+// memfd_create(2) and its seals (<sys/mman.h> and <fcntl.h> declare them only with _GNU_SOURCE);
+// the values are the kernel's ABI.
+#define CLINUX_MFD_CLOEXEC 0x0001U
+#define CLINUX_MFD_ALLOW_SEALING 0x0002U
+#define CLINUX_F_ADD_SEALS 1033
+#define CLINUX_F_GET_SEALS 1034
+/// F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE: the file can never change again.
+#define CLINUX_F_SEAL_ALL 0x000F
+#define CLINUX_SO_SNDBUFFORCE 32
+
+/// A memory file (memfd_create(2)) that can be sealed, close-on-exec; -1 and errno on failure.
+static inline int clinux_memfd_create_sealable(const char *name) {
+    return (int)syscall(SYS_memfd_create, name, CLINUX_MFD_CLOEXEC | CLINUX_MFD_ALLOW_SEALING);
+}
+
+/// sendmsg(2) of no bytes and one descriptor (SCM_RIGHTS) to `address` (MSG_NOSIGNAL);
+/// -1 and errno on failure. The CMSG_* macros that build the message are not visible to Swift.
+static inline ssize_t clinux_send_descriptor(int fd, const void *address, socklen_t length, int descriptor) {
+    union { struct cmsghdr align; char bytes[CMSG_SPACE(sizeof(int))]; } control;
+    memset(&control, 0, sizeof control);
+    struct msghdr message;
+    memset(&message, 0, sizeof message);
+    message.msg_name = (void *)address;
+    message.msg_namelen = length;
+    message.msg_control = control.bytes;
+    message.msg_controllen = sizeof control.bytes;
+    struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = CLINUX_SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(header), &descriptor, sizeof descriptor);
+    return sendmsg(fd, &message, MSG_NOSIGNAL);
+}

@@ -1,12 +1,16 @@
-import CSystemd
 import Glibc
 public import LinuxIO
 
-/// Tells the service manager about the process's state (`sd_notify(3)`).
+/// Tells the service manager about the process's state, speaking `sd_notify(3)`'s protocol
+/// itself (systemd's docs/NOTIFY.md; no libsystemd): each message is one datagram of
+/// newline-separated assignments from a fresh `SOCK_DGRAM` socket to the address in
+/// `NOTIFY_SOCKET` (a path, or `@name` in the abstract namespace). The variable is left set.
 /// Outside systemd (`NOTIFY_SOCKET` unset) every call is a successful no-op that returns false.
 public struct SystemdNotifier: Sendable {
     public struct Failure: Error, Equatable, CustomStringConvertible {
-        /// What `sd_notify`/`sd_watchdog_enabled` reported.
+        /// Why the message was not sent (`EAFNOSUPPORT`/`EINVAL`: an address that is neither
+        /// a path nor `@name`, or too long; else `sendto(2)`'s), or `EINVAL` for a malformed
+        /// `WATCHDOG_USEC`/`WATCHDOG_PID`.
         public let errno: Errno
         public init(errno: Errno) { self.errno = errno }
         public var description: String { "sd_notify failed: \(errno)" }
@@ -15,15 +19,20 @@ public struct SystemdNotifier: Sendable {
     public init() {}
 
     /// Whether a service manager listens (`NOTIFY_SOCKET` is set).
-    public var isEnabled: Bool { getenv("NOTIFY_SOCKET") != nil }
+    public var isEnabled: Bool { ServiceManagerEnvironment.value("NOTIFY_SOCKET") != nil }
 
     /// Sends `assignments` (`READY=1`, `STATUS=…`) as one datagram.
     /// Returns false when no service manager listens.
     @discardableResult
     public func notify(_ assignments: [String]) throws(Failure) -> Bool {
-        let result = sd_notify(0, assignments.joined(separator: "\n"))
-        if result < 0 { throw Failure(errno: Errno(rawValue: -result)) }
-        return result > 0
+        guard let socketAddress = ServiceManagerEnvironment.value("NOTIFY_SOCKET") else { return false }
+        do {
+            let address = try UnixDatagramAddress(socketAddress)
+            try UnixDatagramSocket().send(Array(assignments.joined(separator: "\n").utf8), to: address)
+        } catch {
+            throw Failure(errno: error)
+        }
+        return true
     }
 
     /// Start-up is complete (policy loaded, sockets listening): `READY=1` with the status line.
@@ -66,11 +75,23 @@ public struct SystemdNotifier: Sendable {
     /// The interval at which the service manager expects `WATCHDOG=1`, halved as
     /// `sd_watchdog_enabled(3)` recommends; nil when no watchdog is armed for this process.
     public func watchdogPingInterval() throws(Failure) -> Duration? {
-        var usec: UInt64 = 0
-        let result = sd_watchdog_enabled(0, &usec)
-        if result < 0 { throw Failure(errno: Errno(rawValue: -result)) }
-        guard result > 0, usec > 0 else { return nil }
-        return .microseconds(Int64(usec / 2))
+        try Self.watchdogPingInterval(timeout: ServiceManagerEnvironment.value("WATCHDOG_USEC"),
+                                      processID: ServiceManagerEnvironment.value("WATCHDOG_PID"), ownProcessID: getpid())
+    }
+
+    /// `sd_watchdog_enabled(3)` on the variables' values: no `WATCHDOG_USEC`, or a
+    /// `WATCHDOG_PID` naming another process, is no watchdog; a timeout that is not a number
+    /// from 1 to 2⁶⁴ − 2 µs, or a process id that is not a number, is `EINVAL`.
+    static func watchdogPingInterval(timeout: String?, processID: String?, ownProcessID: pid_t) throws(Failure) -> Duration? {
+        guard let timeout else { return nil }
+        guard let microseconds = ServiceManagerEnvironment.decimal(timeout), microseconds > 0, microseconds < .max else {
+            throw Failure(errno: .invalidArgument)
+        }
+        if let processID {
+            guard let watched = ServiceManagerEnvironment.processID(processID) else { throw Failure(errno: .invalidArgument) }
+            guard watched == ownProcessID else { return nil }
+        }
+        return .microseconds(Int64(microseconds / 2))
     }
 
     static func readyAssignments(status: String) -> [String] {

@@ -250,7 +250,7 @@ private final class RecordingSink: LogSink {
     /// Regression: libsystemd reports success when journald's socket is missing, so with no
     /// journald every line was lost and nothing counted it.
     @Test func journalSinkReportsAMissingJournald() {
-        let sink = JournalSink(syslogIdentifier: "proctor-test", socketPath: "/nonexistent/journal/socket")
+        let sink = JournalSink(syslogIdentifier: "proctor-test", socketAddress: "/nonexistent/journal/socket")
         #expect(throws: LogSinkError.journal(.noSuchFileOrDirectory)) { try sink.write(event(1)) }
     }
 

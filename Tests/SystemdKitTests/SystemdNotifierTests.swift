@@ -3,63 +3,27 @@ import LinuxIO
 import Testing
 @testable import SystemdKit
 
-/// A datagram socket standing in for systemd's notification socket: sd_notify really sends
-/// to it, and the test reads what arrived.
-private final class NotificationSocket {
-    let descriptor: CInt
-    let path: String
-
-    init() throws {
-        path = "/tmp/proctor-notify-test-\(getpid())-\(UInt32.random(in: 0 ... .max)).socket"
-        descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw Pipe.Failure(errno: errno) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { bytes in
-            for (index, byte) in path.utf8.enumerated() { bytes[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard bound == 0 else { throw Pipe.Failure(errno: errno) }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    }
-
-    func receive() -> [String] {
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = recv(descriptor, &buffer, buffer.count, 0)
-        guard count > 0 else { return [] }
-        return String(decoding: buffer[0 ..< count], as: UTF8.self).split(separator: "\n").map(String.init)
-    }
-
-    deinit {
-        close(descriptor)
-        unlink(path)
-    }
-}
-
 /// Changes NOTIFY_SOCKET and WATCHDOG_*, so one test at a time.
 @Suite(.serialized) struct SystemdNotifierTests {
-    @Test func sendsToTheNotifySocket() throws {
-        let socket = try NotificationSocket()
-        setenv("NOTIFY_SOCKET", socket.path, 1)
+    @Test(arguments: [false, true]) func sendsToTheNotifySocket(abstract: Bool) throws {
+        let socket = try DatagramReceiver(abstract: abstract)
+        setenv("NOTIFY_SOCKET", socket.address, 1)
         defer { unsetenv("NOTIFY_SOCKET") }
         let notifier = SystemdNotifier()
         #expect(notifier.isEnabled)
         #expect(try notifier.ready(status: "policy 1, 2 apps\nmanaged"))
-        #expect(socket.receive() == ["READY=1", "STATUS=policy 1, 2 apps managed"])
+        #expect(socket.receive()?.lines == ["READY=1", "STATUS=policy 1, 2 apps managed"])
         #expect(try notifier.stopping(status: "bye"))
-        #expect(socket.receive() == ["STOPPING=1", "STATUS=bye"])
+        #expect(socket.receive()?.lines == ["STOPPING=1", "STATUS=bye"])
         #expect(try notifier.failed(status: "cannot bind", errno: EADDRINUSE))
-        #expect(socket.receive() == ["STATUS=cannot bind", "ERRNO=\(EADDRINUSE)"])
+        #expect(socket.receive()?.lines == ["STATUS=cannot bind", "ERRNO=\(EADDRINUSE)"])
         #expect(try notifier.watchdogPing())
-        #expect(socket.receive() == ["WATCHDOG=1"])
+        #expect(socket.receive()?.lines == ["WATCHDOG=1"])
         let before = MonotonicClock.microseconds()
         #expect(try notifier.reloading(status: "reloading"))
-        let reloading = socket.receive()
-        #expect(reloading.first == "RELOADING=1")
-        let stamp = reloading.dropFirst().first.flatMap { UInt64($0.dropFirst("MONOTONIC_USEC=".count)) } ?? 0
+        let reloading = socket.receive()?.lines
+        #expect(reloading?.first == "RELOADING=1")
+        let stamp = reloading?.dropFirst().first.flatMap { UInt64($0.dropFirst("MONOTONIC_USEC=".count)) } ?? 0
         #expect(stamp >= before && stamp <= MonotonicClock.microseconds())
     }
 
@@ -73,6 +37,46 @@ private final class NotificationSocket {
         setenv("NOTIFY_SOCKET", "/nonexistent/notify.socket", 1)
         defer { unsetenv("NOTIFY_SOCKET") }
         #expect(throws: SystemdNotifier.Failure(errno: .noSuchFileOrDirectory)) { try SystemdNotifier().status("x") }
+    }
+
+    /// The message is one datagram with nothing around it, and NOTIFY_SOCKET stays set.
+    @Test func oneDatagramPerMessageAndTheVariableStays() throws {
+        let socket = try DatagramReceiver()
+        setenv("NOTIFY_SOCKET", socket.address, 1)
+        defer { unsetenv("NOTIFY_SOCKET") }
+        #expect(try SystemdNotifier().notify(["READY=1", "STATUS=up"]))
+        #expect(socket.receive()?.bytes == Array("READY=1\nSTATUS=up".utf8))
+        #expect(getenv("NOTIFY_SOCKET") != nil)
+    }
+
+    @Test(arguments: [("notify.socket", EAFNOSUPPORT), ("", EAFNOSUPPORT), ("@", EINVAL), ("/" + String(repeating: "x", count: 107), EINVAL),
+                      ("@" + String(repeating: "x", count: 108), EINVAL)])
+    func anUnusableAddressIsAnError(address: String, errno: Int32) {
+        setenv("NOTIFY_SOCKET", address, 1)
+        defer { unsetenv("NOTIFY_SOCKET") }
+        #expect(throws: SystemdNotifier.Failure(errno: Errno(rawValue: errno))) { try SystemdNotifier().status("x") }
+    }
+
+    /// The longest path and abstract name a sockaddr_un holds still work.
+    @Test func theLongestAddressesFit() throws {
+        let abstract = "@" + String(repeating: "a", count: 107)
+        #expect(throws: Errno.connectionRefused) { try UnixDatagramSocket().send([1], to: UnixDatagramAddress(abstract)) }
+        let path = "/" + String(repeating: "p", count: 106)
+        #expect(throws: Errno.noSuchFileOrDirectory) { try UnixDatagramSocket().send([1], to: UnixDatagramAddress(path)) }
+    }
+
+    @Test func watchdogVariablesAsSdWatchdogEnabledReadsThem() throws {
+        let me: pid_t = 4242
+        #expect(try SystemdNotifier.watchdogPingInterval(timeout: "3000000", processID: nil, ownProcessID: me) == .milliseconds(1500))
+        #expect(try SystemdNotifier.watchdogPingInterval(timeout: "3000000", processID: "4242", ownProcessID: me) == .milliseconds(1500))
+        #expect(try SystemdNotifier.watchdogPingInterval(timeout: "3000000", processID: "4243", ownProcessID: me) == nil)
+        #expect(try SystemdNotifier.watchdogPingInterval(timeout: nil, processID: "4242", ownProcessID: me) == nil)
+        for (timeout, processID) in [("0", "4242"), ("-5", "4242"), ("18446744073709551615", "4242"), ("3s", "4242"),
+                                     ("", "4242"), ("3000000", "0"), ("3000000", "pid"), ("3000000", "")] {
+            #expect(throws: SystemdNotifier.Failure(errno: .invalidArgument), "\(timeout) \(processID)") {
+                try SystemdNotifier.watchdogPingInterval(timeout: timeout, processID: processID, ownProcessID: me)
+            }
+        }
     }
 
     @Test func watchdogIntervalIsHalfOfWatchdogUsec() throws {

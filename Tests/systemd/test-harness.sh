@@ -84,6 +84,16 @@ check "the journal holds the record with MESSAGE_ID, PRIORITY, SYSLOG_IDENTIFIER
     sh -c "nsenter -t $BOX_PID -m -p journalctl --no-pager -o json MESSAGE_ID=$message_id APP_ID=com.example.forced |
         python3 -c 'import json,sys; r=json.loads(sys.stdin.readline()); assert r[\"MESSAGE\"]==\"Probe forced to the journal\", r; assert r[\"PRIORITY\"]==\"5\"; assert r[\"SYSLOG_IDENTIFIER\"]==\"systemdkit-probe\"; assert r[\"TARGET\"]==\"two\\nlines\", r[\"TARGET\"]'"
 
+# 1 200 000 × 18 bytes, 21.6 MB: more than the 16 MiB datagram of root's forced send buffer, so
+# the record travels in a sealed memory file; journalctl needs --all to print so large a field.
+check "a record larger than a datagram reaches the journal through a memory file" \
+    box_run env PROBE_REPEAT_MESSAGE=1200000 "$probe" log journal "$message_id" info "large record line
+" APP_ID=com.example.large
+box_journal_sync
+check "… intact: the journal's MESSAGE is all 21.6 MB of it, with its fields" \
+    sh -c "nsenter -t $BOX_PID -m -p journalctl --no-pager --all -o json MESSAGE_ID=$message_id APP_ID=com.example.large |
+        python3 -c 'import json,sys; r=json.loads(sys.stdin.readline()); m=r[\"MESSAGE\"]; assert m==\"large record line\\n\"*1200000, (len(m), m[:40]); assert r[\"PRIORITY\"]==\"6\"; assert r[\"SYSLOG_IDENTIFIER\"]==\"systemdkit-probe\"'"
+
 check "outside a journal stream the auto target is stderr" \
     sh -c "nsenter -t $BOX_PID -m -p $probe log auto $message_id info 'Probe on a pipe' 2>&1 | grep -Fx 'target=stderr' "
 check "as a service (JOURNAL_STREAM set) the auto target is the journal" \
@@ -101,7 +111,7 @@ check "journalctl -x shows the catalog text" \
 
 # journald stopped while a program logs: the sink's failure is counted and reported, not hidden.
 box_run systemctl stop systemd-journald.socket systemd-journald-dev-log.socket systemd-journald.service 2>/dev/null
-check "with journald stopped, the journal sink reports the failure (errno from sd_journal_sendv)" \
+check "with journald stopped, the journal sink reports the failure (the errno of its send)" \
     sh -c "nsenter -t $BOX_PID -m -p $probe log journal $message_id err 'Nobody listens' 2>&1 >/dev/null |
         grep -E '^systemdkit-probe: sending to the journal failed: .* \((E[A-Z0-9]+|errno [0-9]+)\)$'"
 check "… and the probe exits non-zero" sh -c "! nsenter -t $BOX_PID -m -p $probe log journal $message_id err x >/dev/null 2>&1"

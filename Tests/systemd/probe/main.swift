@@ -4,7 +4,8 @@
 //       Logger, flushes, and fails if the sink refused it. With PROBE_LINGER_MS set, it then
 //       stays alive that long: journald adds _SYSTEMD_UNIT from /proc/PID when it reads a
 //       record, so a process that has already exited (likely on a loaded machine) gets
-//       records without it.
+//       records without it. With PROBE_REPEAT_MESSAGE=N the message is MESSAGE N times over
+//       (a record larger than one datagram may be: it goes through a sealed memory file).
 //   systemdkit-probe serve
 //       takes the socket-activated descriptors, reports READY=1 with their names in STATUS=,
 //       then answers every connection with the FileDescriptorName of the socket it came in on
@@ -39,7 +40,8 @@ func log(_ arguments: ArraySlice<String>) {
     print("target=\(target)")
     let logger = Logger(sink: target.makeSink(syslogIdentifier: "systemdkit-probe"), minimumPriority: .debug,
                         droppedMessagesID: MessageID("00000000000000000000000000000001"))
-    logger.log(LogEvent(messageID, priority, values[3], fields: fields))
+    let repeatCount = getenv("PROBE_REPEAT_MESSAGE").flatMap { Int(String(cString: $0)) } ?? 1
+    logger.log(LogEvent(messageID, priority, String(repeating: values[3], count: repeatCount), fields: fields))
     logger.flush()
     if let failure = logger.counters.lastSinkFailure { fail("\(failure)") }
     if let linger = getenv("PROBE_LINGER_MS").flatMap({ UInt32(String(cString: $0)) }) { usleep(linger * 1000) }
