@@ -141,7 +141,7 @@ build_target() {
     done
     # shellcheck disable=SC2086
     # The C libraries a module map names are not linked from static libraries by themselves.
-    [ "$1" = handlers ] && libraries="$libraries -lsystemd -lsqlite3 -lsodium -lcurl -lswiftSynchronization -lswiftDispatch -ldispatch -lBlocksRuntime"
+    [ "$1" = handlers ] && libraries="$libraries -lsqlite3 -lsodium -lcurl -lswiftSynchronization -lswiftDispatch -ldispatch -lBlocksRuntime"
     # Nor the Swift overlays: ProctorPolicy parses policy.d's drop-ins side by side (Dispatch, Mutex).
     case "$1" in policy|policy-dir|snapshot|snapshot-file) libraries="$libraries -lswiftSynchronization -lswiftDispatch -ldispatch -lBlocksRuntime" ;; esac
     swiftc $flags -sanitize=$sanitize -module-name "$(echo "$1" | tr -d -)fuzz" $libraries -lm Fuzz/FuzzCheck.swift $sources \
