@@ -357,13 +357,13 @@ public final class StreamConnection {
 
     /// Queues the bytes `write` appends to the buffer it is given — the connection's own
     /// pending output (behind bytes already written, perhaps), so a reply encoded there is
-    /// never copied — as `send(_:)` does: written
-    /// at once when nothing else is pending (after the read, when called from `onRead`), the
-    /// connection closed with `.outputLimitExceeded` when the pending output passes
-    /// `maxOutputBuffer`. `write` must only append; it runs in any case, and what it appends
-    /// is dropped if the connection is closed, before or while it runs (an output budget may
-    /// cut it then), or `closeAfterFlushing()` was called before. It must not send on this
-    /// connection nor call `closeAfterFlushing()` (both trap): its pending output is lent out.
+    /// never copied — as `send(_:)` does: written at once when nothing else is pending (after
+    /// the read, when called from `onRead`), the connection closed with
+    /// `.outputLimitExceeded` when the pending output passes `maxOutputBuffer`. `write` must
+    /// only append; it runs in any case, and what it appends is dropped if the connection is
+    /// closed, before or while it runs (an output budget may cut it then), or
+    /// `closeAfterFlushing()` was called before. It must not send on this connection nor call
+    /// `closeAfterFlushing()` (both trap): its pending output is lent out.
     public func send(appending write: (inout [UInt8]) -> Void) {
         precondition(!isOutputLent, "send(appending:) from inside send(appending:) on the same connection")
         let wasPending = pendingOutputCount > 0
