@@ -29,7 +29,10 @@ public struct VarlinkDirectMethod<Context> {
     ///     envelope's closing `}`, which must be exactly one object it takes; or returns nil
     ///     when the general path must answer. It must accept only what the interface and the
     ///     general handler's request accept, and read it to the same values. The request may
-    ///     point into those bytes: they stay valid until `answer` returns.
+    ///     point into those bytes: they stay valid until `answer` returns. Taking only JSON, it
+    ///     refuses bytes that hold a NUL: a read of several calls is offered to it whole, as
+    ///     one call's parameters that run on into the next calls
+    ///     (`VarlinkConnection.answerAlone`), and only its refusal sends them the general way.
     ///   - answer: the handler, as the general path's handler for the method: who sent the
     ///     call (`VarlinkCall.sender`), the connection's context. A thrown error is the
     ///     call's error reply.

@@ -130,13 +130,11 @@ public struct VarlinkFrameDecoder: Sendable {
     /// The index of the first NUL at or after `start`: `memchr`, as an element-wise loop with
     /// a bounds check per byte was a tenth of the work of answering a `Decide` call.
     private static func firstNUL(in buffer: [UInt8], from start: Int) -> Int? {
-        buffer.withUnsafeBytes { firstNUL(in: $0, from: start) }
-    }
-
-    static func firstNUL(in bytes: UnsafeRawBufferPointer, from start: Int = 0) -> Int? {
-        guard start < bytes.count, let base = bytes.baseAddress,
-              let found = memchr(base + start, 0, bytes.count - start) else { return nil }
-        return base.distance(to: UnsafeRawPointer(found))
+        buffer.withUnsafeBytes { bytes in
+            guard start < bytes.count, let base = bytes.baseAddress,
+                  let found = memchr(base + start, 0, bytes.count - start) else { return nil }
+            return base.distance(to: UnsafeRawPointer(found))
+        }
     }
 
     private mutating func fail(_ error: VarlinkFrameError) throws(VarlinkFrameError) -> Never {

@@ -185,6 +185,9 @@ public final class VarlinkServer<Context> {
     private static func lengthOfCompleteMessages(in input: StreamConnection.ReceivedInput,
                                                  counting scanned: ScannedBytes) -> Int {
         scanned.count += input.bytes.count - input.newBytesStart
+        // Most reads end a call: their last byte is the NUL, which then needs no search.
+        let count = input.bytes.count
+        if count > input.newBytesStart, input.bytes[count - 1] == 0 { return count }
         guard let last = input.newBytes.lastIndex(of: 0) else { return 0 }
         return input.newBytesStart + last + 1
     }

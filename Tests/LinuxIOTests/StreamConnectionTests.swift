@@ -356,6 +356,41 @@ final class EchoServer: Sendable {
         }
     }
 
+    /// Replies written stay in the kept buffer, behind the pending output, while it has room
+    /// for as much again: it holds several replies of a few hundred bytes before it is
+    /// emptied, is never reallocated for them, and each goes out whole and in order.
+    @Test func theKeptBufferHoldsSeveralRepliesBeforeItIsEmptied() throws {
+        let pair = try Pair()
+        defer { pair.stop() }
+        let reply = (0..<300).map { UInt8(truncatingIfNeeded: $0) }
+        #expect(pair.send(reply) == 0)
+        #expect(try pair.client.receive(count: reply.count) == reply)
+        #expect(pair.outputCapacity >= StreamConnection.keptOutputMinimum)
+        #expect(pair.outputCapacity <= StreamConnection.keptOutputCapacity)
+        let kept = try #require(pair.outputStorage)
+        for round in 1...20 {
+            let next = reply.map { $0 &+ UInt8(round) }
+            #expect(pair.send(next) == 0)
+            #expect(try pair.client.receive(count: next.count) == next, "reply \(round)")
+            #expect(pair.outputStorage == kept, "reply \(round): the kept buffer was reallocated")
+        }
+    }
+
+    /// Replies of every size, behind whatever the kept buffer still holds of earlier ones:
+    /// the peer gets exactly the bytes appended, in order.
+    @Test func repliesOfEverySizeGoOutWholeBehindEarlierOnes() throws {
+        let pair = try Pair()
+        defer { pair.stop() }
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<60 {
+            let count = [1, 7, 300, 1023, 1500, 2049, 4000, 5000][round % 8] + Int.random(in: 0..<3, using: &generator)
+            let next = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ round) }
+            #expect(pair.send(next) == 0)
+            #expect(try pair.client.receive(count: next.count) == next, "reply \(round) of \(count) bytes")
+            #expect(pair.outputCapacity <= StreamConnection.keptOutputCapacity)
+        }
+    }
+
     @Test func outputAppendedPastTheLimitClosesTheConnection() throws {
         let pair = try Pair(limits: .init(maxOutputBuffer: 1024))
         defer { pair.stop() }

@@ -56,6 +56,23 @@ import Testing
         #expect(Self.readDirectly(Array(text.utf8)) == nil)
     }
 
+    /// No JSON holds a NUL, and the connection relies on the reader to refuse one: a read of
+    /// several calls is offered to it whole, its parameters running on into the next calls
+    /// (`VarlinkConnection.answerAlone`, which does not search the read for a NUL).
+    @Test func aNULAnywhereIsLeftToTheGeneralReader() {
+        let text = #"{"action":"file.export","session":"0123456789abcdef0123456789abcdef","size":42,"target":"/home/ü/a b.txt"}"#
+        let bytes = Array(text.utf8)
+        #expect(Self.readDirectly(bytes) != nil)
+        for offset in bytes.indices {
+            var withNUL = bytes
+            withNUL[offset] = 0
+            #expect(Self.readDirectly(withNUL) == nil, "a NUL at \(offset)")
+            withNUL.insert(0, at: offset)
+            withNUL[offset + 1] = bytes[offset]
+            #expect(Self.readDirectly(withNUL) == nil, "a NUL inserted at \(offset)")
+        }
+    }
+
     @Test func invalidUTF8InTheTargetIsLeftToTheGeneralReader() {
         let bytes = Array(#"{"session":"s","action":"launch","target":""#.utf8) + [0xED, 0xA0, 0x80] + Array(#""}"#.utf8)
         #expect(Self.readDirectly(bytes) == nil)
