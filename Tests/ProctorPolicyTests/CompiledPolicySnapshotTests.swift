@@ -140,6 +140,38 @@ import TestSupport
         #expect(throws: SnapshotDamage.self) { try Self.decoded(bytes) }
     }
 
+    /// A snapshot whose records are in the layout before they were padded to a cache line (56
+    /// bytes each; `AppTableTests`) is refused, so a start rebuilds the policy from its JSON
+    /// (besides the build id in the file's key, which already tells another binary's apart).
+    @Test func recordsOfTheEarlierLayoutAreRefused() throws {
+        let policy = Policy(version: "v", apps: ["com.a": AppPolicy(), "com.b": AppPolicy(state: .blocked)])
+        let bytes = Self.encoded(CompiledPolicy(policy))
+        let count = policy.apps.count
+        // The offset of the records' length (one `Int` returned: a tuple from a closure with
+        // typed throws crashes Swift 6.3.1's SIL generation).
+        let recordsStart = try bytes.withUnsafeBytes { raw throws(SnapshotDamage) in
+            var decoder = SnapshotDecoder(raw)
+            _ = try decoder.readString("head")
+            let capacity = try decoder.readInt("capacity")
+            _ = try decoder.readInt("count")
+            _ = try decoder.readInt("longest")
+            _ = try decoder.readRaw("slots", count: capacity, stride: MemoryLayout<AppTable.Slot>.stride)
+            _ = try decoder.take(try decoder.readInt("arena length"), "arena")
+            _ = try decoder.readRaw("positions", count: count, stride: 4)
+            return decoder.offset
+        }
+        let stride = MemoryLayout<AppRecord>.stride, earlierStride = 56
+        var earlier = Array(bytes[..<recordsStart])
+        withUnsafeBytes(of: Int64(count * earlierStride).littleEndian) { earlier += $0 }
+        for record in 0..<count {
+            let start = recordsStart + 8 + record * stride
+            earlier += bytes[start..<start + earlierStride]
+        }
+        earlier += bytes[(recordsStart + 8 + count * stride)...]
+        #expect(try Self.decoded(bytes).appCount == 2)
+        #expect(throws: SnapshotDamage.self) { try Self.decoded(earlier) }
+    }
+
     /// Single bits flipped anywhere: refused, or (a value changed within its range, which only
     /// the file's checksum catches) a policy that still answers without crashing.
     @Test func flippedBitsNeverCrash() throws {
