@@ -119,12 +119,9 @@ import TestSupport
         }
     }
 
-    /// Two records at one position of the table (found by the `snapshot` fuzz target): the slot
-    /// no position names would have no record, read uninitialised by a decision for its app.
-    @Test func aPositionListedTwiceIsRefused() throws {
-        let policy = Policy(version: "v", apps: ["com.a": AppPolicy(), "com.b": AppPolicy()])
-        var bytes = Self.encoded(CompiledPolicy(policy))
-        let positionsStart = try bytes.withUnsafeBytes { raw throws(SnapshotDamage) in
+    /// The offset of the table's positions in `bytes` (after their length).
+    private static func positionsStart(_ bytes: [UInt8]) throws -> Int {
+        try bytes.withUnsafeBytes { raw throws(SnapshotDamage) in
             var decoder = SnapshotDecoder(raw)
             _ = try decoder.readString("head")
             let capacity = try decoder.readInt("capacity")
@@ -135,6 +132,14 @@ import TestSupport
             _ = try decoder.readInt("positions length")
             return decoder.offset
         }
+    }
+
+    /// Two records at one position of the table (found by the `snapshot` fuzz target): the slot
+    /// no position names would have no record, read uninitialised by a decision for its app.
+    @Test func aPositionListedTwiceIsRefused() throws {
+        let policy = Policy(version: "v", apps: ["com.a": AppPolicy(), "com.b": AppPolicy()])
+        var bytes = Self.encoded(CompiledPolicy(policy))
+        let positionsStart = try Self.positionsStart(bytes)
         #expect(try Self.decoded(bytes).appCount == 2)
         bytes.replaceSubrange(positionsStart + 4..<positionsStart + 8, with: bytes[positionsStart..<positionsStart + 4])
         #expect(throws: SnapshotDamage.self) { try Self.decoded(bytes) }
@@ -147,19 +152,8 @@ import TestSupport
         let policy = Policy(version: "v", apps: ["com.a": AppPolicy(), "com.b": AppPolicy(state: .blocked)])
         let bytes = Self.encoded(CompiledPolicy(policy))
         let count = policy.apps.count
-        // The offset of the records' length (one `Int` returned: a tuple from a closure with
-        // typed throws crashes Swift 6.3.1's SIL generation).
-        let recordsStart = try bytes.withUnsafeBytes { raw throws(SnapshotDamage) in
-            var decoder = SnapshotDecoder(raw)
-            _ = try decoder.readString("head")
-            let capacity = try decoder.readInt("capacity")
-            _ = try decoder.readInt("count")
-            _ = try decoder.readInt("longest")
-            _ = try decoder.readRaw("slots", count: capacity, stride: MemoryLayout<AppTable.Slot>.stride)
-            _ = try decoder.take(try decoder.readInt("arena length"), "arena")
-            _ = try decoder.readRaw("positions", count: count, stride: 4)
-            return decoder.offset
-        }
+        // Where the records' length is: after the positions, four bytes each.
+        let recordsStart = try Self.positionsStart(bytes) + count * 4
         let stride = MemoryLayout<AppRecord>.stride, earlierStride = 56
         var earlier = Array(bytes[..<recordsStart])
         withUnsafeBytes(of: Int64(count * earlierStride).littleEndian) { earlier += $0 }
