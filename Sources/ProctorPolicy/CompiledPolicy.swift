@@ -48,9 +48,13 @@ public struct CompiledPolicy: Sendable {
     }
 
     /// Runs `body` on the UTF-8 bytes of `text` (nil for nil), as the engine reads a target.
+    /// Read in place through a span borrowed from `text`: `AppTable.withBytes`, which may fall
+    /// back to a copy, made `decide(_:)` keep the target retained across the decision for that
+    /// fallback, an atomic increment and decrement (the span's getter costs ≈ 30 instructions,
+    /// more than `withBytes` for the asking app, which is not retained around its lookup).
     public static func withUTF8<Result>(of text: String?, _ body: (UnsafeBufferPointer<UInt8>?) -> Result) -> Result {
         guard let text else { return body(nil) }
-        return AppTable.withBytes(of: text) { body($0) }
+        return text.utf8.span.withUnsafeBufferPointer { body($0) }
     }
 
     /// Where an app stands in one compiled policy (its slot in the app table, or that the

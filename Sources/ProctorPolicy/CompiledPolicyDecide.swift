@@ -43,13 +43,13 @@ extension CompiledPolicyStorage {
         case .launch:
             return decideLaunch(app, version: appVersion)
         case .clipboardCopy:
-            return decideCopy(app, to: standing(of: target, toward: id), size: size)
+            return decideCopy(app, to: standing(of: target, toward: entry), size: size)
         case .clipboardPaste:
-            return decidePaste(app, from: standing(of: target, toward: id))
+            return decidePaste(app, from: standing(of: target, toward: entry))
         case .shareSend:
-            return decideShare(app, sending: true, other: target, standing(of: target, toward: id))
+            return decideShare(app, sending: true, other: target, standing(of: target, toward: entry))
         case .shareReceive:
-            return decideShare(app, sending: false, other: target, standing(of: target, toward: id))
+            return decideShare(app, sending: false, other: target, standing(of: target, toward: entry))
         case .print:
             let print = settings.pointee.print
             return Decision(allowed: print == .allow, ruleParts: app.rule(.print), reason: DecisionReason.print(print))
@@ -64,11 +64,13 @@ extension CompiledPolicyStorage {
         }
     }
 
-    private func standing(of target: UnsafeBufferPointer<UInt8>?, toward app: AppID) -> TargetStanding {
-        guard let target else { return .unmanaged }
-        // By bytes, not `==`: "\u{212A}" (KELVIN SIGN) equals "K".
-        if target.isUTF8(of: app) { return .sameApp }
-        return table.find(utf8: target)?.isManaged == true ? .managed : .unmanaged
+    /// One lookup of the target: the asking app (`app`) is in the table, which holds each id
+    /// once and compares bytes, so the target is the same app exactly when it is found at the
+    /// same position. (By bytes, not `==`: "\u{212A}" (KELVIN SIGN) equals "K".)
+    private func standing(of target: UnsafeBufferPointer<UInt8>?, toward app: AppTable.Entry) -> TargetStanding {
+        guard let target, let other = table.find(utf8: target) else { return .unmanaged }
+        if other.position == app.position { return .sameApp }
+        return other.isManaged ? .managed : .unmanaged
     }
 
     private func decideLaunch(_ app: AskingApp, version: SemanticVersion?) -> Decision {

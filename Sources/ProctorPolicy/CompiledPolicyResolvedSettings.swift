@@ -3,7 +3,7 @@ import JSONCore
 /// Every DLP and compliance setting resolved to its value, with the layer that supplied it
 /// (`layer(of:)`): the deciding rule follows from the layer, the setting and the asking
 /// app's id, so the record holds no rule text. Wide fields first, so that an `AppRecord`
-/// packs into 56 bytes and a decision reads one or two cache lines of it.
+/// packs into one cache line.
 struct ResolvedSettings: Sendable {
     var clipboardCharLimit: Int
     var offlineGraceSeconds: Int
@@ -39,10 +39,14 @@ struct ResolvedSettings: Sendable {
     }
 }
 
-/// One app of the policy, compiled.
+/// One app of the policy, compiled: 64 bytes, one cache line. The records lie at their
+/// slots' positions in memory aligned to 64, so a decision reads one line of its record:
+/// at 56 bytes (the size without `padding`), laid end to end, three records in four span two.
 struct AppRecord: Sendable {
     var settings: ResolvedSettings
     var state: AppState
+    /// Zero; written as zero in a snapshot too (not one of its record fields).
+    var padding: UInt64 = 0
 }
 
 /// The tables a compiled policy decides from, filled while compiling. Identical glob lists

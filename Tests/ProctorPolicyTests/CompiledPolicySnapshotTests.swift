@@ -119,12 +119,9 @@ import TestSupport
         }
     }
 
-    /// Two records at one position of the table (found by the `snapshot` fuzz target): the slot
-    /// no position names would have no record, read uninitialised by a decision for its app.
-    @Test func aPositionListedTwiceIsRefused() throws {
-        let policy = Policy(version: "v", apps: ["com.a": AppPolicy(), "com.b": AppPolicy()])
-        var bytes = Self.encoded(CompiledPolicy(policy))
-        let positionsStart = try bytes.withUnsafeBytes { raw throws(SnapshotDamage) in
+    /// The offset of the table's positions in `bytes` (after their length).
+    private static func positionsStart(_ bytes: [UInt8]) throws -> Int {
+        try bytes.withUnsafeBytes { raw throws(SnapshotDamage) in
             var decoder = SnapshotDecoder(raw)
             _ = try decoder.readString("head")
             let capacity = try decoder.readInt("capacity")
@@ -135,9 +132,38 @@ import TestSupport
             _ = try decoder.readInt("positions length")
             return decoder.offset
         }
+    }
+
+    /// Two records at one position of the table (found by the `snapshot` fuzz target): the slot
+    /// no position names would have no record, read uninitialised by a decision for its app.
+    @Test func aPositionListedTwiceIsRefused() throws {
+        let policy = Policy(version: "v", apps: ["com.a": AppPolicy(), "com.b": AppPolicy()])
+        var bytes = Self.encoded(CompiledPolicy(policy))
+        let positionsStart = try Self.positionsStart(bytes)
         #expect(try Self.decoded(bytes).appCount == 2)
         bytes.replaceSubrange(positionsStart + 4..<positionsStart + 8, with: bytes[positionsStart..<positionsStart + 4])
         #expect(throws: SnapshotDamage.self) { try Self.decoded(bytes) }
+    }
+
+    /// A snapshot whose records are in the layout before they were padded to a cache line (56
+    /// bytes each; `AppTableTests`) is refused, so a start rebuilds the policy from its JSON
+    /// (besides the build id in the file's key, which already tells another binary's apart).
+    @Test func recordsOfTheEarlierLayoutAreRefused() throws {
+        let policy = Policy(version: "v", apps: ["com.a": AppPolicy(), "com.b": AppPolicy(state: .blocked)])
+        let bytes = Self.encoded(CompiledPolicy(policy))
+        let count = policy.apps.count
+        // Where the records' length is: after the positions, four bytes each.
+        let recordsStart = try Self.positionsStart(bytes) + count * 4
+        let stride = MemoryLayout<AppRecord>.stride, earlierStride = 56
+        var earlier = Array(bytes[..<recordsStart])
+        withUnsafeBytes(of: Int64(count * earlierStride).littleEndian) { earlier += $0 }
+        for record in 0..<count {
+            let start = recordsStart + 8 + record * stride
+            earlier += bytes[start..<start + earlierStride]
+        }
+        earlier += bytes[(recordsStart + 8 + count * stride)...]
+        #expect(try Self.decoded(bytes).appCount == 2)
+        #expect(throws: SnapshotDamage.self) { try Self.decoded(earlier) }
     }
 
     /// Single bits flipped anywhere: refused, or (a value changed within its range, which only
