@@ -1,7 +1,8 @@
 import Glibc
 
 /// proctord's resident memory (VmRSS) idle with a 10-app, the bench's 1 000-app and a
-/// 100 000-app policy, and with 10 000 idle client connections open; the difference per connection. `RssAnon` is
+/// 100 000-app policy, and with 10 000 idle client connections open, before and after each has
+/// been answered once; the difference per connection. `RssAnon` is
 /// reported beside the idle VmRSS: the rest is pages of shared libraries, which other
 /// processes share. The bench raises its own RLIMIT_NOFILE (proctord inherits it) and
 /// passes `--max-connections`.
@@ -40,6 +41,13 @@ enum MemoryBench: BenchCommand {
                       samples: [Double(idleAnonymous) / 1_048_576]))
         report(Figure(name: "memory.connections\(connections)", unit: "MiB", samples: [Double(loaded) / 1_048_576]))
         report(Figure(name: "memory.perConnection", unit: "B", samples: [Double(loaded - idle) / Double(connections)]))
+
+        // The same connections once each has been answered: what a connection keeps after
+        // its first reply (its output buffer), which an app's connection always has.
+        for connection in open { _ = try connection.call("org.varlink.service.GetInfo") }
+        usleep(100_000)
+        let answered = try daemon.process.residentBytes()
+        report(Figure(name: "memory.perConnection.answered", unit: "B", samples: [Double(answered - idle) / Double(connections)]))
     }
 
     /// VmRSS and RssAnon after one round trip (so the figure includes what serving a call
