@@ -36,7 +36,7 @@ public final class StateStore {
         public var checkpointPages: Int = 1000
         public var checkpointInterval: Duration = .seconds(1)
         /// A log this long (≈ 200 MiB) means a reader keeps it from being checkpointed: the
-        /// unflushed writes (what clients make at will) are refused (`.busy`) until it lets go.
+        /// unflushed writes (what clients make at will) are refused (`.logHeldBack`) until it lets go.
         public var maxUncheckpointedPages: Int = 50_000
 
         public init() {}
@@ -302,7 +302,9 @@ public final class StateStore {
         if connection.isReadOnly { throw .readOnly(path: databasePath) }
         lastWriteDurability = durability
         guard durability == .unflushed else { return try transaction("BEGIN IMMEDIATE", body) }
-        if checkpointer?.logIsFull == true { throw .busy(path: databasePath) }
+        if checkpointer?.logIsFull == true {
+            throw .logHeldBack(path: databasePath, pages: configuration.maxUncheckpointedPages)
+        }
         try connection.run("PRAGMA synchronous = NORMAL")
         defer { try? connection.run("PRAGMA synchronous = FULL") }
         return try transaction("BEGIN IMMEDIATE", body)

@@ -28,6 +28,10 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case schemaTooNew(found: Int32, supported: Int32)
     /// Another connection held the database lock longer than the busy timeout.
     case busy(path: String)
+    /// The write-ahead log holds `pages` pages because a reader keeps it from being
+    /// checkpointed: the writes clients make at will are refused until the reader ends
+    /// (`StateStore.Configuration.maxUncheckpointedPages`); the flushed ones still go.
+    case logHeldBack(path: String, pages: Int)
     /// A shred destroyed data keys, but a reader of the database held a snapshot longer than
     /// the busy timeout (or at all, for a shred that does not wait), so their old bytes could
     /// not be erased from its write-ahead log (nor the database file) yet. Destroyed for every purpose but those bytes: retrying the wipe
@@ -64,6 +68,9 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
             "the state database has schema version \(found), newer than this build supports (\(supported))"
         case let .busy(path):
             "the state database \(path) is locked by another process"
+        case let .logHeldBack(path, pages):
+            "the write-ahead log of \(path) reached \(pages) pages while a reader keeps it from being checkpointed; "
+                + "this write waits until the reader ends"
         case let .shredIncomplete(path):
             "the data keys are destroyed, but a reader of \(path) kept their old bytes from being erased "
                 + "from its write-ahead log: the wipe is not complete, retry it"

@@ -86,7 +86,7 @@ import TestSupport
     }
 
     /// While a reader holds the log back, the writes clients make at will grow it up to
-    /// `maxUncheckpointedPages` and are then refused (`.busy`); the flushed ones still go, and
+    /// `maxUncheckpointedPages` and are then refused (`.logHeldBack`); the flushed ones still go, and
     /// once the reader lets go a checkpoint restarts the log and the others are taken again.
     @Test func aLogAReaderHoldsBackIsBoundedForTheWritesClientsMakeAtWill() throws {
         let (store, checkpointer) = try openStore(checkpointingEvery: 20, refusingFrom: 60)
@@ -101,7 +101,7 @@ import TestSupport
             } catch { refused = error }
             checkpointer.waitForQueuedWork()
         }
-        #expect(refused == .busy(path: directory.databasePath))
+        #expect(refused == .logHeldBack(path: directory.databasePath, pages: 60))
         #expect(walFrames() < 60 + 8)
         _ = try store.issueWipe(appID: "a", issuedAt: 1, byUID: 0)  // flushed: taken
         try reader.execute("COMMIT")
