@@ -64,8 +64,10 @@ extension Daemon {
     /// `onViolation` is `wipe` (the user whose session runs the violating version).
     /// `reason` goes to the log line. Only an administrator's wipe, who hears whether it
     /// completed, is `waitingForReaders` (`StateStore.destroyDataKeys`); the loop waits then.
-    func shredDataKeys(of appID: AppID, uid: UInt32? = nil, reason: String, waitingForReaders: Bool) throws(StoreError) {
-        let destroyed = try store.destroyDataKeys(appID: appID, uid: uid, at: Clock.now(), waitingForReaders: waitingForReaders)
+    func shredDataKeys(of appID: AppID, uid: UInt32? = nil, throughGeneration: Int64? = nil, reason: String,
+                       waitingForReaders: Bool) throws(StoreError) {
+        let destroyed = try store.destroyDataKeys(appID: appID, uid: uid, throughGeneration: throughGeneration, at: Clock.now(),
+                                                  waitingForReaders: waitingForReaders)
         guard destroyed > 0 else { return }
         log(.dataKeysDestroyed, "Destroyed \(destroyed) data key(s) of \(appID): \(reason)", [(DaemonEventField.appID, appID)])
         events.emit(kind: EventKind.dataKey, appID: appID, data: ["outcome": "destroyed", "count": .number(destroyed),
@@ -104,7 +106,9 @@ extension Daemon {
             logStorageFailure("destroying the data keys of \(appID) (\(cause)); tried again in the background", error)
             // After `shredIncomplete` the keys are destroyed: a retry only finishes erasing them,
             // and so cannot destroy a key the app obtained since (once authorized or compliant again).
-            let shred = UnfinishedShred(appID: appID, uid: uid, cause: cause, keysDestroyed: error == .shredIncomplete(path: store.databasePath))
+            let keysDestroyed = error == .shredIncomplete(path: store.databasePath)
+            let shred = UnfinishedShred(appID: appID, uid: uid, cause: cause, keysDestroyed: keysDestroyed,
+                                        throughGeneration: keysDestroyed ? nil : newestGeneration(of: appID, uid: uid))
             unfinishedShreds.removeAll { $0.appID == appID && $0.uid == uid }
             unfinishedShreds.append(shred)
             recordPendingViolationShreds()
@@ -187,7 +191,8 @@ extension Daemon {
                     try store.eraseDestroyedDataKeys(waitingForReaders: false)
                 } else if let appID = shred.appID {
                     if case .retirement = shred.cause, active.compiled.state(of: appID) != .retired { return nil }
-                    try shredDataKeys(of: appID, uid: shred.uid, reason: shred.cause.description, waitingForReaders: false)
+                    try shredDataKeys(of: appID, uid: shred.uid, throughGeneration: shred.throughGeneration,
+                                      reason: shred.cause.description, waitingForReaders: false)
                 }
                 log(.dataKeysDestroyed, "Finished erasing \(shred.subject) (\(shred.cause)) at retry \(shred.retries)",
                     shred.appID.map { [(DaemonEventField.appID, $0)] } ?? [])
@@ -254,6 +259,8 @@ struct UnfinishedShred {
     let cause: Cause
     /// Whether the keys are destroyed and only their bytes are left to erase (`shredIncomplete`).
     let keysDestroyed: Bool
+    /// The newest generation the shred destroys, if bounded (`PendingViolationShred.throughGeneration`).
+    var throughGeneration: Int64?
     var retries = 0
 
     /// What the log calls the keys.
@@ -262,13 +269,14 @@ struct UnfinishedShred {
     /// What `PendingViolationShreds` keeps of it: a violation's keys not yet destroyed.
     var pendingViolation: PendingViolationShred? {
         guard case .violation(let appVersion) = cause, !keysDestroyed, let appID, let uid else { return nil }
-        return PendingViolationShred(appID: appID, uid: uid, appVersion: appVersion)
+        return PendingViolationShred(appID: appID, uid: uid, appVersion: appVersion, throughGeneration: throughGeneration)
     }
 }
 
 extension UnfinishedShred {
     /// A violation's shred the last run recorded as pending.
     init(_ pending: PendingViolationShred) {
-        self.init(appID: pending.appID, uid: pending.uid, cause: .violation(appVersion: pending.appVersion), keysDestroyed: false)
+        self.init(appID: pending.appID, uid: pending.uid, cause: .violation(appVersion: pending.appVersion), keysDestroyed: false,
+                  throughGeneration: pending.throughGeneration)
     }
 }

@@ -10,6 +10,10 @@ struct PendingViolationShred: Equatable {
     let uid: UInt32
     /// The version that violated, for the log.
     let appVersion: String?
+    /// The newest key generation condemned: the keys made since (after the shred was done, if
+    /// the record's removal failed) are not the violation's to destroy. Nil when the store could
+    /// not say (every live key is destroyed), and in records of earlier versions.
+    let throughGeneration: Int64?
 }
 
 /// `pending-shreds` in the state directory: the `PendingViolationShred`s not done yet, so that
@@ -53,7 +57,15 @@ enum PendingViolationShreds {
             guard let appID = shred["appId"]?.stringValue, let uid = shred["uid"]?.intValue.flatMap(UInt32.init(exactly:)) else {
                 throw Unreadable(description: "a shred lacks its appId or uid: \(shred.serializedString())")
             }
-            return PendingViolationShred(appID: appID, uid: uid, appVersion: shred["appVersion"]?.stringValue)
+            var throughGeneration: Int64?
+            if let bound = shred["throughGeneration"], bound != .null {
+                guard let generation = bound.intValue else {
+                    throw Unreadable(description: "a shred's throughGeneration is not an integer: \(shred.serializedString())")
+                }
+                throughGeneration = Int64(generation)
+            }
+            return PendingViolationShred(appID: appID, uid: uid, appVersion: shred["appVersion"]?.stringValue,
+                                         throughGeneration: throughGeneration)
         }
     }
 
@@ -69,7 +81,8 @@ enum PendingViolationShreds {
         }
         let document = JSONValue.object(["violationShreds": .array(shreds.map { shred in
             .object(["appId": .string(shred.appID), "uid": .number(Double(shred.uid)),
-                     "appVersion": shred.appVersion.map(JSONValue.string) ?? .null])
+                     "appVersion": shred.appVersion.map(JSONValue.string) ?? .null,
+                     "throughGeneration": shred.throughGeneration.map { .number(Double($0)) } ?? .null])
         })])
         AtomicFileReplacement.removeAbandonedTemporaryFiles(in: stateDirectory)
         let replacement = try AtomicFileReplacement(replacing: destination, mode: 0o600)

@@ -59,7 +59,9 @@ extension StateStore {
         }
     }
 
-    /// Destroys every live key of `appID` — of every user, or of `uid` alone: the wrapped bytes
+    /// Destroys every live key of `appID` — of every user, or of `uid` alone, and with
+    /// `throughGeneration` only generations up to it (a shred redone after a restart condemns the
+    /// keys live when it was decided, never one made since): the wrapped bytes
     /// are overwritten in the database file (`secure_delete`, on from open) and the write-ahead log, which held
     /// them too, is checkpointed and truncated, so when this returns the key is gone from the disk
     /// as SQLite sees it. The rows stay, with `destroyedAt`, for the administrator.
@@ -74,17 +76,14 @@ extension StateStore {
     /// `waitingForReaders` it throws at once instead (`eraseDestroyedDataKeys`).
     /// - Returns: how many keys were destroyed.
     @discardableResult
-    public func destroyDataKeys(appID: String, uid: UInt32? = nil, at time: UnixMilliseconds,
+    public func destroyDataKeys(appID: String, uid: UInt32? = nil, throughGeneration: Int64? = nil, at time: UnixMilliseconds,
                                 waitingForReaders: Bool = true) throws(StoreError) -> Int {
+        var condition = "app_id = ? AND destroyed_at IS NULL"
+        var values: [SQLValue] = [.integer(time), .text(appID)]
+        if let uid { (condition, values) = (condition + " AND uid = ?", values + [.integer(Int64(uid))]) }
+        if let throughGeneration { (condition, values) = (condition + " AND generation <= ?", values + [.integer(throughGeneration)]) }
         let destroyed = try writeTransaction { () throws(StoreError) -> Int in
-            if let uid {
-                try connection.run("UPDATE data_keys SET wrapped = NULL, destroyed_at = ? "
-                                   + "WHERE app_id = ? AND uid = ? AND destroyed_at IS NULL",
-                                   [.integer(time), .text(appID), .integer(Int64(uid))])
-            } else {
-                try connection.run("UPDATE data_keys SET wrapped = NULL, destroyed_at = ? WHERE app_id = ? AND destroyed_at IS NULL",
-                                   [.integer(time), .text(appID)])
-            }
+            try connection.run("UPDATE data_keys SET wrapped = NULL, destroyed_at = ? WHERE \(condition)", values)
             return connection.changes
         }
         if destroyed > 0 { destroyedKeysErased = false }

@@ -20,8 +20,10 @@ import TestSupport
 
         /// A daemon started on a new directory, whose state holds `pendingShreds` as its record
         /// of the violations' shreds left unfinished, if given.
-        init(retryInterval: Duration = .seconds(1), pendingShreds: String? = nil) throws {
-            directory = try TemporaryDirectory(prefix: "proctor-shred-retry")
+        /// In `directory`, if given, a state left by an earlier `Setup` (closed) is started again.
+        init(retryInterval: Duration = .seconds(1), pendingShreds: String? = nil, in directory: TemporaryDirectory? = nil) throws {
+            self.directory = try directory ?? TemporaryDirectory(prefix: "proctor-shred-retry")
+            let directory = self.directory
             try FileManager.default.createDirectory(atPath: directory.path + "/config/policy.d", withIntermediateDirectories: true)
             try Self.writePolicy(version: "one", state: "authorized", in: directory.path)
             if let pendingShreds {
@@ -121,10 +123,40 @@ import TestSupport
         #expect(!setup.onDisk(keyHex))
     }
 
+    /// The last run's violation shred succeeded but its record in `pending-shreds` could not be
+    /// removed, and the app, compliant again, got a new key: the start redoes the shred through the
+    /// generation the violation condemned, so the new key lives. A record of an earlier version,
+    /// without the bound, still destroys the live key, as it did.
+    @Test func aShredRedoneAtTheStartSparesAKeyMadeAfterIt() throws {
+        let first = try Setup()
+        defer { withExtendedLifetime(first) {} }  // its deinit removes the directory the others start in
+        let directory = first.directory
+        _ = try first.daemon.dataKeys.release(appID: Self.app, uid: 1000, at: 1)
+        try first.daemon.store.destroyDataKeys(appID: Self.app, uid: 1000, at: 2)
+        let (_, newKey) = try first.daemon.dataKeys.release(appID: Self.app, uid: 1000, at: 3)
+        #expect(newKey.generation == 2)
+        first.close()
+
+        let recorded = #"{"violationShreds": [{"appId": "\#(Self.app)", "uid": 1000, "appVersion": "1.0.0", "throughGeneration": 1}]}"#
+        let restarted = try Setup(pendingShreds: recorded, in: directory)
+        try restarted.runLoop { restarted.daemon.unfinishedShreds.isEmpty }
+        #expect(restarted.messages().contains("Finished erasing the data keys of \(Self.app) "
+                                              + "(compliance violation of version 1.0.0: onViolation is wipe) at retry 1"))
+        #expect(try restarted.daemon.store.liveDataKey(appID: Self.app, uid: 1000)?.keyID == newKey.keyID)
+        #expect(!FileManager.default.fileExists(atPath: PendingViolationShreds.path(in: restarted.daemon.configuration.stateDirectory)))
+        restarted.close()
+
+        let earlierVersion = #"{"violationShreds": [{"appId": "\#(Self.app)", "uid": 1000, "appVersion": "1.0.0"}]}"#
+        let again = try Setup(pendingShreds: earlierVersion, in: directory)
+        try again.runLoop { again.daemon.unfinishedShreds.isEmpty }
+        #expect(try again.daemon.store.liveDataKey(appID: Self.app, uid: 1000) == nil)
+    }
+
     /// A record of the violations' shreds left unfinished that cannot be read stops nothing:
     /// the start says so, naming the file, and serves.
     @Test func anUnreadableRecordOfPendingShredsIsLoggedAndTheStartGoesOn() throws {
-        for damaged in [#"{"violationShreds": [{"appId": "a.b"}]}"#, "{", #"{"other": []}"#] {
+        for damaged in [#"{"violationShreds": [{"appId": "a.b"}]}"#, "{", #"{"other": []}"#,
+                        #"{"violationShreds": [{"appId": "a.b", "uid": 1, "throughGeneration": "1"}]}"#] {
             let setup = try Setup(pendingShreds: damaged)
             let record = PendingViolationShreds.path(in: setup.daemon.configuration.stateDirectory)
             let messages = setup.messages()

@@ -38,6 +38,26 @@ import TestSupport
         #expect(kept[0].keyID == "00112233aabbccdd" && kept[0].createdAt == 100 && kept[0].lastReleasedAt == 200)
     }
 
+    /// A shred bounded by a generation (a violation's, redone at a start) destroys none after it:
+    /// the key made since for the same app and user lives on; an earlier live one of another
+    /// user goes.
+    @Test func aShredThroughAGenerationSparesTheLaterKeys() throws {
+        let store = try directory.openStore()
+        defer { store.close() }
+        try store.insertDataKey(appID: "com.example.notes", uid: 1000, generation: 1, keyID: "a", wrapped: wrapped, at: 1)
+        try store.destroyDataKeys(appID: "com.example.notes", uid: 1000, at: 2)
+        try store.insertDataKey(appID: "com.example.notes", uid: 1000, generation: 2, keyID: "b", wrapped: wrapped, at: 3)
+        try store.insertDataKey(appID: "com.example.notes", uid: 1001, generation: 1, keyID: "c", wrapped: wrapped, at: 4)
+
+        #expect(try store.destroyDataKeys(appID: "com.example.notes", uid: 1000, throughGeneration: 1, at: 5) == 0)
+        #expect(try store.liveDataKey(appID: "com.example.notes", uid: 1000)?.keyID == "b")
+        #expect(try store.destroyDataKeys(appID: "com.example.notes", throughGeneration: 1, at: 6) == 1)
+        #expect(try store.liveDataKey(appID: "com.example.notes", uid: 1001) == nil)
+        #expect(try store.liveDataKey(appID: "com.example.notes", uid: 1000)?.keyID == "b")
+        #expect(try store.destroyDataKeys(appID: "com.example.notes", uid: 1000, throughGeneration: 2, at: 7) == 1)
+        #expect(try store.appsWithLiveDataKeys().isEmpty)
+    }
+
     @Test func aDestroyedKeyLeavesNoTraceInTheDatabaseOrItsLog() throws {
         let store = try directory.openStore()
         try store.insertDataKey(appID: "com.example.notes", uid: 0, generation: 1, keyID: "k", wrapped: wrapped, at: 1)

@@ -377,7 +377,8 @@ def test_a_violations_shred_whose_write_failed_is_done_at_the_next_start(workdir
         AppConnection(daemon, NOTES, version="1.0.0", timeout=30).close()
         assert "compliance violation of version 1.0.0" in daemon.wait_for_log("tried again in the background", timeout=20)
         with open(pending) as f:
-            assert json.load(f) == {"violationShreds": [{"appId": NOTES, "uid": os.getuid(), "appVersion": "1.0.0"}]}
+            assert json.load(f) == {"violationShreds": [{"appId": NOTES, "uid": os.getuid(), "appVersion": "1.0.0",
+                                                         "throughGeneration": 1}]}
         assert stat.S_IMODE(os.stat(pending).st_mode) == 0o600
         daemon.stop(stop)
         writer.execute("COMMIT")
