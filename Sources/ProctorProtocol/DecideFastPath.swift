@@ -26,7 +26,69 @@ extension Agent.Decide {
         /// an integer, an escape, white space, a session id that is not ASCII, invalid UTF-8.
         /// What it accepts, `Agent.Decide.Request(_:)` reads to the same values from the
         /// parsed object.
+        ///
+        /// The form the SDK writes (`readCanonical`) is read first; anything else, by the
+        /// reader of the members in any order (`readAnyOrder`), whose results are the same
+        /// for what both take (`DecideFastPathTests`).
         public static func read(_ parameters: UnsafeRawBufferPointer) -> Self? {
+            readCanonical(parameters) ?? readAnyOrder(parameters)
+        }
+
+        /// The length of the session ids proctord makes (32 hex digits), which `readCanonical`
+        /// reads without searching for their end. Another length is read by `readAnyOrder`.
+        public static let canonicalSessionIDCount = 32
+
+        /// Reads the parameters written as the SDK and `JSONValue.write` write them: the members
+        /// sorted (`action`, `session`, then `size` and `target` if present), no white space,
+        /// a session id of `canonicalSessionIDCount` bytes. The stretches that never change
+        /// are compared as words, the action told by its first byte and compared whole with its
+        /// closing quote; only the session id, the size and the target are read. Returns nil
+        /// for anything else, which `readAnyOrder` then reads (or refuses): it takes only what
+        /// `readAnyOrder` takes, to the same values.
+        @inline(__always)
+        static func readCanonical(_ parameters: UnsafeRawBufferPointer) -> Self? {
+            guard var object = JSONPlainObject(parameters), object.literal(#""action":""#),
+                  let action = canonicalAction(&object), object.literal(#","session":"#),
+                  let session = object.asciiString(count: canonicalSessionIDCount) else { return nil }
+            var size: Int?
+            if object.key("size") {
+                guard let integer = object.integer() else { return nil }
+                size = integer
+            }
+            var target: UnsafeRawBufferPointer?
+            if object.key("target") {
+                guard let text = object.utf8String() else { return nil }
+                target = text
+            }
+            guard !object.hasMember else { return nil }
+            return Self(session: session, action: action, target: target?.assumingMemoryBound(to: UInt8.self), size: size)
+        }
+
+        /// The action whose name and closing quote come next, consumed; nil (nothing consumed)
+        /// for any other bytes. Told apart by the first byte, then compared whole, the quote
+        /// with it: no search for the string's end. Inlined, each name's words are constants
+        /// (called, a name's comparison was a loop over its length).
+        @inline(__always)
+        private static func canonicalAction(_ object: inout JSONPlainObject) -> Action? {
+            switch object.nextByte {
+            case UInt8(ascii: "c"):
+                if object.literal(#"clipboard.copy""#) { return .clipboardCopy }
+                if object.literal(#"clipboard.paste""#) { return .clipboardPaste }
+            case UInt8(ascii: "f"): if object.literal(#"file.export""#) { return .fileExport }
+            case UInt8(ascii: "l"): if object.literal(#"launch""#) { return .launch }
+            case UInt8(ascii: "n"): if object.literal(#"notification""#) { return .notification }
+            case UInt8(ascii: "p"): if object.literal(#"print""#) { return .print }
+            case UInt8(ascii: "s"):
+                if object.literal(#"share.send""#) { return .shareSend }
+                if object.literal(#"share.receive""#) { return .shareReceive }
+                if object.literal(#"screen-capture""#) { return .screenCapture }
+            default: break
+            }
+            return nil
+        }
+
+        /// Reads the members in any order (each once), as `read` describes.
+        static func readAnyOrder(_ parameters: UnsafeRawBufferPointer) -> Self? {
             guard var object = JSONPlainObject(parameters) else { return nil }
             var session: UnsafeRawBufferPointer?
             var action: Action?
