@@ -117,6 +117,24 @@ public struct JSONPlainObject {
         return UnsafeRawBufferPointer(start: base + start, count: count)
     }
 
+    /// The string value that must come next if its bytes are exactly `expected` (at least 8
+    /// bytes), compared where they lie; nil otherwise, when nothing is consumed. `expected` must
+    /// be a string `asciiString()` takes (printable ASCII, no `"` or `\`): the bytes, the same,
+    /// then need no check of their own. For a value the reader expects (the id it was given
+    /// last time), cheaper than reading it.
+    @inlinable @inline(__always)
+    public mutating func string(sameAs expected: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        let count = expected.count
+        precondition(count >= 8)
+        guard bytes.count &- 1 &- index >= count &+ 2, let base = bytes.baseAddress, let other = expected.baseAddress,
+              bytes[index] == UInt8(ascii: "\""), bytes[index &+ 1 &+ count] == UInt8(ascii: "\""),
+              Self.sameBytes(base + (index &+ 1), other.assumingMemoryBound(to: UInt8.self), count: count)
+        else { return nil }
+        let start = index &+ 1
+        index = start &+ count &+ 1
+        return UnsafeRawBufferPointer(start: base + start, count: count)
+    }
+
     /// Whether the `count` bytes at `a` and `b` are the same, compared as a few (overlapping)
     /// words: inlined where `count` is a constant, the words of a literal `b` are constants.
     @inlinable @inline(__always)

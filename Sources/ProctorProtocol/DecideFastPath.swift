@@ -13,6 +13,9 @@ extension Agent.Decide {
         /// The session id's bytes (printable ASCII), in the call's frame: valid only while
         /// the call is answered.
         public let session: UnsafeRawBufferPointer
+        /// Whether `session` is the id `read` was told the caller most likely names
+        /// (`read(_:knownSessionID:)`): compared with it there, and so known to be that id.
+        public let sessionIsKnown: Bool
         public let action: Action
         /// The target's bytes (valid UTF-8), in the call's frame: valid only while the call is
         /// answered.
@@ -29,14 +32,16 @@ extension Agent.Decide {
         ///
         /// The form the SDK writes (`readCanonical`) is read first; anything else, by the
         /// reader of the members in any order (`readAnyOrder`), whose results are the same
-        /// for what both take (`DecideFastPathTests`).
-        public static func read(_ parameters: UnsafeRawBufferPointer) -> Self? {
-            readCanonical(parameters) ?? readAnyOrder(parameters)
+        /// for what both take (`DecideFastPathTests`). `knownSessionID`, the id the caller
+        /// most likely names (its connection's last session's), is compared in place with the
+        /// call's in the SDK's form before the call's is checked (`sessionIsKnown`).
+        public static func read(_ parameters: UnsafeRawBufferPointer, knownSessionID: UnsafeRawBufferPointer? = nil) -> Self? {
+            readCanonical(parameters, knownSessionID: knownSessionID) ?? readAnyOrder(parameters)
         }
 
         /// The length of the session ids proctord makes (32 hex digits), which `readCanonical`
         /// reads without searching for their end. Another length is read by `readAnyOrder`.
-        public static let canonicalSessionIDCount = 32
+        public static var canonicalSessionIDCount: Int { 32 }
 
         /// Reads the parameters written as the SDK and `JSONValue.write` write them: the members
         /// sorted (`action`, `session`, then `size` and `target` if present), no white space,
@@ -46,10 +51,17 @@ extension Agent.Decide {
         /// for anything else, which `readAnyOrder` then reads (or refuses): it takes only what
         /// `readAnyOrder` takes, to the same values.
         @inline(__always)
-        static func readCanonical(_ parameters: UnsafeRawBufferPointer) -> Self? {
+        static func readCanonical(_ parameters: UnsafeRawBufferPointer, knownSessionID: UnsafeRawBufferPointer? = nil) -> Self? {
             guard var object = JSONPlainObject(parameters), object.literal(#""action":""#),
-                  let action = canonicalAction(&object), object.literal(#","session":"#),
-                  let session = object.asciiString(count: canonicalSessionIDCount) else { return nil }
+                  let action = canonicalAction(&object), object.literal(#","session":"#) else { return nil }
+            let session: UnsafeRawBufferPointer
+            var sessionIsKnown = false
+            if let knownSessionID, knownSessionID.count == canonicalSessionIDCount, let id = object.string(sameAs: knownSessionID) {
+                (session, sessionIsKnown) = (id, true)
+            } else {
+                guard let id = object.asciiString(count: canonicalSessionIDCount) else { return nil }
+                session = id
+            }
             var size: Int?
             if object.key("size") {
                 guard let integer = object.integer() else { return nil }
@@ -61,7 +73,8 @@ extension Agent.Decide {
                 target = text
             }
             guard !object.hasMember else { return nil }
-            return Self(session: session, action: action, target: target?.assumingMemoryBound(to: UInt8.self), size: size)
+            return Self(session: session, sessionIsKnown: sessionIsKnown, action: action,
+                        target: target?.assumingMemoryBound(to: UInt8.self), size: size)
         }
 
         /// The action whose name and closing quote come next, consumed; nil (nothing consumed)
@@ -116,7 +129,8 @@ extension Agent.Decide {
                 }
             }
             guard let session, let action else { return nil }
-            return Self(session: session, action: action, target: target?.assumingMemoryBound(to: UInt8.self), size: size)
+            return Self(session: session, sessionIsKnown: false, action: action,
+                        target: target?.assumingMemoryBound(to: UInt8.self), size: size)
         }
 
         /// The action `name` is the raw value of, compared as bytes: no `String` is made for

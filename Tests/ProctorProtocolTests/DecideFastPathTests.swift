@@ -8,7 +8,7 @@ import Testing
 @Suite struct DecideFastPathTests {
     /// What the direct reader reads from `bytes`, its session made a `String` to compare.
     private static func readDirectly(_ bytes: [UInt8],
-                                     with read: (UnsafeRawBufferPointer) -> Agent.Decide.PlainRequest? = Agent.Decide.PlainRequest.read)
+                                     with read: (UnsafeRawBufferPointer) -> Agent.Decide.PlainRequest? = { Agent.Decide.PlainRequest.read($0) })
         -> Agent.Decide.Request? {
         bytes.withUnsafeBytes { parameters in
             read(parameters).map {
@@ -34,7 +34,7 @@ import Testing
     @Test func theSDKsFormIsReadCanonicallyToTheSameValues() throws {
         for call in Self.canonicalCalls {
             let bytes = Array(call.utf8)
-            let canonical = Self.readDirectly(bytes, with: Agent.Decide.PlainRequest.readCanonical)
+            let canonical = Self.readDirectly(bytes, with: { Agent.Decide.PlainRequest.readCanonical($0) })
             #expect(canonical != nil, "\(call)")
             #expect(canonical == Self.readDirectly(bytes, with: Agent.Decide.PlainRequest.readAnyOrder), "\(call)")
             let general = try Agent.Decide.Request(try #require(try JSONParser.parse(bytes).objectValue))
@@ -65,12 +65,35 @@ import Testing
             }
             for variant in changed {
                 let anyOrder = Self.readDirectly(variant, with: Agent.Decide.PlainRequest.readAnyOrder)
-                if let canonical = Self.readDirectly(variant, with: Agent.Decide.PlainRequest.readCanonical) {
+                if let canonical = Self.readDirectly(variant, with: { Agent.Decide.PlainRequest.readCanonical($0) }) {
                     #expect(canonical == anyOrder, "\(variant)")
                 }
                 #expect(Self.readDirectly(variant) == anyOrder, "\(variant)")
+                #expect(Self.readDirectly(variant, with: Self.readKnowingTheSession) == anyOrder, "\(variant)")
             }
         }
+    }
+
+    /// `read` told the id the caller named last, as the connection tells it.
+    private static func readKnowingTheSession(_ parameters: UnsafeRawBufferPointer) -> Agent.Decide.PlainRequest? {
+        Array(sessionID.utf8).withUnsafeBytes { Agent.Decide.PlainRequest.read(parameters, knownSessionID: $0) }
+    }
+
+    /// The id told is compared in place: the call that names it is read to the same values and
+    /// says so; a call naming another id is read as ever, and says it is not that one.
+    @Test func theSessionIDToldIsComparedInPlace() throws {
+        for call in Self.canonicalCalls {
+            let bytes = Array(call.utf8)
+            let known = bytes.withUnsafeBytes { Self.readKnowingTheSession($0)?.sessionIsKnown }
+            #expect(known == true, "\(call)")
+            #expect(Self.readDirectly(bytes, with: Self.readKnowingTheSession) == Self.readDirectly(bytes), "\(call)")
+            let other = Array(call.replacing(Self.sessionID, with: String(Self.sessionID.reversed())).utf8)
+            let otherKnown = other.withUnsafeBytes { Self.readKnowingTheSession($0)?.sessionIsKnown }
+            #expect(otherKnown == false, "\(call)")
+            #expect(Self.readDirectly(other, with: Self.readKnowingTheSession) == Self.readDirectly(other), "\(call)")
+        }
+        let anyOrder = Array(#"{"session":"\#(Self.sessionID)","action":"print"}"#.utf8)
+        #expect(anyOrder.withUnsafeBytes { Self.readKnowingTheSession($0)?.sessionIsKnown } == false)
     }
 
     /// A session id of another length, members in another order: not the canonical form, read
@@ -84,7 +107,7 @@ import Testing
     ])
     func otherFormsAreLeftToTheReaderOfAnyOrder(_ text: String) throws {
         let bytes = Array(text.utf8)
-        #expect(Self.readDirectly(bytes, with: Agent.Decide.PlainRequest.readCanonical) == nil)
+        #expect(Self.readDirectly(bytes, with: { Agent.Decide.PlainRequest.readCanonical($0) }) == nil)
         let general = try Agent.Decide.Request(try #require(try JSONParser.parse(bytes).objectValue))
         #expect(Self.readDirectly(bytes) == general)
     }
