@@ -47,9 +47,10 @@ extension Agent.Decide {
         /// sorted (`action`, `session`, then `size` and `target` if present), no white space,
         /// a session id of `canonicalSessionIDCount` bytes. The stretches that never change
         /// are compared as words, the action told by its first byte and compared whole with its
-        /// closing quote; only the session id, the size and the target are read. Returns nil
-        /// for anything else, which `readAnyOrder` then reads (or refuses): it takes only what
-        /// `readAnyOrder` takes, to the same values.
+        /// closing quote; only the session id, the size and the target are read — the session
+        /// id compared in place with `knownSessionID` when given, and checked only when it
+        /// differs. Returns nil for anything else, which `readAnyOrder` then reads (or
+        /// refuses): it takes only what `readAnyOrder` takes, to the same values.
         @inline(__always)
         static func readCanonical(_ parameters: UnsafeRawBufferPointer, knownSessionID: UnsafeRawBufferPointer? = nil) -> Self? {
             guard var object = JSONPlainObject(parameters), object.literal(#""action":""#),
