@@ -103,6 +103,21 @@ struct clinux_sender {
     int pidfd;             // from SCM_PIDFD (SO_PASSPIDFD set), close-on-exec; else -1
 };
 
+/// The control message after `header` in `message`, or 0 after the last: what glibc's
+/// CMSG_NXTHDR checks (a header too short to step over ends the walk, as does one that would
+/// pass the end of the control buffer), inline — without optimization glibc calls its
+/// out-of-line `__cmsg_nxthdr`, a call a message. The buffer is the receiver's own, at most a
+/// few hundred bytes: its offsets cannot overflow.
+static inline struct cmsghdr *clinux_next_control_header(const struct msghdr *message, const struct cmsghdr *header) {
+    if (header->cmsg_len < sizeof(struct cmsghdr)) return 0;
+    size_t next = (size_t)((const unsigned char *)header - (const unsigned char *)message->msg_control)
+        + CMSG_ALIGN(header->cmsg_len);
+    if (next > message->msg_controllen || message->msg_controllen - next < sizeof(struct cmsghdr)) return 0;
+    struct cmsghdr *following = (struct cmsghdr *)((unsigned char *)message->msg_control + next);
+    if (CMSG_ALIGN(following->cmsg_len) > message->msg_controllen - next) return 0;
+    return following;
+}
+
 /// recvmsg(2) on a stream socket with SO_PASSCRED (and SO_PASSPIDFD) set: reads at most
 /// `length` bytes, all from one sender (the kernel does not merge data of different senders
 /// into one read when SO_PASSCRED is set), and reports that sender. Descriptors the peer
@@ -121,7 +136,7 @@ static inline ssize_t clinux_receive_with_sender(int fd, void *buffer, size_t le
     sender->pidfd = -1;
     ssize_t count = clinux_recvmsg(fd, &message, CLINUX_MSG_CMSG_CLOEXEC);
     if (count < 0) return -1;
-    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header; header = clinux_next_control_header(&message, header)) {
         if (header->cmsg_level != SOL_SOCKET) continue;
         size_t payload = header->cmsg_len - CMSG_LEN(0);
         if (header->cmsg_type == CLINUX_SCM_CREDENTIALS && payload >= 3 * sizeof(int)) {

@@ -68,6 +68,73 @@ public struct JSONPlainObject {
         return true
     }
 
+    /// The next byte, not consumed: a reader that knows what may come tells the candidates
+    /// apart by it before comparing one whole (`literal(_:)`). Nil at the object's closing `}`.
+    @inlinable
+    public var nextByte: UInt8? {
+        @inline(__always) get { index < bytes.count &- 1 ? bytes[index] : nil }
+    }
+
+    /// Whether the bytes that come next are `text` (printable ASCII): then they are consumed;
+    /// if not, nothing is. For a reader that expects one exact form (a writer's fixed key order
+    /// and spacing) and compares the stretches that never change as a few words, not byte by
+    /// byte. `text` must not end inside a value the reader reads afterwards: the bytes are
+    /// compared, not read as JSON.
+    @inlinable @inline(__always)
+    public mutating func literal(_ text: StaticString) -> Bool {
+        let count = text.utf8CodeUnitCount
+        // All before the object's closing `}`.
+        guard bytes.count &- 1 &- index >= count, let start = bytes.baseAddress,
+              Self.sameBytes(start + index, text.utf8Start, count: count) else { return false }
+        index &+= count
+        return true
+    }
+
+    /// The string value that must come next if it is exactly `count` bytes (at least 8) of
+    /// printable ASCII, as `asciiString()` reads it; nil otherwise, when nothing is consumed.
+    /// For a value whose length the reader knows (an id it made): checked a word at a time with
+    /// no search for its end.
+    @inlinable @inline(__always)
+    public mutating func asciiString(count: Int) -> UnsafeRawBufferPointer? {
+        precondition(count >= 8)
+        // The quotes and the bytes between them, all before the object's closing `}`.
+        guard bytes.count &- 1 &- index >= count &+ 2, let base = bytes.baseAddress, bytes[index] == UInt8(ascii: "\""),
+              bytes[index &+ 1 &+ count] == UInt8(ascii: "\"") else { return nil }
+        let start = index &+ 1
+        func flags(_ offset: Int) -> UInt64 {
+            Self.unplainBytes(UInt64(littleEndian: base.loadUnaligned(fromByteOffset: start &+ offset, as: UInt64.self)))
+        }
+        // Every word of the string, the last one overlapping the one before where `count` is not
+        // a multiple of 8: a byte that is not plain in any of them refuses the string.
+        var unplain = flags(count &- 8)
+        var offset = 0
+        while offset < count &- 8 {
+            unplain |= flags(offset)
+            offset &+= 8
+        }
+        guard unplain == 0 else { return nil }
+        index = start &+ count &+ 1
+        return UnsafeRawBufferPointer(start: base + start, count: count)
+    }
+
+    /// The string value that must come next if its bytes are exactly `expected` (at least 8
+    /// bytes), compared where they lie; nil otherwise, when nothing is consumed. `expected` must
+    /// be a string `asciiString()` takes (printable ASCII, no `"` or `\`): the bytes, the same,
+    /// then need no check of their own. For a value the reader expects (the id it was given
+    /// last time), cheaper than reading it.
+    @inlinable @inline(__always)
+    public mutating func string(sameAs expected: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        let count = expected.count
+        precondition(count >= 8)
+        guard bytes.count &- 1 &- index >= count &+ 2, let base = bytes.baseAddress, let other = expected.baseAddress,
+              bytes[index] == UInt8(ascii: "\""), bytes[index &+ 1 &+ count] == UInt8(ascii: "\""),
+              Self.sameBytes(base + (index &+ 1), other.assumingMemoryBound(to: UInt8.self), count: count)
+        else { return nil }
+        let start = index &+ 1
+        index = start &+ count &+ 1
+        return UnsafeRawBufferPointer(start: base + start, count: count)
+    }
+
     /// Whether the `count` bytes at `a` and `b` are the same, compared as a few (overlapping)
     /// words: inlined where `count` is a constant, the words of a literal `b` are constants.
     @inlinable @inline(__always)

@@ -91,7 +91,11 @@ extension Daemon {
         // outlives every call. `unowned` cost two atomic operations per use, `unowned(unsafe)`
         // a retain and a release.
         let daemon = Unmanaged.passUnretained(self)
-        service.addDirectMethod(Agent.Decide.qualifiedName, VarlinkDirectMethod(read: Agent.Decide.PlainRequest.read) {
+        // The caller most likely names the session it named last: compared in place by the reader.
+        let read = { (parameters: UnsafeRawBufferPointer, context: ConnectionContext) in
+            Agent.Decide.PlainRequest.read(parameters, knownSessionID: context.lastSessionID)
+        }
+        service.addDirectMethod(Agent.Decide.qualifiedName, VarlinkDirectMethod(read: read) {
             request, sender, context throws(VarlinkError) in
             try daemon._withUnsafeGuaranteedRef { daemon in
                 Result { () throws(VarlinkError) in try daemon.decide(request, sentBy: sender, in: context) }
@@ -102,7 +106,8 @@ extension Daemon {
     /// A plain `Decide` call (`addAgentDirectMethods`).
     private func decide(_ request: Agent.Decide.PlainRequest, sentBy sender: SenderCredentials?,
                         in context: ConnectionContext) throws(VarlinkError) -> Agent.Decide.DirectReply {
-        let session = try session(idBytes: request.session, sentBy: sender, in: context)
+        let session = try verified(context.session(of: request), named: String(decoding: request.session, as: UTF8.self),
+                                   sentBy: sender)
         // The session outlives the call, and its replies are all about its app.
         return Agent.Decide.DirectReply(decide(request.action, target: request.target, size: request.size, for: session),
                                         keptIn: session.decideReplies)
@@ -280,13 +285,6 @@ extension Daemon {
     private func session(_ id: String, sentBy sender: SenderCredentials?,
                          in context: ConnectionContext) throws(VarlinkError) -> AgentSession {
         try verified(context.session(id), named: id, sentBy: sender)
-    }
-
-    /// As `session(_:sentBy:in:)` for an id given as its UTF-8 bytes (a plain `Decide`'s),
-    /// made a `String` only when it names no session.
-    private func session(idBytes id: UnsafeRawBufferPointer, sentBy sender: SenderCredentials?,
-                         in context: ConnectionContext) throws(VarlinkError) -> AgentSession {
-        try verified(context.session(idBytes: id), named: String(decoding: id, as: UTF8.self), sentBy: sender)
     }
 
     /// `found`, the session `id` names, if `sender` may use it: consumed, so returning it

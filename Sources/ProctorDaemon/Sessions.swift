@@ -51,10 +51,22 @@ final class ConnectionContext {
     /// before a `String` is made, which only a call naming another session costs.
     func session(idBytes id: UnsafeRawBufferPointer) -> AgentSession? {
         if let last = lastSessionFound, !id.isEmpty, last.idBytes.count == id.count,
-           last.idBytes.withUnsafeBytes({ memcmp($0.baseAddress!, id.baseAddress!, id.count) == 0 }) {
+           memcmp(last.idBytes.baseAddress!, id.baseAddress!, id.count) == 0 {
             return last
         }
         return session(String(decoding: id, as: UTF8.self))
+    }
+
+    /// The id of the session found last, for a plain `Decide`'s reader to compare the call's
+    /// with where it lies (`Agent.Decide.PlainRequest.read(_:knownSessionID:)`); nil before any.
+    var lastSessionID: UnsafeRawBufferPointer? { lastSessionFound?.idBytes }
+
+    /// The session a plain `Decide` names: the one found last when the reader found the call's
+    /// id to be that one's (`sessionIsKnown`, compared with `lastSessionID` as it read), with
+    /// no comparison here; else as `session(idBytes:)`.
+    func session(of request: Agent.Decide.PlainRequest) -> AgentSession? {
+        if request.sessionIsKnown, let last = lastSessionFound { return last }
+        return session(idBytes: request.session)
     }
 
     func receiveSenderProcesses(_ on: Bool) {
@@ -77,8 +89,10 @@ final class ConnectionContext {
 /// A registered app on one connection.
 final class AgentSession {
     let id: String
-    /// `id`'s UTF-8 bytes, which a plain `Decide` call's are compared with (`ConnectionContext.session(idBytes:)`).
-    let idBytes: [UInt8]
+    /// `id`'s UTF-8 bytes, which a plain `Decide` call's are compared with
+    /// (`ConnectionContext.lastSessionID`, `session(idBytes:)`): in memory of their own, which a
+    /// reader compares in place with no array to retain.
+    let idBytes: UnsafeRawBufferPointer
     let appID: AppID
     /// The process that sent `Register`, as verified then (logs, `proctorctl app`).
     let peer: PeerIdentity
@@ -121,7 +135,9 @@ final class AgentSession {
     init(id: String, appID: AppID, peer: PeerIdentity, process: ProcessHandle? = nil, appVersion: String?,
          registeredAt: Int64) {
         self.id = id
-        idBytes = Array(id.utf8)
+        let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: id.utf8.count, alignment: 8)
+        bytes.copyBytes(from: id.utf8)
+        idBytes = UnsafeRawBufferPointer(bytes)
         self.appID = appID
         self.peer = peer
         self.process = process
@@ -134,6 +150,7 @@ final class AgentSession {
     }
 
     deinit {
+        idBytes.deallocate()
         policyPlace.deinitialize(count: 1).deallocate()
         decideReplies.deinitialize(count: 1).deallocate()
     }

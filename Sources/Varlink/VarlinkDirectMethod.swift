@@ -33,6 +33,8 @@ public struct VarlinkDirectMethod<Context> {
     ///     refuses bytes that hold a NUL: a read of several calls is offered to it whole, as
     ///     one call's parameters that run on into the next calls
     ///     (`VarlinkConnection.answerAlone`), and only its refusal sends them the general way.
+    ///     It is given the connection's context too, to read by what it knows of the caller
+    ///     (proctord: the id of the session the caller named last); it must not change it.
     ///   - answer: the handler, as the general path's handler for the method: who sent the
     ///     call (`VarlinkCall.sender`), the connection's context. A thrown error is the
     ///     call's error reply.
@@ -43,12 +45,12 @@ public struct VarlinkDirectMethod<Context> {
     /// this module to reach `read` and `answer`.
     @inlinable
     public init<Request, Reply: VarlinkDirectReply>(
-        read: @escaping (UnsafeRawBufferPointer) -> Request?,
+        read: @escaping (UnsafeRawBufferPointer, Context) -> Request?,
         answer: @escaping (Request, SenderCredentials?, Context) throws(VarlinkError) -> Reply)
     {
         bind = { context, admission in
             { parameters, sender, out in
-                guard let request = read(parameters) else { return false }
+                guard let request = read(parameters, context) else { return false }
                 // As `VarlinkService.dispatch` runs them once the call is known to be well formed:
                 // the interface's admission first, then the handler.
                 do throws(VarlinkError) {
@@ -61,6 +63,18 @@ public struct VarlinkDirectMethod<Context> {
                 return true
             }
         }
+    }
+}
+
+extension VarlinkDirectMethod {
+    /// A direct method whose reader needs nothing of the connection, as
+    /// `init(read:answer:)` describes.
+    @inlinable
+    public init<Request, Reply: VarlinkDirectReply>(
+        read: @escaping (UnsafeRawBufferPointer) -> Request?,
+        answer: @escaping (Request, SenderCredentials?, Context) throws(VarlinkError) -> Reply)
+    {
+        self.init(read: { parameters, _ in read(parameters) }, answer: answer)
     }
 }
 

@@ -1,4 +1,4 @@
-import JSONCore
+@testable import JSONCore
 import Testing
 
 /// `JSONPlainObject`: what it reads, it reads as `JSONParser` does; the plainest form only.
@@ -38,6 +38,48 @@ import Testing
                     #expect(ascii == text, "\(content)")
                 }
             }
+        }
+    }
+
+    /// `asciiString(count:)` takes a string of its length exactly when `asciiString()` takes it,
+    /// whatever byte lies wherever in its words; another length not at all.
+    @Test(arguments: 8..<20)
+    func aStringOfAKnownLengthIsJudgedAsAnyOther(_ length: Int) {
+        for position in 0..<length {
+            for special: [UInt8] in [[0x22], [0x5C], [0x1F], [0x00], [0x7F], [0xC3], [0xFF], [0x20], [0x7E], [0x61]] {
+                var content = Array(repeating: UInt8(ascii: "b"), count: length)
+                content[position] = special[0]
+                let bytes = Array(#"{"k":""#.utf8) + content + Array(#""}"#.utf8)
+                bytes.withUnsafeBytes { buffer in
+                    var object = JSONPlainObject(buffer)
+                    _ = object?.key()
+                    var searching = object
+                    let searched = searching?.asciiString().map(Array.init)
+                    // Taken exactly when the searched string has that length (a `"` ends it early).
+                    for count in max(8, length - 1)...(length + 1) {
+                        var known = object
+                        let read = known?.asciiString(count: count).map(Array.init)
+                        #expect(read == (searched?.count == count ? searched : nil), "\(content), \(count)")
+                        #expect(read == nil || known?.index == searching?.index, "\(content), \(count)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// `literal(_:)` consumes exactly its bytes where they come next, nothing otherwise.
+    @Test func aLiteralIsConsumedOnlyWhereItComes() {
+        Array(#"{"action":"print","x":1}"#.utf8).withUnsafeBytes { buffer in
+            var object = JSONPlainObject(buffer)!
+            #expect(object.nextByte == UInt8(ascii: "\""))
+            let misspelt = object.literal(#""actiom":""#)
+            #expect(!misspelt && object.index == 1)
+            let key = object.literal(#""action":""#)
+            #expect(key && object.nextByte == UInt8(ascii: "p"))
+            let withTheEnd = object.literal(#"print","x":1}"#)
+            #expect(!withTheEnd, "the closing } is not the literal's to take")
+            let rest = object.literal(#"print","x":1"#)
+            #expect(rest && !object.hasMember && object.nextByte == nil)
         }
     }
 

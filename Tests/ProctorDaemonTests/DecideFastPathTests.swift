@@ -327,6 +327,20 @@ import Varlink
         #expect(try compare(reads: calls.map { Array(($0 + "\0").utf8) }) == 11)
     }
 
+    /// Calls as the SDK writes them (`readCanonical`), naming the connection's session, one
+    /// that differs from it in the last byte, its prefix, another id, and the session again:
+    /// the session id is compared in place with the last one found, and every call is answered
+    /// directly as the general way answers it.
+    @Test func theSDKsFormIsAnsweredAlikeEitherWayWhicheverSessionItNames() throws {
+        func call(_ session: String, _ rest: String = "") -> String {
+            #"{"method":"\#(Self.decide)","parameters":{"action":"file.export","session":"\#(session)"\#(rest)}}"#
+        }
+        let calls = [call("$s"), call("$s", #","size":3"#), call("$t"), call("$s", #","target":"/tmp/x""#), call("$p"),
+                     call("$s", #","size":3,"target":"/home/a/Documents/x""#), call("0123456789abcdef0123456789abcdef"),
+                     call("$t"), call("$s")]
+        #expect(try compare(reads: calls.map { Array(($0 + "\0").utf8) }) == calls.count)
+    }
+
     /// Two policies whose rules name the asking app's entry (`apps["…"]`, escaped in the
     /// reply), `defaults` and built-in settings, and list entries; the second moves rules
     /// between layers and lists, so after a reload the same calls are decided by other text.

@@ -1,19 +1,115 @@
 import JSONCore
 import ProctorPolicy
-import ProctorProtocol
+@testable import ProctorProtocol
 import Testing
 
 /// `Agent.Decide` read from bytes for the direct way: the same values as the general reading
 /// (`DecideReplyTests`: the reply written).
 @Suite struct DecideFastPathTests {
     /// What the direct reader reads from `bytes`, its session made a `String` to compare.
-    private static func readDirectly(_ bytes: [UInt8]) -> Agent.Decide.Request? {
+    private static func readDirectly(_ bytes: [UInt8],
+                                     with read: (UnsafeRawBufferPointer) -> Agent.Decide.PlainRequest? = { Agent.Decide.PlainRequest.read($0) })
+        -> Agent.Decide.Request? {
         bytes.withUnsafeBytes { parameters in
-            Agent.Decide.PlainRequest.read(parameters).map {
+            read(parameters).map {
                 Agent.Decide.Request(session: String(decoding: $0.session, as: UTF8.self), action: $0.action,
                                      target: $0.target.map { String(decoding: $0, as: UTF8.self) }, size: $0.size)
             }
         }
+    }
+
+    private static let sessionID = "0123456789abcdef0123456789ABCDEF"
+
+    /// The calls the SDK writes, with each action and each combination of the optional members.
+    private static var canonicalCalls: [String] {
+        Action.allCases.flatMap { action in
+            let start = #"{"action":"\#(action.rawValue)","session":"\#(sessionID)""#
+            return [start + "}", start + #","size":42}"#, start + #","target":"/home/ü/a b.txt"}"#,
+                    start + #","size":-7,"target":"org"}"#, start + #","size":0,"target":""}"#]
+        }
+    }
+
+    /// The SDK's form is read without the search for each key (`readCanonical`), to the values the
+    /// reader of any order reads.
+    @Test func theSDKsFormIsReadCanonicallyToTheSameValues() throws {
+        for call in Self.canonicalCalls {
+            let bytes = Array(call.utf8)
+            let canonical = Self.readDirectly(bytes, with: { Agent.Decide.PlainRequest.readCanonical($0) })
+            #expect(canonical != nil, "\(call)")
+            #expect(canonical == Self.readDirectly(bytes, with: Agent.Decide.PlainRequest.readAnyOrder), "\(call)")
+            let general = try Agent.Decide.Request(try #require(try JSONParser.parse(bytes).objectValue))
+            #expect(canonical == general, "\(call)")
+        }
+    }
+
+    /// Any byte of the SDK's form replaced, inserted or removed: the canonical reader takes the
+    /// result only if the reader of any order takes it, to the same values; and `read` always
+    /// answers as the reader of any order.
+    @Test func aChangedByteAnywhereIsReadAsTheReaderOfAnyOrderReadsIt() {
+        let substitutes: [UInt8] = [0x00, 0x1F, 0x20, 0x22, 0x2C, 0x2D, 0x30, 0x35, 0x3A, 0x5C, 0x61, 0x63, 0x7A, 0x7D, 0x7F, 0xC3, 0xFF]
+        for call in Self.canonicalCalls where call.hasPrefix(#"{"action":"share.receive""#) || call.hasPrefix(#"{"action":"clipboard.paste""#) {
+            let bytes = Array(call.utf8)
+            var changed: [[UInt8]] = []
+            for offset in bytes.indices {
+                var removed = bytes
+                removed.remove(at: offset)
+                changed.append(removed)
+                for substitute in substitutes {
+                    var replaced = bytes
+                    replaced[offset] = substitute
+                    changed.append(replaced)
+                    var inserted = bytes
+                    inserted.insert(substitute, at: offset)
+                    changed.append(inserted)
+                }
+            }
+            for variant in changed {
+                let anyOrder = Self.readDirectly(variant, with: Agent.Decide.PlainRequest.readAnyOrder)
+                if let canonical = Self.readDirectly(variant, with: { Agent.Decide.PlainRequest.readCanonical($0) }) {
+                    #expect(canonical == anyOrder, "\(variant)")
+                }
+                #expect(Self.readDirectly(variant) == anyOrder, "\(variant)")
+                #expect(Self.readDirectly(variant, with: Self.readKnowingTheSession) == anyOrder, "\(variant)")
+            }
+        }
+    }
+
+    /// `read` told the id the caller named last, as the connection tells it.
+    private static func readKnowingTheSession(_ parameters: UnsafeRawBufferPointer) -> Agent.Decide.PlainRequest? {
+        Array(sessionID.utf8).withUnsafeBytes { Agent.Decide.PlainRequest.read(parameters, knownSessionID: $0) }
+    }
+
+    /// The id told is compared in place: the call that names it is read to the same values and
+    /// says so; a call naming another id is read as ever, and says it is not that one.
+    @Test func theSessionIDToldIsComparedInPlace() throws {
+        for call in Self.canonicalCalls {
+            let bytes = Array(call.utf8)
+            let known = bytes.withUnsafeBytes { Self.readKnowingTheSession($0)?.sessionIsKnown }
+            #expect(known == true, "\(call)")
+            #expect(Self.readDirectly(bytes, with: Self.readKnowingTheSession) == Self.readDirectly(bytes), "\(call)")
+            let other = Array(call.replacing(Self.sessionID, with: String(Self.sessionID.reversed())).utf8)
+            let otherKnown = other.withUnsafeBytes { Self.readKnowingTheSession($0)?.sessionIsKnown }
+            #expect(otherKnown == false, "\(call)")
+            #expect(Self.readDirectly(other, with: Self.readKnowingTheSession) == Self.readDirectly(other), "\(call)")
+        }
+        let anyOrder = Array(#"{"session":"\#(Self.sessionID)","action":"print"}"#.utf8)
+        #expect(anyOrder.withUnsafeBytes { Self.readKnowingTheSession($0)?.sessionIsKnown } == false)
+    }
+
+    /// A session id of another length, members in another order: not the canonical form, read
+    /// all the same.
+    @Test(arguments: [
+        #"{"action":"launch","session":"0123456789abcdef0123456789abcde"}"#,
+        #"{"action":"launch","session":"0123456789abcdef0123456789abcdef0"}"#,
+        #"{"action":"launch","session":""}"#,
+        #"{"session":"0123456789abcdef0123456789abcdef","action":"launch"}"#,
+        #"{"action":"launch","session":"0123456789abcdef0123456789abcdef","target":"t","size":1}"#,
+    ])
+    func otherFormsAreLeftToTheReaderOfAnyOrder(_ text: String) throws {
+        let bytes = Array(text.utf8)
+        #expect(Self.readDirectly(bytes, with: { Agent.Decide.PlainRequest.readCanonical($0) }) == nil)
+        let general = try Agent.Decide.Request(try #require(try JSONParser.parse(bytes).objectValue))
+        #expect(Self.readDirectly(bytes) == general)
     }
 
     @Test(arguments: [
