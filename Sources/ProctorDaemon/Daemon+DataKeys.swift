@@ -148,6 +148,16 @@ extension Daemon {
         retryUnfinishedShreds()
     }
 
+    /// The newest key generation `uid` has of `appID`: what a shred that failed condemns, so that
+    /// no retry destroys a later one; nil (every live key) for every user's keys or when the store
+    /// cannot say. This run makes no later key while a violation's shred waits
+    /// (`awaitsViolationShred`), but the next start redoes what `pending-shreds` lists, and that
+    /// record can outlive the shred's success when removing it fails.
+    private func newestGeneration(of appID: AppID, uid: UInt32?) -> Int64? {
+        guard let uid else { return nil }
+        return try? store.nextDataKeyGeneration(appID: appID, uid: uid) - 1
+    }
+
     /// Keeps `PendingViolationShreds` to the violations' shreds still to destroy keys, so that
     /// a restart does them. A failure is logged: only a restart before the retries end loses them.
     private func recordPendingViolationShreds() {
