@@ -59,7 +59,7 @@ enum RuleSetting: UInt8, Sendable, CaseIterable {
 /// The rule a `Decision` names, kept in the parts a decision has at hand and rendered to
 /// text only when read: building or retaining a per-app string while deciding would cost a
 /// memory round trip (or an allocation) per decision. Rendering writes bytes into the
-/// caller's buffer (`append(to:)`), so a reply or log line needs no `String` of its own.
+/// caller's array in place (`append(to:)`), so a reply or log line needs no `String` of its own.
 enum DecisionRule: Sendable {
     /// What a caller gave `Decision.init` or `Decision.rule`.
     case text(String)
@@ -98,15 +98,10 @@ enum DecisionRule: Sendable {
     /// The length of `text` in UTF-8 bytes, without rendering it.
     var byteCount: Int { layout.count }
 
-    /// Appends `text`'s UTF-8 bytes to `out`: rendered on the stack, then copied once.
+    /// Appends `text`'s UTF-8 bytes to `out`, rendered in place in its spare capacity.
     func append(to out: inout [UInt8]) {
-        if let text = fixedText { return out.append(contentsOf: text.utf8) }
         let (form, count) = layout
-        withUnsafeTemporaryAllocation(byteCount: count, alignment: 1) { buffer in
-            var writer = ByteWriter(buffer: buffer)
-            render(into: &writer, form: form, json: false)
-            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[..<writer.count]))
-        }
+        out.appendWriting(count) { render(into: &$0, form: form, json: false) }
     }
 
     /// The length of `text` as a JSON string, quotes included, when `renderJSON(into:)` can
@@ -137,11 +132,7 @@ enum DecisionRule: Sendable {
     /// without making the `String` when it can (`jsonByteCount`).
     func appendJSON(to out: inout [UInt8]) {
         guard let count = jsonByteCount else { return JSONValue.writeString(text, to: &out) }
-        withUnsafeTemporaryAllocation(byteCount: count, alignment: 1) { buffer in
-            var writer = ByteWriter(buffer: buffer)
-            renderJSON(into: &writer)
-            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[..<writer.count]))
-        }
+        out.appendWriting(count) { renderJSON(into: &$0) }
     }
 
     /// How an app rule writes its id, and the length of `text`.
@@ -241,12 +232,17 @@ enum DecisionRule: Sendable {
 enum FixedRule: UInt8, Sendable, CaseIterable {
     case unknownApp, sameApp, fileExportRelativePath, fileExportPathTooLong, notificationTarget
 
-    var text: String { Self.texts[Int(rawValue)] }
-
-    /// In the order of the cases (the engine's tests check each decision's rule text).
-    private static let texts = [BuiltinDefaults.Rule.unknownApp, BuiltinDefaults.Rule.sameApp,
-                                BuiltinDefaults.Rule.fileExportRelativePath, BuiltinDefaults.Rule.fileExportPathTooLong,
-                                BuiltinDefaults.Rule.notificationTarget]
+    /// A switch, not a table: a `static let` array is a `swift_once` check and a retain a read.
+    var text: String {
+        typealias Rule = BuiltinDefaults.Rule
+        return switch self {
+        case .unknownApp: Rule.unknownApp
+        case .sameApp: Rule.sameApp
+        case .fileExportRelativePath: Rule.fileExportRelativePath
+        case .fileExportPathTooLong: Rule.fileExportPathTooLong
+        case .notificationTarget: Rule.notificationTarget
+        }
+    }
 }
 
 /// How `JSONPath` writes an app id as a key: `apps.notes` (an identifier), `apps["com.x"]`
@@ -275,6 +271,22 @@ extension ByteWriter {
             end -= 1
             scratch[end] = UInt8(ascii: "[")
             write(UnsafeRawBufferPointer(rebasing: scratch[end...]))
+        }
+    }
+}
+
+extension [UInt8] {
+    /// Appends the bytes, at most `count`, that `body` writes in place into this array's
+    /// spare capacity: no buffer of its own, where rendering on the stack and then appending
+    /// cost a second copy and `append(contentsOf:)`'s generic path (≈ 95 instructions).
+    @inline(__always)
+    mutating func appendWriting(_ count: Int, _ body: (inout ByteWriter) -> Void) {
+        append(addingCapacity: count) { (span: inout OutputSpan<UInt8>) in
+            span.withUnsafeMutableBufferPointer { buffer, initialized in
+                var writer = ByteWriter(buffer: UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: buffer[initialized...])))
+                body(&writer)
+                initialized += writer.count
+            }
         }
     }
 }
