@@ -35,13 +35,32 @@ enum LexicalPath {
     /// Whether the absolute `bytes` differ from their resolved form: a slash followed by a
     /// slash or a dot (`.`, `..`, and names that merely start with a dot, which are resolved
     /// to themselves), or a trailing slash.
+    /// Read eight bytes at a time, as a byte loop costs ≈ 6 instructions a byte.
     private static func needsResolving(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        var afterSlash = false
-        for byte in bytes {
-            if afterSlash && (byte == slash || byte == dot) { return true }
-            afterSlash = byte == slash
+        /// The high bit of each byte of `word` that is zero.
+        func zeroBytes(_ word: UInt64) -> UInt64 {
+            let low7: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
+            return ~(((word & low7) &+ low7) | word | low7)
         }
-        return afterSlash
+        let raw = UnsafeRawPointer(bytes.baseAddress!)
+        // The high bit of byte 0 when the byte before the word is a slash.
+        var afterSlash: UInt64 = 0
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            let slashes = zeroBytes(word ^ 0x2F2F_2F2F_2F2F_2F2F)
+            let slashesOrDots = slashes | zeroBytes(word ^ 0x2E2E_2E2E_2E2E_2E2E)
+            // Each slash's bit moved to the byte after it, meeting a slash or a dot there.
+            if (slashes << 8 | afterSlash) & slashesOrDots != 0 { return true }
+            afterSlash = slashes >> 56
+            offset += 8
+        }
+        var previousIsSlash = afterSlash != 0
+        for byte in UnsafeBufferPointer(rebasing: bytes[offset...]) {
+            if previousIsSlash && (byte == slash || byte == dot) { return true }
+            previousIsSlash = byte == slash
+        }
+        return previousIsSlash
     }
 
     /// Writes the resolved form of the absolute `bytes` into `out` (which has room for

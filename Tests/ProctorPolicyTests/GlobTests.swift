@@ -127,4 +127,17 @@ import Testing
         }
         #expect(LexicalPath.resolve("a/b") == nil && LexicalPath.resolve("") == nil)
     }
+
+    /// Whether a path needs resolving is read eight bytes at a time: every form that does,
+    /// at every offset within and across the words, and paths that do not, of every length.
+    @Test func resolvingIsFoundAtEveryOffset() {
+        for length in 0..<26 {
+            let name = "/" + String(repeating: "a", count: length)
+            for path in [name, name + "//b", name + "/./b", name + "/../b", name + "/.x", name + "/", name + "/b.c/d.",
+                         name + "/." , name + "/.."] {
+                let segments = Self.resolved(path)!
+                #expect(LexicalPath.resolve(path) == (segments.isEmpty ? "/" : segments.map { "/" + $0 }.joined()), "\(path)")
+            }
+        }
+    }
 }
