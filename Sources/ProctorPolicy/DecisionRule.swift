@@ -100,8 +100,8 @@ enum DecisionRule: Sendable {
 
     /// Appends `text`'s UTF-8 bytes to `out`, rendered in place in its spare capacity.
     func append(to out: inout [UInt8]) {
-        let (form, count) = layout
-        out.appendWriting(count) { render(into: &$0, form: form, json: false) }
+        let (form, room) = room
+        out.appendWriting(room) { render(into: &$0, form: form, json: false) }
     }
 
     /// The length of `text` as a JSON string, quotes included, when `renderJSON(into:)` can
@@ -134,6 +134,23 @@ enum DecisionRule: Sendable {
         guard let count = jsonByteCount else { return JSONValue.writeString(text, to: &out) }
         out.appendWriting(count) { renderJSON(into: &$0) }
     }
+
+    /// How an app rule writes its id, and room for `text`: for a rule rendered from its parts,
+    /// room for the longest suffix and entry, which costs less than measuring them (`layout`).
+    private var room: (form: AppKeyForm, count: Int) {
+        switch self {
+        case .app(let app, _, _, let form) where form != .escaped:
+            return (form, 8 + app.utf8.count + Self.longestSuffix + Self.longestEntry)
+        case .defaults:
+            return (.identifier, Self.defaultsPrefix.utf8CodeUnitCount + Self.longestSuffix + Self.longestEntry)
+        default:
+            return layout
+        }
+    }
+
+    /// The longest `RuleSetting.suffix` (`.compliance.offlineGraceSeconds`) and entry
+    /// (`[2147483647]`) in bytes.
+    static let longestSuffix = 31, longestEntry = 12
 
     /// How an app rule writes its id, and the length of `text`.
     private var layout: (form: AppKeyForm, count: Int) {

@@ -23,11 +23,11 @@ import Testing
                          "del\u{7F}", "say \"hi\"", "back\\slash", "tab\there", "nul\u{0}\u{1F}", ""]
 
     /// Every kind of rule for the app `id`: app entry and defaults (the setting and list
-    /// entries of one to four digits), built-in, fixed, and a caller's text (with escapes).
+    /// entries of one to ten digits), built-in, fixed, and a caller's text (with escapes).
     static func rules(for id: String) -> [DecisionRule] {
         let form = DecisionRule.keyForm(of: id)
         var rules: [DecisionRule] = RuleSetting.allCases.flatMap { setting in
-            [-1, 0, 7, 12, 1234].flatMap { entry in
+            [-1, 0, 7, 12, 1234, Int(Int32.max)].flatMap { entry in
                 [DecisionRule.app(id, setting, entry: Int32(entry), form: form), .defaults(setting, entry: Int32(entry))]
             } + [.text(setting.builtinRule), .builtin(setting)]
         }
@@ -48,6 +48,13 @@ import Testing
             decision.appendRule(to: &roomy)
             #expect(tight == [1, 2] + Array(decision.rule.utf8) && roomy == tight, "\(decision.rule)")
         }
+    }
+
+    /// `appendRule(to:)` makes room for a rendered rule without measuring its suffix and entry.
+    @Test func roomForTheLongestSuffixAndEntry() {
+        #expect(RuleSetting.allCases.map(\.suffix.utf8CodeUnitCount).max() == DecisionRule.longestSuffix)
+        let decision = Decision(allowed: false, ruleParts: .defaults(.offlineGraceSeconds, entry: .max), reason: .exportDenied)
+        #expect(decision.ruleByteCount == "defaults".utf8.count + DecisionRule.longestSuffix + DecisionRule.longestEntry)
     }
 
     /// The fixed rules name `BuiltinDefaults.Rule`'s texts.
