@@ -78,7 +78,7 @@ extension CompiledPolicyStorage {
         guard minimum >= 0 else {
             return Decision(allowed: true, ruleParts: .app(app.id, .state, entry: -1, form: app.form), reason: DecisionReason.authorized)
         }
-        if let version, version >= tables.versions[Int(minimum)] {
+        if let version, tables.version(version, meets: Int(minimum)) {
             return Decision(allowed: true, ruleParts: app.rule(.minVersion), reason: DecisionReason.versionMeetsMinimum)
         }
         let violation = app.settings.pointee.onViolation
