@@ -249,17 +249,12 @@ enum DecisionRule: Sendable {
 enum FixedRule: UInt8, Sendable, CaseIterable {
     case unknownApp, sameApp, fileExportRelativePath, fileExportPathTooLong, notificationTarget
 
-    /// A switch, not a table: a `static let` array is a `swift_once` check and a retain a read.
-    var text: String {
-        typealias Rule = BuiltinDefaults.Rule
-        return switch self {
-        case .unknownApp: Rule.unknownApp
-        case .sameApp: Rule.sameApp
-        case .fileExportRelativePath: Rule.fileExportRelativePath
-        case .fileExportPathTooLong: Rule.fileExportPathTooLong
-        case .notificationTarget: Rule.notificationTarget
-        }
-    }
+    var text: String { Self.texts[Int(rawValue)] }
+
+    /// In the order of the cases (`DecisionAnswerTests` checks each text).
+    private static let texts = [BuiltinDefaults.Rule.unknownApp, BuiltinDefaults.Rule.sameApp,
+                                BuiltinDefaults.Rule.fileExportRelativePath, BuiltinDefaults.Rule.fileExportPathTooLong,
+                                BuiltinDefaults.Rule.notificationTarget]
 }
 
 /// How `JSONPath` writes an app id as a key: `apps.notes` (an identifier), `apps["com.x"]`
