@@ -78,7 +78,7 @@ extension CompiledPolicyStorage {
         guard minimum >= 0 else {
             return Decision(allowed: true, ruleParts: .app(app.id, .state, entry: -1, form: app.form), reason: DecisionReason.authorized)
         }
-        if let version, version >= tables.versions[Int(minimum)] {
+        if let version, tables.version(version, meets: Int(minimum)) {
             return Decision(allowed: true, ruleParts: app.rule(.minVersion), reason: DecisionReason.versionMeetsMinimum)
         }
         let violation = app.settings.pointee.onViolation
@@ -142,8 +142,8 @@ extension CompiledPolicyStorage {
     private func decideExport(_ app: AskingApp, path bytes: UnsafeBufferPointer<UInt8>?) -> Decision {
         guard let bytes else { return Self.exportPathMissing }
         guard bytes.count <= CompiledPolicy.maxExportPathBytes else { return Self.exportPathTooLong }
-        return LexicalPath.withSegments(of: bytes) { bytes, segments in
-            if let index = firstMatch(app.settings.pointee.fileExportDeny, bytes, segments) {
+        return LexicalPath.withResolved(bytes) { path in
+            if let index = firstMatch(app.settings.pointee.fileExportDeny, path) {
                 return Decision(allowed: false, ruleParts: app.rule(.fileExportDeny, entry: index),
                                 reason: DecisionReason.exportDenied)
             }
@@ -151,7 +151,7 @@ extension CompiledPolicyStorage {
             guard allow >= 0 else {
                 return Decision(allowed: true, ruleParts: app.rule(.fileExportAllow), reason: DecisionReason.exportNoAllowList)
             }
-            if let index = firstMatch(allow, bytes, segments) {
+            if let index = firstMatch(allow, path) {
                 return Decision(allowed: true, ruleParts: app.rule(.fileExportAllow, entry: index),
                                 reason: DecisionReason.exportAllowed)
             }
@@ -179,11 +179,11 @@ extension CompiledPolicyStorage {
                         reason: DecisionReason.notification(level, showsOrgData: showsOrgData))
     }
 
-    private func firstMatch(_ list: Int32, _ bytes: UnsafeBufferPointer<UInt8>,
-                            _ segments: UnsafeBufferPointer<PathSegment>) -> Int? {
+    /// The first pattern of path glob list `list` that the resolved `path` matches.
+    private func firstMatch(_ list: Int32, _ path: UnsafeBufferPointer<UInt8>) -> Int? {
         guard list >= 0 else { return nil }
         let globs = tables.pathGlobLists[Int(list)]
-        for index in globs.indices where globs[index].matches(bytes, segments) { return index }
+        for index in globs.indices where globs[index].matches(resolved: path) { return index }
         return nil
     }
 

@@ -55,6 +55,8 @@ struct CompiledTables: Sendable {
     var appIDGlobLists: [GlobList] = []
     var pathGlobLists: [[PathGlob]] = []
     var versions: [SemanticVersion] = []
+    /// The numbers of each of `versions`, for `version(_:meets:)`.
+    var versionNumbers: [(major: Int, minor: Int, patch: Int)] = []
     private var appIDGlobListPositions: [[String]: Int32] = [:]
     /// Keyed by bytes: paths are bytes to the kernel and `PathGlob`, and `String`'s `==` would
     /// take a list for another that spells a name in another Unicode normalisation.
@@ -105,11 +107,21 @@ struct CompiledTables: Sendable {
             onViolation: BuiltinDefaults.onViolation, fileExportEnforcement: BuiltinDefaults.fileExportEnforcement)
     }
 
+    /// Whether `version` is at least `versions[index]`: by the numbers alone where they
+    /// differ, read without copying the minimum (a retain and release of each of its lists),
+    /// and by precedence, pre-release identifiers included, where they are equal.
+    func version(_ version: SemanticVersion, meets index: Int) -> Bool {
+        let numbers = (version.major, version.minor, version.patch), minimum = versionNumbers[index]
+        guard numbers == minimum else { return numbers > minimum }
+        return version >= versions[index]
+    }
+
     /// Identical minimums are stored once, so the few versions a policy names stay in cache.
     private mutating func version(_ version: SemanticVersion) -> Int32 {
         let key = ExactVersion(version)
         if let position = versionPositions[key] { return position }
         versions.append(version)
+        versionNumbers.append((version.major, version.minor, version.patch))
         let position = Int32(versions.count - 1)
         versionPositions[key] = position
         return position

@@ -271,5 +271,6 @@ extension CompiledTables {
         self.appIDGlobLists = appIDGlobLists
         self.pathGlobLists = pathGlobLists
         self.versions = versions
+        versionNumbers = versions.map { ($0.major, $0.minor, $0.patch) }
     }
 }

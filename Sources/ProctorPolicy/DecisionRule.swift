@@ -59,7 +59,7 @@ enum RuleSetting: UInt8, Sendable, CaseIterable {
 /// The rule a `Decision` names, kept in the parts a decision has at hand and rendered to
 /// text only when read: building or retaining a per-app string while deciding would cost a
 /// memory round trip (or an allocation) per decision. Rendering writes bytes into the
-/// caller's buffer (`append(to:)`), so a reply or log line needs no `String` of its own.
+/// caller's array in place (`append(to:)`), so a reply or log line needs no `String` of its own.
 enum DecisionRule: Sendable {
     /// What a caller gave `Decision.init` or `Decision.rule`.
     case text(String)
@@ -98,15 +98,10 @@ enum DecisionRule: Sendable {
     /// The length of `text` in UTF-8 bytes, without rendering it.
     var byteCount: Int { layout.count }
 
-    /// Appends `text`'s UTF-8 bytes to `out`: rendered on the stack, then copied once.
+    /// Appends `text`'s UTF-8 bytes to `out`, rendered in place in its spare capacity.
     func append(to out: inout [UInt8]) {
-        if let text = fixedText { return out.append(contentsOf: text.utf8) }
-        let (form, count) = layout
-        withUnsafeTemporaryAllocation(byteCount: count, alignment: 1) { buffer in
-            var writer = ByteWriter(buffer: buffer)
-            render(into: &writer, form: form, json: false)
-            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[..<writer.count]))
-        }
+        let (form, room) = room
+        out.appendWriting(room) { render(into: &$0, form: form, json: false) }
     }
 
     /// The length of `text` as a JSON string, quotes included, when `renderJSON(into:)` can
@@ -137,12 +132,25 @@ enum DecisionRule: Sendable {
     /// without making the `String` when it can (`jsonByteCount`).
     func appendJSON(to out: inout [UInt8]) {
         guard let count = jsonByteCount else { return JSONValue.writeString(text, to: &out) }
-        withUnsafeTemporaryAllocation(byteCount: count, alignment: 1) { buffer in
-            var writer = ByteWriter(buffer: buffer)
-            renderJSON(into: &writer)
-            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[..<writer.count]))
+        out.appendWriting(count) { renderJSON(into: &$0) }
+    }
+
+    /// How an app rule writes its id, and room for `text`: for a rule rendered from its parts,
+    /// room for the longest suffix and entry, which costs less than measuring them (`layout`).
+    private var room: (form: AppKeyForm, count: Int) {
+        switch self {
+        case .app(let app, _, _, let form) where form != .escaped:
+            return (form, 8 + app.utf8.count + Self.longestSuffix + Self.longestEntry)
+        case .defaults:
+            return (.identifier, Self.defaultsPrefix.utf8CodeUnitCount + Self.longestSuffix + Self.longestEntry)
+        default:
+            return layout
         }
     }
+
+    /// The longest `RuleSetting.suffix` (`.compliance.offlineGraceSeconds`) and entry
+    /// (`[2147483647]`) in bytes.
+    static let longestSuffix = 31, longestEntry = 12
 
     /// How an app rule writes its id, and the length of `text`.
     private var layout: (form: AppKeyForm, count: Int) {
@@ -243,7 +251,7 @@ enum FixedRule: UInt8, Sendable, CaseIterable {
 
     var text: String { Self.texts[Int(rawValue)] }
 
-    /// In the order of the cases (the engine's tests check each decision's rule text).
+    /// In the order of the cases (`DecisionAnswerTests` checks each text).
     private static let texts = [BuiltinDefaults.Rule.unknownApp, BuiltinDefaults.Rule.sameApp,
                                 BuiltinDefaults.Rule.fileExportRelativePath, BuiltinDefaults.Rule.fileExportPathTooLong,
                                 BuiltinDefaults.Rule.notificationTarget]
@@ -275,6 +283,22 @@ extension ByteWriter {
             end -= 1
             scratch[end] = UInt8(ascii: "[")
             write(UnsafeRawBufferPointer(rebasing: scratch[end...]))
+        }
+    }
+}
+
+extension [UInt8] {
+    /// Appends the bytes, at most `count`, that `body` writes in place into this array's
+    /// spare capacity: no buffer of its own, where rendering on the stack and then appending
+    /// cost a second copy and `append(contentsOf:)`'s generic path (≈ 95 instructions).
+    @inline(__always)
+    mutating func appendWriting(_ count: Int, _ body: (inout ByteWriter) -> Void) {
+        append(addingCapacity: count) { (span: inout OutputSpan<UInt8>) in
+            span.withUnsafeMutableBufferPointer { buffer, initialized in
+                var writer = ByteWriter(buffer: UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: buffer[initialized...])))
+                body(&writer)
+                initialized += writer.count
+            }
         }
     }
 }

@@ -7,19 +7,36 @@
 /// never crosses `/` (a `**` inside a longer segment, as in `/a/b**`, therefore acts as `*`).
 /// A pattern that is not absolute matches no path (the policy parser refuses such patterns).
 ///
-/// Matching walks the path's segments once per pattern segment with a single backtracking
-/// point for the last `**` seen, exact for this language, and allocates nothing. The compiled
-/// pattern is its resolved text in one buffer (segments found at their slashes while
-/// matching), so matching a cold pattern costs one cache miss rather than one per segment.
+/// The compiled pattern is its resolved text in one buffer, so matching a cold pattern costs
+/// one cache miss rather than one per segment, and two lengths found at compile time: the
+/// literal segments it starts with and the literal bytes after its last `*`, which every
+/// path it matches starts and ends with, so most paths are told apart by two comparisons.
+/// What lies between is matched segment by segment, segments found at their slashes, with a
+/// single backtracking point for the last `**` seen, exact for this language, allocating
+/// nothing.
 public struct PathGlob: Sendable, Hashable, CustomStringConvertible {
     public let pattern: String
     /// The resolved pattern (`/a/*/b`; empty for `/`, so every segment follows a slash); nil
     /// when the pattern is not absolute.
     let resolved: [UInt8]?
+    /// The bytes of `resolved` up to its first segment with a `*`: all of it when it has none.
+    private let literalPrefix: Int
+    /// The bytes of `resolved` after its last `*` (0 when it has none).
+    private let literalSuffix: Int
 
     public init(_ pattern: String) {
         self.pattern = pattern
-        resolved = LexicalPath.resolve(pattern).map { $0 == "/" ? [] : Array($0.utf8) }
+        let resolved = LexicalPath.resolve(pattern).map { $0 == "/" ? [] : Array($0.utf8) }
+        self.resolved = resolved
+        let bytes = resolved ?? []
+        var prefix = 0
+        while prefix < bytes.count {
+            let next = bytes[(prefix + 1)...].firstIndex(of: Self.slash) ?? bytes.count
+            if bytes[prefix..<next].contains(Self.star) { break }
+            prefix = next
+        }
+        literalPrefix = prefix
+        literalSuffix = bytes.lastIndex(of: Self.star).map { bytes.count - $0 - 1 } ?? 0
     }
 
     public var description: String { pattern }
@@ -27,60 +44,75 @@ public struct PathGlob: Sendable, Hashable, CustomStringConvertible {
     /// Whether the absolute `path`, resolved lexically, matches; false for a relative path.
     public func matches(_ path: String) -> Bool {
         var path = path
-        return path.withUTF8 { bytes in
-            LexicalPath.withSegments(of: bytes) { matches(bytes, $1) } ?? false
-        }
+        return path.withUTF8 { bytes in LexicalPath.withResolved(bytes) { matches(resolved: $0) } ?? false }
     }
 
-    /// Whether the resolved path given by `bytes` and its `pathSegments` matches.
-    func matches(_ bytes: UnsafeBufferPointer<UInt8>, _ pathSegments: UnsafeBufferPointer<PathSegment>) -> Bool {
+    /// Whether the path whose resolved form (`LexicalPath.withResolved`) is `path` matches.
+    func matches(resolved path: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let resolved else { return false }
-        return resolved.withUnsafeBufferPointer { Self.matches(pattern: $0, bytes, pathSegments) }
+        let prefix = literalPrefix, suffix = literalSuffix
+        return resolved.withUnsafeBufferPointer { pattern in
+            guard prefix < pattern.count else { return path.count == prefix && Self.same(pattern, path, at: 0, count: prefix) }
+            // The literal segments the pattern starts with, as whole segments of the path, and
+            // the bytes after its last `*`: cheap refusals of most paths.
+            guard path.count >= prefix, prefix == path.count || path[prefix] == Self.slash,
+                  Self.same(pattern, path, at: 0, count: prefix),
+                  path.count >= suffix,
+                  Self.same(UnsafeBufferPointer(rebasing: pattern[(pattern.count - suffix)...]), path,
+                            at: path.count - suffix, count: suffix) else { return false }
+            return Self.matches(pattern: pattern, path: path, from: prefix)
+        }
     }
 
     private static let slash = UInt8(ascii: "/")
+    private static let star = UInt8(ascii: "*")
 
-    /// `pattern` is a resolved pattern: each segment starts after a slash at a position below
-    /// `pattern.count`, which is where the pattern ends.
-    private static func matches(pattern: UnsafeBufferPointer<UInt8>, _ bytes: UnsafeBufferPointer<UInt8>,
-                                _ pathSegments: UnsafeBufferPointer<PathSegment>) -> Bool {
-        /// The segment whose slash is at `slashAt`: its bytes and where the next slash is.
-        func segment(at slashAt: Int) -> (name: UnsafeBufferPointer<UInt8>, next: Int) {
+    /// Whether `count` bytes of `path` from `start` are the first `count` bytes of `bytes`.
+    private static func same(_ bytes: UnsafeBufferPointer<UInt8>, _ path: UnsafeBufferPointer<UInt8>, at start: Int,
+                             count: Int) -> Bool {
+        count == 0 || AppTable.memoryEquals(bytes.baseAddress!, path.baseAddress! + start, count)
+    }
+
+    /// Whether `path` matches `pattern` (both resolved: each segment after a slash) from
+    /// `start`, a position of both at a slash or at their ends.
+    private static func matches(pattern: UnsafeBufferPointer<UInt8>, path: UnsafeBufferPointer<UInt8>, from start: Int) -> Bool {
+        /// The segment of `text` whose slash is at `slashAt`: its bytes and where the next slash is.
+        func segment(of text: UnsafeBufferPointer<UInt8>, at slashAt: Int) -> (name: UnsafeBufferPointer<UInt8>, next: Int) {
             var end = slashAt + 1
-            while end < pattern.count && pattern[end] != slash { end += 1 }
-            return (UnsafeBufferPointer(rebasing: pattern[(slashAt + 1)..<end]), end)
+            while end < text.count && text[end] != slash { end += 1 }
+            return (UnsafeBufferPointer(rebasing: text[(slashAt + 1)..<end]), end)
         }
         func isAnyFolders(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
-            name.count == 2 && name[0] == UInt8(ascii: "*") && name[1] == UInt8(ascii: "*")
+            name.count == 2 && name[0] == star && name[1] == star
         }
-        var patternAt = 0
-        var pathIndex = 0
+        var patternAt = start
+        var pathAt = start
         var backtrackPattern = -1
         var backtrackPath = 0
-        while pathIndex < pathSegments.count {
+        while pathAt < path.count {
             if patternAt < pattern.count {
-                let (name, next) = segment(at: patternAt)
+                let (name, next) = segment(of: pattern, at: patternAt)
                 if isAnyFolders(name) {
                     backtrackPattern = next
-                    backtrackPath = pathIndex
+                    backtrackPath = pathAt
                     patternAt = next
                     continue
                 }
-                let path = pathSegments[pathIndex]
-                if Glob.matches(pattern: name, text: UnsafeBufferPointer(rebasing: bytes[Int(path.start)..<Int(path.end)])) {
+                let (pathName, pathNext) = segment(of: path, at: pathAt)
+                if Glob.matches(pattern: name, text: pathName) {
                     patternAt = next
-                    pathIndex += 1
+                    pathAt = pathNext
                     continue
                 }
             }
             guard backtrackPattern >= 0 else { return false }
             // Let the last `**` take one more folder and retry what follows it.
-            backtrackPath += 1
-            pathIndex = backtrackPath
+            backtrackPath = segment(of: path, at: backtrackPath).next
+            pathAt = backtrackPath
             patternAt = backtrackPattern
         }
         while patternAt < pattern.count {
-            let (name, next) = segment(at: patternAt)
+            let (name, next) = segment(of: pattern, at: patternAt)
             guard isAnyFolders(name) else { return false }
             patternAt = next
         }

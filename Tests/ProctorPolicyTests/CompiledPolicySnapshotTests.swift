@@ -46,6 +46,29 @@ import TestSupport
         }
     }
 
+    /// `launch` compares the app's version with its minimum by precedence (the numbers, then
+    /// pre-release identifiers; build metadata ignored), compiled or restored from a snapshot:
+    /// versions on either side of minimums with and without pre-release identifiers.
+    @Test func launchComparesVersionsByPrecedence() throws {
+        let minimums = ["2.3.4", "2.3.4-rc.1", "2.3.4-alpha", "0.0.1", "10.0.0-1"].map { SemanticVersion($0)! }
+        let versions = ["2.3.4", "2.3.4+build.7", "2.3.4-rc.2", "2.3.4-rc.1", "2.3.4-rc.1+b", "2.3.4-rc", "2.3.4-1", "2.3.4-beta",
+                        "2.3.4-alpha.1", "2.3.5-a", "2.3.3", "2.4.0", "3.0.0-0", "1.9.9", "0.0.1-x", "0.0.0", "10.0.0-0",
+                        "10.0.0-2", "10.0.0", "9.99.99"].map { SemanticVersion($0)! }
+        let apps = Dictionary(uniqueKeysWithValues: minimums.enumerated().map { index, minimum in
+            ("app\(index)", AppPolicy(settings: AppSettings(compliance: ComplianceSettings(minVersion: minimum, onViolation: .block))))
+        })
+        let compiled = CompiledPolicy(Policy(version: "1", apps: apps))
+        let restored = try Self.decoded(Self.encoded(compiled))
+        for (index, minimum) in minimums.enumerated() {
+            for version in versions + [nil] {
+                let request = DecisionRequest(app: "app\(index)", action: .launch, appVersion: version)
+                let meets = version.map { $0 >= minimum } ?? false
+                #expect(compiled.decide(request).allowed == meets && restored.decide(request).allowed == meets,
+                        "\(version?.description ?? "no version") against \(minimum)")
+            }
+        }
+    }
+
     @Test func restoresGeneratedPolicies() throws {
         var generator = SeededGenerator(seed: 0x5AA9)
         for round in 0..<30 {

@@ -22,17 +22,51 @@ import Testing
     static let appIDs = ["notes", "_x9", "com.example.notes", "9lives", "com.ex-ample.app", "com.exämple.app 𝄞",
                          "del\u{7F}", "say \"hi\"", "back\\slash", "tab\there", "nul\u{0}\u{1F}", ""]
 
-    @Test(arguments: appIDs)
-    func everyRuleAndSentenceIsWrittenAsSerialized(id: String) {
+    /// Every kind of rule for the app `id`: app entry and defaults (the setting and list
+    /// entries of one to ten digits), built-in, fixed, and a caller's text (with escapes).
+    static func rules(for id: String) -> [DecisionRule] {
         let form = DecisionRule.keyForm(of: id)
         var rules: [DecisionRule] = RuleSetting.allCases.flatMap { setting in
-            [-1, 0, 7, 12, 1234].flatMap { entry in
+            [-1, 0, 7, 12, 1234, Int(Int32.max)].flatMap { entry in
                 [DecisionRule.app(id, setting, entry: Int32(entry), form: form), .defaults(setting, entry: Int32(entry))]
             } + [.text(setting.builtinRule), .builtin(setting)]
         }
         rules += FixedRule.allCases.map { .fixed($0) }
-        rules += [.text(""), .text("sdk.offlineGrace ✓"), .text("a \"quoted\" \\ rule\n\t\r\u{1}\u{1F}\u{7F} é 𝄞")]
-        for rule in rules {
+        return rules + [.text(""), .text("sdk.offlineGrace ✓"), .text("a \"quoted\" \\ rule\n\t\r\u{1}\u{1F}\u{7F} é 𝄞")]
+    }
+
+    /// `appendRule(to:)` renders in the array's spare capacity: after what the array held, the
+    /// rule's UTF-8, whatever room the array had (none spare, or plenty).
+    @Test(arguments: appIDs)
+    func everyRuleIsAppendedAsItsText(id: String) {
+        for rule in Self.rules(for: id) {
+            let decision = Decision(allowed: false, ruleParts: rule, reason: .exportDenied)
+            var tight: [UInt8] = [1, 2]
+            var roomy: [UInt8] = [1, 2]
+            roomy.reserveCapacity(4096)
+            decision.appendRule(to: &tight)
+            decision.appendRule(to: &roomy)
+            #expect(tight == [1, 2] + Array(decision.rule.utf8) && roomy == tight, "\(decision.rule)")
+        }
+    }
+
+    /// `appendRule(to:)` makes room for a rendered rule without measuring its suffix and entry.
+    @Test func roomForTheLongestSuffixAndEntry() {
+        #expect(RuleSetting.allCases.map(\.suffix.utf8CodeUnitCount).max() == DecisionRule.longestSuffix)
+        let decision = Decision(allowed: false, ruleParts: .defaults(.offlineGraceSeconds, entry: .max), reason: .exportDenied)
+        #expect(decision.ruleByteCount == "defaults".utf8.count + DecisionRule.longestSuffix + DecisionRule.longestEntry)
+    }
+
+    /// The fixed rules name `BuiltinDefaults.Rule`'s texts.
+    @Test func fixedRulesAreTheBuiltinRuleTexts() {
+        typealias Rule = BuiltinDefaults.Rule
+        #expect(FixedRule.allCases.map(\.text) == [Rule.unknownApp, Rule.sameApp, Rule.fileExportRelativePath,
+                                                   Rule.fileExportPathTooLong, Rule.notificationTarget])
+    }
+
+    @Test(arguments: appIDs)
+    func everyRuleAndSentenceIsWrittenAsSerialized(id: String) {
+        for rule in Self.rules(for: id) {
             for reason in DecisionReason.allCases {
                 for allowed in [true, false] {
                     let decision = Decision(allowed: allowed, ruleParts: rule, reason: reason)
