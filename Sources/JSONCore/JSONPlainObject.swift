@@ -138,7 +138,7 @@ public struct JSONPlainObject {
     /// Whether the `count` bytes at `a` and `b` are the same, compared as a few (overlapping)
     /// words: inlined where `count` is a constant, the words of a literal `b` are constants.
     @inlinable @inline(__always)
-    static func sameBytes(_ a: UnsafeRawPointer, _ b: UnsafePointer<UInt8>, count: Int) -> Bool {
+    public static func sameBytes(_ a: UnsafeRawPointer, _ b: UnsafePointer<UInt8>, count: Int) -> Bool {
         func same<Word: FixedWidthInteger>(_ offset: Int, _: Word.Type) -> Bool {
             a.loadUnaligned(fromByteOffset: offset, as: Word.self) == UnsafeRawPointer(b).loadUnaligned(fromByteOffset: offset, as: Word.self)
         }

@@ -1,5 +1,5 @@
+import JSONCore
 public import LinuxIO
-import Glibc
 
 /// A method a service answers straight from the bytes of its call: its parameters read by
 /// the handler's own reader into its own request type, its reply written from its own reply
@@ -127,9 +127,12 @@ enum VarlinkPlainCall {
 
     /// The parameters of `frame` (one message, without its NUL) if it is a plain call whose
     /// envelope begins with `prefix`: the bytes between that and the envelope's closing `}`.
+    /// The prefix is compared as words in place (`JSONPlainObject.sameBytes`): a `memcmp` call
+    /// cost more than the compare.
     static func parameters(of frame: UnsafeRawBufferPointer, prefix: [UInt8]) -> UnsafeRawBufferPointer? {
         guard frame.count > prefix.count + 1, frame[frame.count - 1] == UInt8(ascii: "}"),
-              prefix.withUnsafeBytes({ memcmp($0.baseAddress!, frame.baseAddress!, $0.count) == 0 }) else { return nil }
+              prefix.withUnsafeBufferPointer({ JSONPlainObject.sameBytes(frame.baseAddress!, $0.baseAddress!, count: $0.count) })
+        else { return nil }
         return UnsafeRawBufferPointer(rebasing: frame[prefix.count..<(frame.count - 1)])
     }
 }

@@ -222,4 +222,25 @@ import Testing
         #expect(String(decoding: connection.receive(ping).bytes, as: UTF8.self).contains(#""peer":"second""#))
         #expect(first.log == ["direct"] && second.log == ["direct"])
     }
+
+    /// A call's envelope is the method's prefix only if every byte of it is (compared as words
+    /// in place): each byte changed in turn, for methods whose prefixes end at each offset of
+    /// a word, and a frame one byte too short for it, are refused.
+    @Test func anEnvelopeIsThePrefixOnlyIfEveryByteIs() {
+        for method in (1...9).map({ "o.e.P" + String(repeating: "i", count: $0) }) {
+            let prefix = VarlinkPlainCall.prefix(of: method)
+            let text = Array(#"{"text":"hi"}"#.utf8)
+            let frame = prefix + text + [UInt8(ascii: "}")]
+            func parameters(of frame: [UInt8]) -> [UInt8]? {
+                frame.withUnsafeBytes { VarlinkPlainCall.parameters(of: $0, prefix: prefix).map(Array.init) }
+            }
+            #expect(parameters(of: frame) == text)
+            for index in prefix.indices {
+                var changed = frame
+                changed[index] ^= 0x20
+                #expect(parameters(of: changed) == nil, "\(method), byte \(index)")
+            }
+            #expect(parameters(of: Array(prefix.dropLast()) + [UInt8(ascii: "}")]) == nil)
+        }
+    }
 }
