@@ -70,7 +70,7 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
             "the state database \(path) is locked by another process"
         case let .logHeldBack(path, pages):
             "the write-ahead log of \(path) reached \(pages) pages while a reader keeps it from being checkpointed; "
-                + "this write waits until the reader ends"
+                + "writes that need no flush are refused until the reader ends"
         case let .shredIncomplete(path):
             "the data keys are destroyed, but a reader of \(path) kept their old bytes from being erased "
                 + "from its write-ahead log: the wipe is not complete, retry it"
