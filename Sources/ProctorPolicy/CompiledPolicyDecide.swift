@@ -24,6 +24,9 @@ struct AskingApp {
 extension CompiledPolicyStorage {
     /// See `CompiledPolicy.decide`; `entry` is `table.find(id)`, `target` the target's UTF-8
     /// bytes: what the decision reads of it, so that the caller need not make a `String` of it.
+    /// Inlined into its two callers (a request's lookup, a session's remembered place): called,
+    /// the decision's arguments and result went through memory.
+    @inline(__always)
     func decide(entry: AppTable.Entry?, _ action: Action, target: UnsafeBufferPointer<UInt8>?, size: Int?,
                 appVersion: SemanticVersion?) -> EngineDecision {
         guard let entry else { return Self.unknownApp }
