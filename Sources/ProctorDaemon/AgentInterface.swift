@@ -20,7 +20,8 @@ extension Daemon {
         table.answer(Agent.Decide.self) { [unowned self] request, call, context throws(VarlinkError) in
             let session = try session(request.session, sentBy: call.sender, in: context)
             return CompiledPolicy.withUTF8(of: request.target) { target in
-                Agent.Decide.Reply(decide(request.action, target: target, size: request.size, for: session))
+                Agent.Decide.Reply(Decision(decide(request.action, target: target, size: request.size, for: session),
+                                            askingApp: session.appID))
             }
         }
         table.answer(Agent.ReportEvent.self) { [unowned self] request, call, context throws(VarlinkError) in
@@ -71,14 +72,15 @@ extension Daemon {
     /// it as bytes, the general one as `Agent.Decide.Reply`. The target is given as its UTF-8
     /// bytes, which is how the engine reads it: a `String` of it is made only for a decision
     /// that is logged or kept (`record`).
-    private func decide(_ action: Action, target: UnsafeBufferPointer<UInt8>?, size: Int?, for session: AgentSession) -> Decision {
+    private func decide(_ action: Action, target: UnsafeBufferPointer<UInt8>?, size: Int?, for session: AgentSession)
+        -> EngineDecision {
         // By its parts: a `DecisionRequest` would copy, then free, the app id, target and version.
         // Only a launch reads the version, and passing it copies it (two arrays). Unretained: the
         // registry holds the policy, and only the loop replaces it, never during a call.
-        let decision = active.compiled.unretained.decide(app: session.appID, remembering: &session.policyPlace.pointee,
-                                                         action, target: target, size: size,
-                                                         appVersion: action == .launch ? session.semanticVersion : nil)
-        record(decision, app: session.appID, action, target: target, uid: session.peer.uid,
+        let decision = active.compiled.unretained.engineDecision(app: session.appID, remembering: &session.policyPlace.pointee,
+                                                                 action, target: target, size: size,
+                                                                 appVersion: action == .launch ? session.semanticVersion : nil)
+        record(.engine(decision), app: session.appID, action, target: target, uid: session.peer.uid,
                closingFields: session.decisionLogFields)
         return decision
     }
@@ -203,7 +205,7 @@ extension Daemon {
         perform(effects)
         // The launch verdict the SDK acts on is a decision like any other: logged and counted.
         let launch = reply.snapshot.launch
-        record(Decision(allowed: launch.allowed, rule: launch.rule, reason: launch.reason, violation: launch.violation),
+        record(.given(Decision(allowed: launch.allowed, rule: launch.rule, reason: launch.reason)),
                app: session.appID, .launch, target: nil, uid: session.peer.uid,
                closingFields: [(DaemonEventField.session, session.id)] + peerFields(context.peer))
         shredDataKeysOnViolation(of: session, verdict: launch)
@@ -309,7 +311,8 @@ extension Daemon {
     /// the lines, the history write or a subscriber's event the rule.
     /// An allowed decision that is neither logged nor streamed is only counted, and its target
     /// (UTF-8 bytes) is made a `String` only for a decision that is.
-    func record(_ decision: Decision, app: AppID, _ action: Action, target: UnsafeBufferPointer<UInt8>?, uid: UInt32,
+    func record(_ decision: DecisionRecord.Outcome, app: AppID, _ action: Action, target: UnsafeBufferPointer<UInt8>?,
+                uid: UInt32,
                 closingFields: @autoclosure () -> [(String, String)]) {
         counters.countDecision(action, allowed: decision.allowed)
         let kind: DaemonEvent = decision.allowed ? .decisionAllowed : .decisionDenied

@@ -42,12 +42,25 @@ struct DecisionRecord: Sendable {
         }
     }
 
+    /// What was decided: the engine's decision for `app`, its rule rendered only when read (not
+    /// on each denial), or a decision given whole (a registration's launch verdict). The
+    /// violation is not read: neither the line nor the event carries it.
+    enum Outcome: Sendable {
+        case engine(EngineDecision)
+        case given(Decision)
+
+        var allowed: Bool {
+            switch self {
+            case .engine(let decision): decision.allowed
+            case .given(let decision): decision.allowed
+            }
+        }
+    }
+
     let app: AppID
     let action: String
     private let recordedTarget: Target?
-    /// The decision as the engine made it, its rule rendered only when read (not on each
-    /// denial). Its violation is dropped: neither the line nor the event carries it.
-    private let decision: Decision
+    private let outcome: Outcome
     /// The log line's `POLICY_VERSION`: the active policy's when the decision was made.
     let policyVersion: String
     /// The fields that end the log line (`AgentSession.decisionLogFields`); empty when the
@@ -58,14 +71,25 @@ struct DecisionRecord: Sendable {
     let isLogged: Bool
 
     var target: String? { recordedTarget?.string }
-    var allowed: Bool { decision.allowed }
-    var rule: String { decision.rule }
-    var reason: String { decision.reason }
+    var allowed: Bool { outcome.allowed }
 
-    init(_ decision: consuming Decision, app: AppID, action: String, target: Target?, policyVersion: String,
+    var rule: String {
+        switch outcome {
+        case .engine(let decision): decision.rule(askingApp: app)
+        case .given(let decision): decision.rule
+        }
+    }
+
+    var reason: String {
+        switch outcome {
+        case .engine(let decision): decision.reasonText
+        case .given(let decision): decision.reason
+        }
+    }
+
+    init(_ outcome: Outcome, app: AppID, action: String, target: Target?, policyVersion: String,
          closingFields: [(String, String)], logged: Bool = true) {
-        decision.violation = nil
-        self.decision = consume decision  // moved, not copied again
+        self.outcome = outcome
         self.app = app
         self.action = action
         recordedTarget = target
@@ -76,8 +100,8 @@ struct DecisionRecord: Sendable {
 
     init(app: AppID, action: String, target: String?, allowed: Bool, rule: String, reason: String,
          policyVersion: String = "", closingFields: [(String, String)] = []) {
-        self.init(Decision(allowed: allowed, rule: rule, reason: reason), app: app, action: action, target: target.map(Target.init),
-                  policyVersion: policyVersion, closingFields: closingFields)
+        self.init(.given(Decision(allowed: allowed, rule: rule, reason: reason)), app: app, action: action,
+                  target: target.map(Target.init), policyVersion: policyVersion, closingFields: closingFields)
     }
 
     // MARK: The log line

@@ -125,11 +125,12 @@ final class AgentSession {
     /// peer's), rendered once: a denied `Decide` logs them with every call.
     let decisionLogFields: [(String, String)]
     /// Where the app stands in the policy of its last decision
-    /// (`CompiledPolicy.decide(app:remembering:…)`: no hash lookup of its id per `Decide`), behind a
+    /// (`CompiledPolicy.engineDecision(app:remembering:…)`: no hash lookup of its id per `Decide`), behind a
     /// pointer so that reading and updating it on every call has no run-time exclusivity check.
     let policyPlace = UnsafeMutablePointer<CompiledPolicy.AppPlace?>.allocate(capacity: 1)
     /// The `Decide` replies the app has been sent, kept to be copied when the same is sent
-    /// again (`Agent.Decide.DirectReply`); behind a pointer for the same reason.
+    /// again (`Agent.Decide.DirectReply`), and the app's id they are rendered with; behind a
+    /// pointer for the same reason.
     let decideReplies = UnsafeMutablePointer<DecisionAnswers>.allocate(capacity: 1)
 
     init(id: String, appID: AppID, peer: PeerIdentity, process: ProcessHandle? = nil, appVersion: String?,
@@ -146,7 +147,7 @@ final class AgentSession {
         self.registeredAt = registeredAt
         decisionLogFields = [(DaemonEventField.session, id)] + peer.logFields
         policyPlace.initialize(to: nil)
-        decideReplies.initialize(to: Agent.Decide.DirectReply.answers())
+        decideReplies.initialize(to: Agent.Decide.DirectReply.answers(to: appID))
     }
 
     deinit {

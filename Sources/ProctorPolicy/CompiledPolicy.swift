@@ -1,8 +1,8 @@
 /// A policy compiled for deciding: every app's settings resolved (app → `defaults` →
 /// `BuiltinDefaults`), each with the layer that supplied it, and every glob compiled
-/// (identical lists once). A decision names its rule by layer, setting and the asking app's
-/// id, rendered to the JSON path only when read (`Decision.rule`), so deciding touches no
-/// per-app text.
+/// (identical lists once). A decision names its rule by layer and setting, rendered to the
+/// JSON path with the asking app's id only when read (`Decision.rule`,
+/// `EngineDecision.rule(askingApp:)`), so deciding touches no per-app text.
 ///
 /// `decide` costs one hash lookup for the app and, for actions between apps, one for the
 /// other app, whatever the number of apps; it reads plain values from a dense record, builds
@@ -34,16 +34,15 @@ public struct CompiledPolicy: Sendable {
 
     /// The decision for `request`, naming the rule that made it.
     public func decide(_ request: DecisionRequest) -> Decision {
-        decide(app: request.app, request.action, target: request.target, size: request.size, appVersion: request.appVersion)
+        Decision(engineDecision(for: request), askingApp: request.app)
     }
 
-    /// `decide(_:)` for a request given by its parts (`DecisionRequest`'s members), which the
-    /// caller keeps: proctord's `Decide` builds no request, so copies and frees none of its
-    /// strings on the hot path.
-    public func decide(app: AppID, _ action: Action, target: String?, size: Int?,
-                       appVersion: SemanticVersion?) -> Decision {
-        Self.withUTF8(of: target) { target in
-            storage.decide(app: app, entry: storage.table.find(app), action, target: target, size: size, appVersion: appVersion)
+    /// `decide(_:)` as the engine makes it, for a caller that keeps the request (or at least its
+    /// app id) to render the rule with (`EngineDecision`): no reference counting of the id.
+    public func engineDecision(for request: DecisionRequest) -> EngineDecision {
+        Self.withUTF8(of: request.target) { target in
+            storage.decide(entry: storage.table.find(request.app), request.action, target: target, size: request.size,
+                           appVersion: request.appVersion)
         }
     }
 
@@ -59,7 +58,7 @@ public struct CompiledPolicy: Sendable {
 
     /// Where an app stands in one compiled policy (its slot in the app table, or that the
     /// policy does not name it), kept by a caller that decides for the same app again and
-    /// again (proctord's session) so that `decide(app:remembering:…)` skips the app's hash
+    /// again (proctord's session) so that `engineDecision(app:remembering:…)` skips the app's hash
     /// lookup. It holds no reference to the policy: only the policy's generation, unique
     /// among the policies the process compiled, so a place from another policy is never used.
     public struct AppPlace: Sendable {
@@ -67,12 +66,14 @@ public struct CompiledPolicy: Sendable {
         fileprivate let entry: AppTable.Entry?
     }
 
-    /// `decide(app:…)`, through `place`: where `app` stood in the policy of an earlier call
-    /// (nil at first). Used when it is this policy's, else looked up and left in `place`.
+    /// `engineDecision(for:)` for a request given by its parts (`DecisionRequest`'s members),
+    /// which the caller keeps, through `place`: where `app` stood in the policy of an earlier
+    /// call (nil at first). Used when it is this policy's, else looked up and left in `place`.
     /// `place` must only ever have been given calls for this same `app`. The target is given
-    /// as its UTF-8 bytes (`withUTF8(of:_:)`): proctord's direct `Decide` makes no `String` of it.
-    public func decide(app: AppID, remembering place: inout AppPlace?, _ action: Action, target: UnsafeBufferPointer<UInt8>?,
-                       size: Int?, appVersion: SemanticVersion?) -> Decision {
+    /// as its UTF-8 bytes (`withUTF8(of:_:)`): proctord's direct `Decide` builds no request and
+    /// makes no `String` of its target.
+    public func engineDecision(app: AppID, remembering place: inout AppPlace?, _ action: Action,
+                               target: UnsafeBufferPointer<UInt8>?, size: Int?, appVersion: SemanticVersion?) -> EngineDecision {
         storage.decide(app: app, remembering: &place, action, target: target, size: size, appVersion: appVersion)
     }
 
@@ -90,9 +91,9 @@ public struct CompiledPolicy: Sendable {
         @usableFromInline
         init(storage: Unmanaged<CompiledPolicyStorage>) { self.storage = storage }
 
-        /// `CompiledPolicy.decide(app:remembering:…)`.
-        public func decide(app: AppID, remembering place: inout AppPlace?, _ action: Action,
-                           target: UnsafeBufferPointer<UInt8>?, size: Int?, appVersion: SemanticVersion?) -> Decision {
+        /// `CompiledPolicy.engineDecision(app:remembering:…)`.
+        public func engineDecision(app: AppID, remembering place: inout AppPlace?, _ action: Action,
+                                   target: UnsafeBufferPointer<UInt8>?, size: Int?, appVersion: SemanticVersion?) -> EngineDecision {
             storage._withUnsafeGuaranteedRef {
                 $0.decide(app: app, remembering: &place, action, target: target, size: size, appVersion: appVersion)
             }
@@ -157,9 +158,9 @@ public struct CompiledPolicy: Sendable {
 }
 
 extension CompiledPolicyStorage {
-    /// `CompiledPolicy.decide(app:remembering:…)`.
+    /// `CompiledPolicy.engineDecision(app:remembering:…)`.
     func decide(app: AppID, remembering place: inout CompiledPolicy.AppPlace?, _ action: Action,
-                target: UnsafeBufferPointer<UInt8>?, size: Int?, appVersion: SemanticVersion?) -> Decision {
+                target: UnsafeBufferPointer<UInt8>?, size: Int?, appVersion: SemanticVersion?) -> EngineDecision {
         let entry: AppTable.Entry?
         if let place, place.generation == generation {
             entry = place.entry
@@ -167,6 +168,6 @@ extension CompiledPolicyStorage {
             entry = table.find(app)
             place = CompiledPolicy.AppPlace(generation: generation, entry: entry)
         }
-        return decide(app: app, entry: entry, action, target: target, size: size, appVersion: appVersion)
+        return decide(entry: entry, action, target: target, size: size, appVersion: appVersion)
     }
 }

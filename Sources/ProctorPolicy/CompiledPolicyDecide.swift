@@ -8,37 +8,40 @@ enum TargetStanding {
     case unmanaged
 }
 
-/// The record of the app that asks, read in place, and its id and the id's key form (for
-/// naming app-layer rules).
+/// The record of the app that asks, read in place, and the key form of its id (for naming
+/// app-layer rules).
 struct AskingApp {
     let settings: UnsafePointer<ResolvedSettings>
-    let id: AppID
     let form: AppKeyForm
 
     /// The rule that supplied `setting`, or entry `entry` of its list.
     @inline(__always)
     func rule(_ setting: RuleSetting, entry: Int = -1) -> DecisionRule {
-        DecisionRule(settings.pointee.layer(of: setting), setting, entry: entry, app: id, form: form)
+        DecisionRule(settings.pointee.layer(of: setting), setting, entry: entry, form: form)
     }
 }
 
 extension CompiledPolicyStorage {
     /// See `CompiledPolicy.decide`; `entry` is `table.find(id)`, `target` the target's UTF-8
     /// bytes: what the decision reads of it, so that the caller need not make a `String` of it.
-    func decide(app id: AppID, entry: AppTable.Entry?, _ action: Action, target: UnsafeBufferPointer<UInt8>?, size: Int?,
-                appVersion: SemanticVersion?) -> Decision {
+    /// Inlined into its two callers (a request's lookup, a session's remembered place): called,
+    /// the decision's arguments and result went through memory.
+    @inline(__always)
+    func decide(entry: AppTable.Entry?, _ action: Action, target: UnsafeBufferPointer<UInt8>?, size: Int?,
+                appVersion: SemanticVersion?) -> EngineDecision {
         guard let entry else { return Self.unknownApp }
         // The state comes from the hash slot; the record (one cache line, at the slot's
         // position so it loads beside the slot) is read in place, and the rule is named by
-        // layer, setting and the asking app's id: no per-app memory besides slot and record.
+        // layer and setting, the asking app's id given when it is rendered: no per-app memory
+        // besides slot and record, and no reference to the id.
         guard entry.state == .authorized else {
-            return Decision(allowed: false, ruleParts: .app(id, .state, entry: -1, form: entry.keyForm),
+            return EngineDecision(allowed: false, rule: .app(.state, entry: -1, form: entry.keyForm),
                             reason: entry.state == .blocked ? DecisionReason.blocked : DecisionReason.retired)
         }
         let record = UnsafePointer(records.baseAddress! + entry.position)
         let settings = UnsafeRawPointer(record).advanced(by: MemoryLayout<AppRecord>.offset(of: \AppRecord.settings)!)
             .assumingMemoryBound(to: ResolvedSettings.self)
-        let app = AskingApp(settings: settings, id: id, form: entry.keyForm)
+        let app = AskingApp(settings: settings, form: entry.keyForm)
         switch action {
         case .launch:
             return decideLaunch(app, version: appVersion)
@@ -52,10 +55,10 @@ extension CompiledPolicyStorage {
             return decideShare(app, sending: false, other: target, standing(of: target, toward: entry))
         case .print:
             let print = settings.pointee.print
-            return Decision(allowed: print == .allow, ruleParts: app.rule(.print), reason: DecisionReason.print(print))
+            return EngineDecision(allowed: print == .allow, rule: app.rule(.print), reason: DecisionReason.print(print))
         case .screenCapture:
             let capture = settings.pointee.screenCapture
-            return Decision(allowed: capture == .allow, ruleParts: app.rule(.screenCapture),
+            return EngineDecision(allowed: capture == .allow, rule: app.rule(.screenCapture),
                             reason: DecisionReason.screenCapture(capture))
         case .fileExport:
             return decideExport(app, path: target)
@@ -73,16 +76,16 @@ extension CompiledPolicyStorage {
         return other.isManaged ? .managed : .unmanaged
     }
 
-    private func decideLaunch(_ app: AskingApp, version: SemanticVersion?) -> Decision {
+    private func decideLaunch(_ app: AskingApp, version: SemanticVersion?) -> EngineDecision {
         let minimum = app.settings.pointee.minVersion
         guard minimum >= 0 else {
-            return Decision(allowed: true, ruleParts: .app(app.id, .state, entry: -1, form: app.form), reason: DecisionReason.authorized)
+            return EngineDecision(allowed: true, rule: .app(.state, entry: -1, form: app.form), reason: DecisionReason.authorized)
         }
         if let version, tables.version(version, meets: Int(minimum)) {
-            return Decision(allowed: true, ruleParts: app.rule(.minVersion), reason: DecisionReason.versionMeetsMinimum)
+            return EngineDecision(allowed: true, rule: app.rule(.minVersion), reason: DecisionReason.versionMeetsMinimum)
         }
         let violation = app.settings.pointee.onViolation
-        return Decision(allowed: violation == .warn, ruleParts: app.rule(.minVersion),
+        return EngineDecision(allowed: violation == .warn, rule: app.rule(.minVersion),
                         reason: DecisionReason.versionBelowMinimum(violation, versionKnown: version != nil),
                         violation: violation)
     }
@@ -90,7 +93,7 @@ extension CompiledPolicyStorage {
     /// `charLimit` is an allowance on top of the level: a copy the level refuses still goes
     /// to any app when its size is known and at most the limit — under every level,
     /// `blocked` included, as docs/engine.md says (a charLimit applies "whatever the level").
-    private func decideCopy(_ app: AskingApp, to target: TargetStanding, size: Int?) -> Decision {
+    private func decideCopy(_ app: AskingApp, to target: TargetStanding, size: Int?) -> EngineDecision {
         if target == .sameApp { return Self.sameApp }
         let level = app.settings.pointee.clipboardLevel
         let targetManaged = target == .managed
@@ -101,13 +104,13 @@ extension CompiledPolicyStorage {
         }
         let charLimit = app.settings.pointee.clipboardCharLimit
         if !allowed, charLimit > 0, let size, size >= 0, size <= charLimit {
-            return Decision(allowed: true, ruleParts: app.rule(.clipboardCharLimit), reason: DecisionReason.clipboardCharLimit)
+            return EngineDecision(allowed: true, rule: app.rule(.clipboardCharLimit), reason: DecisionReason.clipboardCharLimit)
         }
-        return Decision(allowed: allowed, ruleParts: app.rule(.clipboardLevel),
+        return EngineDecision(allowed: allowed, rule: app.rule(.clipboardLevel),
                         reason: DecisionReason.copy(level, targetManaged: targetManaged))
     }
 
-    private func decidePaste(_ app: AskingApp, from source: TargetStanding) -> Decision {
+    private func decidePaste(_ app: AskingApp, from source: TargetStanding) -> EngineDecision {
         if source == .sameApp { return Self.sameApp }
         let level = app.settings.pointee.clipboardLevel
         let sourceManaged = source == .managed
@@ -116,52 +119,52 @@ extension CompiledPolicyStorage {
         case .managed: sourceManaged
         case .blocked: false
         }
-        return Decision(allowed: allowed, ruleParts: app.rule(.clipboardLevel),
+        return EngineDecision(allowed: allowed, rule: app.rule(.clipboardLevel),
                         reason: DecisionReason.paste(level, sourceManaged: sourceManaged))
     }
 
     /// `share.send` (`sending`) or `share.receive`; an exempt app counts like a managed one.
     private func decideShare(_ app: AskingApp, sending: Bool, other: UnsafeBufferPointer<UInt8>?,
-                             _ standing: TargetStanding) -> Decision {
+                             _ standing: TargetStanding) -> EngineDecision {
         if standing == .sameApp { return Self.sameApp }
         let level = sending ? app.settings.pointee.shareSend : app.settings.pointee.shareReceive
         let otherManaged = standing == .managed
         if level == .managed, !otherManaged, let other {
             if let index = tables.appIDGlobLists[Int(app.settings.pointee.shareExempt)].firstMatch(other) {
-                return Decision(allowed: true, ruleParts: app.rule(.shareExempt, entry: index),
+                return EngineDecision(allowed: true, rule: app.rule(.shareExempt, entry: index),
                                 reason: sending ? DecisionReason.exemptReceiver : DecisionReason.exemptSender)
             }
         }
         let allowed = level == .any || (level == .managed && otherManaged)
-        return Decision(allowed: allowed, ruleParts: app.rule(sending ? .shareSend : .shareReceive),
+        return EngineDecision(allowed: allowed, rule: app.rule(sending ? .shareSend : .shareReceive),
                         reason: sending ? DecisionReason.send(level, receiverManaged: otherManaged)
                                         : DecisionReason.receive(level, senderManaged: otherManaged))
     }
 
     /// Deny patterns win over allow patterns; with an allow list only matching paths pass.
-    private func decideExport(_ app: AskingApp, path bytes: UnsafeBufferPointer<UInt8>?) -> Decision {
+    private func decideExport(_ app: AskingApp, path bytes: UnsafeBufferPointer<UInt8>?) -> EngineDecision {
         guard let bytes else { return Self.exportPathMissing }
         guard bytes.count <= CompiledPolicy.maxExportPathBytes else { return Self.exportPathTooLong }
         return LexicalPath.withResolved(bytes) { path in
             if let index = firstMatch(app.settings.pointee.fileExportDeny, path) {
-                return Decision(allowed: false, ruleParts: app.rule(.fileExportDeny, entry: index),
+                return EngineDecision(allowed: false, rule: app.rule(.fileExportDeny, entry: index),
                                 reason: DecisionReason.exportDenied)
             }
             let allow = app.settings.pointee.fileExportAllow
             guard allow >= 0 else {
-                return Decision(allowed: true, ruleParts: app.rule(.fileExportAllow), reason: DecisionReason.exportNoAllowList)
+                return EngineDecision(allowed: true, rule: app.rule(.fileExportAllow), reason: DecisionReason.exportNoAllowList)
             }
             if let index = firstMatch(allow, path) {
-                return Decision(allowed: true, ruleParts: app.rule(.fileExportAllow, entry: index),
+                return EngineDecision(allowed: true, rule: app.rule(.fileExportAllow, entry: index),
                                 reason: DecisionReason.exportAllowed)
             }
-            return Decision(allowed: false, ruleParts: app.rule(.fileExportAllow), reason: DecisionReason.exportNotAllowed)
+            return EngineDecision(allowed: false, rule: app.rule(.fileExportAllow), reason: DecisionReason.exportNotAllowed)
         } ?? Self.exportPathRelative
     }
 
     /// `block-org-data` lets only `plain` notifications through. A target other than `org` or
     /// `plain` is denied under every level: what such a notification shows is not known.
-    private func decideNotification(_ app: AskingApp, showing content: UnsafeBufferPointer<UInt8>?) -> Decision {
+    private func decideNotification(_ app: AskingApp, showing content: UnsafeBufferPointer<UInt8>?) -> EngineDecision {
         // By bytes: `init(rawValue:)` compares through a table made once (a `swift_once` check
         // a call), with `==`, which for these ASCII words is the same comparison.
         guard let content else { return Self.notificationTargetUnknown }
@@ -175,7 +178,7 @@ extension CompiledPolicyStorage {
         case .blockOrgData: !showsOrgData
         case .block: false
         }
-        return Decision(allowed: allowed, ruleParts: app.rule(.notifications),
+        return EngineDecision(allowed: allowed, rule: app.rule(.notifications),
                         reason: DecisionReason.notification(level, showsOrgData: showsOrgData))
     }
 
@@ -188,19 +191,19 @@ extension CompiledPolicyStorage {
     }
 
     // Made where returned (nothing to retain): a `static let` is a `swift_once` check a call.
-    private static var unknownApp: Decision { Decision(allowed: false, ruleParts: .fixed(.unknownApp), reason: .unknownApp) }
-    private static var sameApp: Decision { Decision(allowed: true, ruleParts: .fixed(.sameApp), reason: .sameApp) }
-    private static var exportPathMissing: Decision {
-        Decision(allowed: false, ruleParts: .fixed(.fileExportRelativePath), reason: .exportPathMissing)
+    private static var unknownApp: EngineDecision { EngineDecision(allowed: false, rule: .fixed(.unknownApp), reason: .unknownApp) }
+    private static var sameApp: EngineDecision { EngineDecision(allowed: true, rule: .fixed(.sameApp), reason: .sameApp) }
+    private static var exportPathMissing: EngineDecision {
+        EngineDecision(allowed: false, rule: .fixed(.fileExportRelativePath), reason: .exportPathMissing)
     }
-    private static var exportPathRelative: Decision {
-        Decision(allowed: false, ruleParts: .fixed(.fileExportRelativePath), reason: .exportPathRelative)
+    private static var exportPathRelative: EngineDecision {
+        EngineDecision(allowed: false, rule: .fixed(.fileExportRelativePath), reason: .exportPathRelative)
     }
-    private static var exportPathTooLong: Decision {
-        Decision(allowed: false, ruleParts: .fixed(.fileExportPathTooLong), reason: .exportPathTooLong)
+    private static var exportPathTooLong: EngineDecision {
+        EngineDecision(allowed: false, rule: .fixed(.fileExportPathTooLong), reason: .exportPathTooLong)
     }
-    private static var notificationTargetUnknown: Decision {
-        Decision(allowed: false, ruleParts: .fixed(.notificationTarget), reason: .notificationTargetUnknown)
+    private static var notificationTargetUnknown: EngineDecision {
+        EngineDecision(allowed: false, rule: .fixed(.notificationTarget), reason: .notificationTargetUnknown)
     }
 }
 

@@ -56,13 +56,14 @@ enum RuleSetting: UInt8, Sendable, CaseIterable {
     }
 }
 
-/// The rule a `Decision` names, kept in the parts a decision has at hand and rendered to
-/// text only when read: building or retaining a per-app string while deciding would cost a
-/// memory round trip (or an allocation) per decision. Rendering writes bytes into the
-/// caller's array in place (`append(to:)`), so a reply or log line needs no `String` of its own.
-enum DecisionRule: Sendable {
-    /// What a caller gave `Decision.init` or `Decision.rule`.
-    case text(String)
+/// The rule an engine decision rests on, kept in the parts the engine has at hand and rendered
+/// to text only when read: building or retaining a per-app string while deciding would cost a
+/// memory round trip (or an allocation) per decision. An app-layer rule does not hold the asking
+/// app's id: whoever renders it passes the id (`askingApp`), which the caller of the engine holds
+/// anyway (the request, proctord's session), so a decision holds no reference at all and costs
+/// neither a retain nor a release of the id's string. Rendering writes bytes into the caller's
+/// array in place (`append(to:askingApp:)`), so a reply or log line needs no `String` of its own.
+enum DecisionRule: Sendable, Hashable {
     /// The built-in default of a setting (`RuleSetting.builtinRule`): a built-in list's
     /// entries share it.
     case builtin(RuleSetting)
@@ -70,81 +71,80 @@ enum DecisionRule: Sendable {
     case fixed(FixedRule)
     /// A setting of `defaults`, or entry `entry` of its list (`-1`: the setting itself).
     case defaults(RuleSetting, entry: Int32)
-    /// A setting of the app entry `apps[app]`, or entry `entry` of its list; `form` is how
-    /// the id is written as a key, found once per app when the policy is compiled.
-    case app(AppID, RuleSetting, entry: Int32, form: AppKeyForm)
+    /// A setting of the asking app's entry `apps[app]`, or entry `entry` of its list; `form` is
+    /// how the id is written as a key, found once per app when the policy is compiled.
+    case app(RuleSetting, entry: Int32, form: AppKeyForm)
 
-    /// The rule of `setting` supplied by `layer` for the asking `app`, whose id is written as `form`.
+    /// The rule of `setting` supplied by `layer` for the asking app, whose id is written as `form`.
     @inline(__always)
-    init(_ layer: RuleLayer, _ setting: RuleSetting, entry: Int = -1, app: AppID, form: AppKeyForm) {
+    init(_ layer: RuleLayer, _ setting: RuleSetting, entry: Int = -1, form: AppKeyForm) {
         switch layer {
         case .builtin: self = .builtin(setting)
         case .defaults: self = .defaults(setting, entry: Int32(entry))
-        case .app: self = .app(app, setting, entry: Int32(entry), form: form)
+        case .app: self = .app(setting, entry: Int32(entry), form: form)
         }
     }
 
-    /// `apps["com.example.notes"].dlp.fileExport.deny[2]`, exactly as `JSONPath` renders it.
-    var text: String {
+    /// `apps["com.example.notes"].dlp.fileExport.deny[2]`, exactly as `JSONPath` renders it,
+    /// for the asking app `app`.
+    func text(askingApp app: AppID) -> String {
         if let text = fixedText { return text }
-        let (form, count) = layout
+        let (form, count) = layout(app)
         return String(unsafeUninitializedCapacity: count) { buffer in
             var writer = ByteWriter(buffer: UnsafeMutableRawBufferPointer(buffer))
-            render(into: &writer, form: form, json: false)
+            render(into: &writer, app: app, form: form, json: false)
             return writer.count
         }
     }
 
-    /// The length of `text` in UTF-8 bytes, without rendering it.
-    var byteCount: Int { layout.count }
+    /// The length of `text(askingApp:)` in UTF-8 bytes, without rendering it.
+    func byteCount(askingApp app: AppID) -> Int { layout(app).count }
 
-    /// Appends `text`'s UTF-8 bytes to `out`, rendered in place in its spare capacity.
-    func append(to out: inout [UInt8]) {
-        let (form, room) = room
-        out.appendWriting(room) { render(into: &$0, form: form, json: false) }
+    /// Appends `text(askingApp:)`'s UTF-8 bytes to `out`, rendered in place in its spare capacity.
+    func append(to out: inout [UInt8], askingApp app: AppID) {
+        let (form, room) = room(app)
+        out.appendWriting(room) { render(into: &$0, app: app, form: form, json: false) }
     }
 
-    /// The length of `text` as a JSON string, quotes included, when `renderJSON(into:)` can
-    /// write it; nil when it holds bytes to escape, which `JSONValue.writeString` writes. The
-    /// parts of a `defaults` rule, an identifier and an id in its quoted form hold none (see
-    /// `keyForm(of:)`), so the quotes of `apps["…"]` are the only escapes and are written as
-    /// `\"`; the built-in rules hold none (`DecisionAnswerTests`); a caller's text is checked;
-    /// an id in its escaped form is rare.
-    var jsonByteCount: Int? {
+    /// The length of `text(askingApp:)` as a JSON string, quotes included, when
+    /// `renderJSON(into:askingApp:)` can write it; nil when it holds bytes to escape, which
+    /// `JSONValue.writeString` writes. The parts of a `defaults` rule, an identifier and an id
+    /// in its quoted form hold none (see `keyForm(of:)`), so the quotes of `apps["…"]` are the
+    /// only escapes and are written as `\"`; the built-in rules hold none
+    /// (`DecisionAnswerTests`); an id in its escaped form is rare.
+    func jsonByteCount(askingApp app: AppID) -> Int? {
         switch self {
-        case .text(let text):
-            return AppTable.withBytes(of: text) { JSONValue.writesVerbatim($0) ? $0.count + 2 : nil }
         case .builtin, .fixed, .defaults:
-            return layout.count + 2
-        case .app(_, _, _, let form):
-            return form == .escaped ? nil : layout.count + (form == .quoted ? 4 : 2)
+            return layout(app).count + 2
+        case .app(_, _, let form):
+            return form == .escaped ? nil : layout(app).count + (form == .quoted ? 4 : 2)
         }
     }
 
-    /// Writes `text` as a JSON string into `writer`, which has room for `jsonByteCount` bytes
-    /// (not nil) more.
-    func renderJSON(into writer: inout ByteWriter) {
-        let form = if case .app(_, _, _, let form) = self { form } else { AppKeyForm.identifier }
-        render(into: &writer, form: form, json: true)
+    /// Writes `text(askingApp:)` as a JSON string into `writer`, which has room for
+    /// `jsonByteCount(askingApp:)` bytes (not nil) more.
+    func renderJSON(into writer: inout ByteWriter, askingApp app: AppID) {
+        let form = if case .app(_, _, let form) = self { form } else { AppKeyForm.identifier }
+        render(into: &writer, app: app, form: form, json: true)
     }
 
-    /// Appends `text` as a JSON string, byte for byte as `JSONValue.writeString` writes it,
-    /// without making the `String` when it can (`jsonByteCount`).
-    func appendJSON(to out: inout [UInt8]) {
-        guard let count = jsonByteCount else { return JSONValue.writeString(text, to: &out) }
-        out.appendWriting(count) { renderJSON(into: &$0) }
+    /// Appends `text(askingApp:)` as a JSON string, byte for byte as `JSONValue.writeString`
+    /// writes it, without making the `String` when it can (`jsonByteCount(askingApp:)`).
+    func appendJSON(to out: inout [UInt8], askingApp app: AppID) {
+        guard let count = jsonByteCount(askingApp: app) else { return JSONValue.writeString(text(askingApp: app), to: &out) }
+        out.appendWriting(count) { renderJSON(into: &$0, askingApp: app) }
     }
 
     /// How an app rule writes its id, and room for `text`: for a rule rendered from its parts,
     /// room for the longest suffix and entry, which costs less than measuring them (`layout`).
-    private var room: (form: AppKeyForm, count: Int) {
+    private func room(_ app: AppID) -> (form: AppKeyForm, count: Int) {
         switch self {
-        case .app(let app, _, _, let form) where form != .escaped:
+        case .app(_, _, let form) where form != .escaped:
             return (form, 8 + app.utf8.count + Self.longestSuffix + Self.longestEntry)
         case .defaults:
             return (.identifier, Self.defaultsPrefix.utf8CodeUnitCount + Self.longestSuffix + Self.longestEntry)
         default:
-            return layout
+            return layout(app)
         }
     }
 
@@ -153,31 +153,31 @@ enum DecisionRule: Sendable {
     static let longestSuffix = 31, longestEntry = 12
 
     /// How an app rule writes its id, and the length of `text`.
-    private var layout: (form: AppKeyForm, count: Int) {
+    private func layout(_ app: AppID) -> (form: AppKeyForm, count: Int) {
         switch self {
-        case .text, .builtin, .fixed:
+        case .builtin, .fixed:
             return (.identifier, fixedText!.utf8.count)
         case .defaults(let setting, let entry):
             return (.identifier, Self.defaultsPrefix.utf8CodeUnitCount + setting.suffix.utf8CodeUnitCount + Self.entryByteCount(entry))
-        case .app(let app, let setting, let entry, let form):
+        case .app(let setting, let entry, let form):
             return (form, Self.appKeyByteCount(app, form) + setting.suffix.utf8CodeUnitCount + Self.entryByteCount(entry))
         }
     }
 
     /// Writes `text` into `writer`, which has room for `byteCount` bytes more. `form` is how
-    /// an app rule writes its id (ignored otherwise). With `json`, `text` as a JSON string
-    /// (`jsonByteCount`, not nil, bytes).
+    /// an app rule writes the id `app` (both ignored otherwise). With `json`, `text` as a JSON
+    /// string (`jsonByteCount`, not nil, bytes).
     @inline(__always)
-    private func render(into writer: inout ByteWriter, form: AppKeyForm, json: Bool) {
+    private func render(into writer: inout ByteWriter, app: AppID, form: AppKeyForm, json: Bool) {
         let quote: StaticString = "\""
         if json { writer.write(quote) }
         switch self {
-        case .text, .builtin, .fixed: writer.write(fixedText!)
+        case .builtin, .fixed: writer.write(fixedText!)
         case .defaults(let setting, let entry):
             writer.write(Self.defaultsPrefix)
             writer.write(setting.suffix)
             writer.writeEntry(entry)
-        case .app(let app, let setting, let entry, _):
+        case .app(let setting, let entry, _):
             switch form {
             case .identifier:
                 writer.write("apps." as StaticString)
@@ -195,11 +195,9 @@ enum DecisionRule: Sendable {
         if json { writer.write(quote) }
     }
 
-    /// The text of a rule kept as text, a caller's or a built-in one; nil for one rendered
-    /// from its parts.
+    /// The text of a built-in or fixed rule; nil for one rendered from its parts.
     private var fixedText: String? {
         switch self {
-        case .text(let text): text
         case .builtin(let setting): setting.builtinRule
         case .fixed(let rule): rule.text
         case .defaults, .app: nil

@@ -8,7 +8,7 @@ extension Agent.Decide {
     /// A plain `Decide` call's parameters as they lie in its frame (`VarlinkDirectMethod`):
     /// the session id is left as bytes, for the connection to compare with the session it
     /// found last before making a `String` of it; the target too, which the engine reads as
-    /// bytes (`CompiledPolicy.decide(app:remembering:…)`).
+    /// bytes (`CompiledPolicy.engineDecision(app:remembering:…)`).
     public struct PlainRequest {
         /// The session id's bytes (printable ASCII), in the call's frame: valid only while
         /// the call is answered.

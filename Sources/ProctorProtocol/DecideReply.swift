@@ -10,37 +10,34 @@ extension Agent.Decide.Reply {
 }
 
 extension Agent.Decide {
-    /// `Decide`'s reply written from the engine's `Decision` straight to bytes, for the direct
+    /// `Decide`'s reply written from the engine's decision straight to bytes, for the direct
     /// path (`VarlinkDirectMethod`; `DecideFastPath.swift` reads the request): the bytes of
-    /// `Reply(decision)` serialized, but neither its rule nor its reason is made a `String` or
-    /// escaped for the call (`Decision.writeAnswer(to:)`).
+    /// `Reply(Decision(decision, askingApp: app))` serialized, but neither its rule nor its
+    /// reason is made a `String` or escaped for the call (`EngineDecision.writeAnswer`), and a
+    /// reply sent before to the same app is copied from its session's `DecisionAnswers`.
     public struct DirectReply: VarlinkDirectReply {
-        public let decision: Decision
-        /// The replies already sent to the app that asked (its session's), if kept.
-        let answers: UnsafeMutablePointer<DecisionAnswers>?
+        public let decision: EngineDecision
+        /// The replies already sent to the app that asked (its session's), and its id.
+        let answers: UnsafeMutablePointer<DecisionAnswers>
 
-        public init(_ decision: Decision) { (self.decision, answers) = (decision, nil) }
-
-        /// The reply to the app whose replies `answers` keeps (`DirectReply.answers()`): a
-        /// reply sent before is copied from there. `answers` must stay valid until the reply is
-        /// written, and hold only this app's replies.
-        public init(_ decision: Decision, keptIn answers: UnsafeMutablePointer<DecisionAnswers>) {
+        /// The reply to the app whose replies `answers` keeps (`DirectReply.answers(to:)`), for
+        /// which the engine made `decision`. `answers` must stay valid until the reply is written.
+        public init(_ decision: EngineDecision, keptIn answers: UnsafeMutablePointer<DecisionAnswers>) {
             (self.decision, self.answers) = (decision, answers)
         }
 
-        /// Where one app's replies are kept: whole messages, envelope included.
-        public static func answers() -> DecisionAnswers { DecisionAnswers(between: envelopeStart, and: envelopeEnd) }
+        /// Where the replies to `app` are kept: whole messages, envelope included.
+        public static func answers(to app: AppID) -> DecisionAnswers {
+            DecisionAnswers(to: app, between: envelopeStart, and: envelopeEnd)
+        }
 
         private static let envelopeStart: StaticString = #"{"parameters":"#
         private static let envelopeEnd: StaticString = "}\0"
 
         /// `{"allowed":…,"reason":…,"rule":…}`: `Reply.fields`, in their canonical order.
-        public func writeParameters(to out: inout [UInt8]) { decision.writeAnswer(to: &out) }
+        public func writeParameters(to out: inout [UInt8]) { decision.writeAnswer(to: &out, askingApp: answers.pointee.app) }
 
         /// The reply message with its envelope in the answer's one copy.
-        public func writeReply(to out: inout [UInt8]) {
-            guard let answers else { return decision.writeAnswer(to: &out, between: Self.envelopeStart, and: Self.envelopeEnd) }
-            answers.pointee.write(decision, to: &out)
-        }
+        public func writeReply(to out: inout [UInt8]) { answers.pointee.write(decision, to: &out) }
     }
 }

@@ -33,7 +33,7 @@ enum DecideBench: BenchCommand {
     /// Nanoseconds per decision of each batch.
     private static func measure(_ engine: CompiledPolicy, _ pool: [DecisionRequest], batches: Int,
                                 checksum: inout Int) -> [Double] {
-        for request in pool.prefix(batchSize * 4) { checksum &+= engine.decide(request).allowed ? 1 : 0 }
+        for request in pool.prefix(batchSize * 4) { checksum &+= engine.engineDecision(for: request).allowed ? 1 : 0 }
         var samples: [Double] = []
         samples.reserveCapacity(batches)
         // Each denial's rule is rendered, as proctord renders it into its reply and log line:
@@ -50,15 +50,17 @@ enum DecideBench: BenchCommand {
                     // Moved out and back rather than copied: a copy of the request (a retain
                     // and release of each of its strings) is the bench's cost, not the engine's.
                     let request = (requests + index).move()
-                    let decision = engine.decide(request)
-                    (requests + index).initialize(to: request)
+                    // As proctord decides: the engine's decision, its rule rendered with the
+                    // asking app's id, which the caller holds (its session's; here the request's).
+                    let decision = engine.engineDecision(for: request)
                     if decision.allowed {
                         checksum &+= 1
                     } else {
                         ruleBytes.removeAll(keepingCapacity: true)
-                        decision.appendRule(to: &ruleBytes)
+                        decision.appendRule(to: &ruleBytes, askingApp: request.app)
                         checksum &+= ruleBytes.count
                     }
+                    (requests + index).initialize(to: request)
                 }
                 samples.append(Double(MonotonicClock.nanoseconds() - began) / Double(batchSize))
             }

@@ -40,4 +40,20 @@ import Testing
         #expect(record.target == target)
         #expect(record.logContent().fields.contains { $0 == ("TARGET", target) })
     }
+
+    /// The engine's decision is recorded without the asking app's id and named with the
+    /// record's app when read: the line and the event say what the whole `Decision` says.
+    @Test(arguments: ["com.example.notes", "notes", "say \"hi\""])
+    func anEngineDecisionIsNamedWithTheRecordsApp(app: String) {
+        let engine = CompiledPolicy(Policy(version: "1", apps: [app: AppPolicy(settings: AppSettings(dlp: DLPSettings(print: .block)))]))
+        let request = DecisionRequest(app: app, action: .print)
+        let whole = engine.decide(request)
+        let record = DecisionRecord(.engine(engine.engineDecision(for: request)), app: app, action: "print", target: nil,
+                                    policyVersion: "1", closingFields: closing)
+        let given = DecisionRecord(.given(whole), app: app, action: "print", target: nil, policyVersion: "1", closingFields: closing)
+        #expect(record.rule == whole.rule && record.rule.hasSuffix(".dlp.print") && record.reason == whole.reason)
+        #expect(!record.allowed && record.serialized() == given.serialized())
+        #expect(record.logContent().message == given.logContent().message)
+        #expect(record.logContent().fields.map(\.1) == given.logContent().fields.map(\.1))
+    }
 }

@@ -33,7 +33,7 @@ import TestSupport
         }
 
         func decide(_ allowed: Bool, rule: String, uid: UInt32 = 1000) {
-            daemon.record(Decision(allowed: allowed, rule: rule, reason: "because"), app: "a.b", Action.print, target: nil,
+            daemon.record(.given(Decision(allowed: allowed, rule: rule, reason: "because")), app: "a.b", Action.print, target: nil,
                           uid: uid, closingFields: [("SESSION", "s-1")])
         }
 

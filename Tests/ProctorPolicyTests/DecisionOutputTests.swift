@@ -58,33 +58,33 @@ import Testing
         #expect(engine.decide(DecisionRequest(app: "blocked." + id, action: .launch)).rule == blocked + ".state")
     }
 
-    /// `appendRule(to:)` and `ruleByteCount` give the bytes of `rule` without building it, and
-    /// `writeAnswer(to:)` the decision's JSON,
-    /// for every kind of rule: app entry (of every id shape), defaults, built-in, list entries
-    /// with one and with several digits, and text set by a caller.
+    /// `appendRule(to:askingApp:)` and `ruleByteCount(askingApp:)` give the bytes of the rule
+    /// without building it, and `writeAnswer(to:askingApp:)` the decision's JSON, for every kind
+    /// of rule: app entry (of every id shape), defaults, built-in, list entries with one and
+    /// with several digits.
     @Test(arguments: ["com.example.notes", "notes", "com.exämple.app", "say \"hi\"", "tab\there", ""])
     func ruleBytesAreTheRulesUTF8(id: String) {
         let deny = (0..<12).map { "/deny\($0)/**" }
         let app = AppPolicy(settings: AppSettings(dlp: DLPSettings(print: .block, fileExportDeny: deny)))
         let engine = CompiledPolicy(Policy(version: "1", defaults: AppSettings(dlp: DLPSettings(shareExempt: ["a", "*"])),
                                            apps: [id: app]))
-        var decisions = [
+        let requests = [
             DecisionRequest(app: id, action: .print), DecisionRequest(app: id, action: .fileExport, target: "/deny3/x"),
             DecisionRequest(app: id, action: .fileExport, target: "/deny11/x"), DecisionRequest(app: id, action: .launch),
             DecisionRequest(app: id, action: .shareSend, target: "other"), DecisionRequest(app: id, action: .screenCapture),
             DecisionRequest(app: "unknown." + id, action: .print),
-        ].map(engine.decide)
-        #expect(decisions[2].rule.hasSuffix(".dlp.fileExport.deny[11]"))
-        decisions.append(Decision(allowed: true, rule: "sdk.offlineGrace ✓", reason: "Set by the SDK."))
-        for decision in decisions {
+        ]
+        #expect(engine.decide(requests[2]).rule.hasSuffix(".dlp.fileExport.deny[11]"))
+        for request in requests {
+            let decision = engine.engineDecision(for: request), whole = engine.decide(request)
             var bytes: [UInt8] = [1, 2]
-            decision.appendRule(to: &bytes)
-            #expect(bytes == [1, 2] + Array(decision.rule.utf8))
-            #expect(decision.ruleByteCount == decision.rule.utf8.count)
+            decision.appendRule(to: &bytes, askingApp: request.app)
+            #expect(bytes == [1, 2] + Array(whole.rule.utf8))
+            #expect(decision.ruleByteCount(askingApp: request.app) == whole.rule.utf8.count)
             var answer: [UInt8] = []
-            decision.writeAnswer(to: &answer)
-            #expect(answer == JSONValue.object(["allowed": .bool(decision.allowed), "rule": .string(decision.rule),
-                                                "reason": .string(decision.reason)]).serialized())
+            decision.writeAnswer(to: &answer, askingApp: request.app)
+            #expect(answer == JSONValue.object(["allowed": .bool(whole.allowed), "rule": .string(whole.rule),
+                                                "reason": .string(whole.reason)]).serialized())
         }
     }
 
@@ -93,6 +93,8 @@ import Testing
         var decision = engine.decide(DecisionRequest(app: "com.example.notes", action: .print))
         #expect(decision.rule == "builtin.print")
         decision.rule = "sdk.offlineGrace"
+        decision.reason = "Set by \"the SDK\"."
         #expect(decision.rule == "sdk.offlineGrace" && decision.json["rule"] == "sdk.offlineGrace")
+        #expect(decision.reason == "Set by \"the SDK\"." && decision.json["reason"] == "Set by \"the SDK\".")
     }
 }

@@ -34,9 +34,10 @@ import Testing
         for engine in [first, first, moved, blocked, gone, gone, first, moved, moved, gone, blocked] {
             for action in [Action.print, .launch, .clipboardCopy] {
                 let remembered = CompiledPolicy.withUTF8(of: others[1]) {
-                    engine.decide(app: app, remembering: &place, action, target: $0, size: nil, appVersion: nil)
+                    engine.engineDecision(app: app, remembering: &place, action, target: $0, size: nil, appVersion: nil)
                 }
-                #expect(remembered == engine.decide(DecisionRequest(app: app, action: action, target: others[1])), "\(engine.version)")
+                #expect(remembered == engine.engineDecision(for: DecisionRequest(app: app, action: action, target: others[1])),
+                        "\(engine.version)")
             }
         }
     }

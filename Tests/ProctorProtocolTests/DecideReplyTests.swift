@@ -7,30 +7,26 @@ import Varlink
 /// `Agent.Decide.DirectReply`, the direct way's reply, writes the bytes the general way
 /// serializes from `Agent.Decide.Reply` for the same decision.
 @Suite struct DecideReplyTests {
-    @Test func theDirectReplyIsWrittenAsTheReplysFieldsAreSerialized() {
+    /// An id written as an identifier, one quoted, one escaped (`apps["say \"hi\""]`).
+    @Test(arguments: ["notes", "com.example.notes", "say \"hi\""])
+    func theDirectReplyIsWrittenAsTheReplysFieldsAreSerialized(app: String) {
         let engine = CompiledPolicy(Policy(version: "1", defaults: AppSettings(dlp: DLPSettings(fileExportDeny: ["/tmp/**"])),
-                                           apps: ["com.example.notes": AppPolicy(settings: AppSettings(dlp: DLPSettings(print: .block)))]))
-        let decisions = [
-            Decision(allowed: true, rule: "dlp.print", reason: "allowed by policy"),
-            Decision(allowed: false, rule: "dlp.fileExport.deny[\"/tmp/**\"]", reason: "denied: \u{1}\t\n \\ ü € 𝄞", violation: .block),
-            Decision(allowed: false, rule: "", reason: ""),
-        ] + [Action.print, .fileExport, .launch, .screenCapture].map {
-            engine.decide(DecisionRequest(app: "com.example.notes", action: $0, target: "/tmp/x"))
-        }
+                                           apps: [app: AppPolicy(settings: AppSettings(dlp: DLPSettings(print: .block)))]))
+        let decisions = [Action.print, .fileExport, .launch, .screenCapture].map {
+            engine.engineDecision(for: DecisionRequest(app: app, action: $0, target: "/tmp/x"))
+        } + [engine.engineDecision(for: DecisionRequest(app: "com.example.unknown", action: .print))]
         // One app's kept replies (a session's), each decision written twice: rendered, then copied.
         let kept = UnsafeMutablePointer<DecisionAnswers>.allocate(capacity: 1)
-        kept.initialize(to: Agent.Decide.DirectReply.answers())
+        kept.initialize(to: Agent.Decide.DirectReply.answers(to: app))
         defer { kept.deinitialize(count: 1).deallocate() }
         for decision in decisions + decisions {
+            let reply = Agent.Decide.Reply(Decision(decision, askingApp: app))
             var written: [UInt8] = []
-            Agent.Decide.DirectReply(decision).writeParameters(to: &written)
-            #expect(written == JSONValue.object(Agent.Decide.Reply(decision).fields).serialized())
+            Agent.Decide.DirectReply(decision, keptIn: kept).writeParameters(to: &written)
+            #expect(written == JSONValue.object(reply.fields).serialized())
             var message: [UInt8] = []
-            Agent.Decide.DirectReply(decision).writeReply(to: &message)
-            #expect(message == VarlinkReply(parameters: Agent.Decide.Reply(decision).fields).encoded())
-            var keptMessage: [UInt8] = []
-            Agent.Decide.DirectReply(decision, keptIn: kept).writeReply(to: &keptMessage)
-            #expect(keptMessage == message)
+            Agent.Decide.DirectReply(decision, keptIn: kept).writeReply(to: &message)
+            #expect(message == VarlinkReply(parameters: reply.fields).encoded())
         }
     }
 }
