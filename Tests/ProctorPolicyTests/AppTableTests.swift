@@ -107,6 +107,26 @@ import Testing
         #expect(table.find(Self.text(present))?.position == table.positions[0])
     }
 
+    /// A slot is matched by its id's length as well as its hash and bytes: an id that is
+    /// another's with a NUL appended (the same zero-padded words) is not found in a slot of the
+    /// shorter id holding the longer one's hash (made here directly, as a 32-bit collision of
+    /// the two hashes would make it).
+    @Test func anIdIsMatchedByItsLengthNotOnlyByItsZeroPaddedBytes() {
+        let absent: [UInt8] = [UInt8(ascii: "a"), 0]
+        let hash = UInt32(truncatingIfNeeded: absent.withUnsafeBufferPointer { AppTable.hash($0) })
+        let capacity = 8, position = Int(hash) & (capacity - 1)
+        let slots = UnsafeMutableBufferPointer<AppTable.Slot>.allocate(capacity: capacity)
+        slots.initialize(repeating: AppTable.Slot(hash: 0, keyLength: 0, entry: AppTable.empty, overflowStart: 0,
+                                                  inlineKey: (0, 0, 0, 0, 0, 0)))
+        slots[position] = AppTable.Slot(hash: hash, keyLength: 1, entry: 0, overflowStart: 0,
+                                        inlineKey: (UInt64(UInt8(ascii: "a")).littleEndian, 0, 0, 0, 0, 0))
+        let keyBytes = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 1)
+        keyBytes.initialize(repeating: 0)
+        let table = AppTable(restoring: slots, keyBytes: keyBytes, positions: [position], longestKey: 2)
+        #expect(table.id(at: position) == "a")
+        #expect(absent.withUnsafeBufferPointer { table.find(utf8: $0) } == nil)
+    }
+
     /// A small string (up to 15 bytes, kept inside the `String` value) and a native one, and a
     /// `Substring`'s copy, are found alike.
     @Test func theFormOfAStringDoesNotMatter() {
