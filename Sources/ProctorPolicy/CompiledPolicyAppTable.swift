@@ -15,11 +15,12 @@
 final class AppTable: @unchecked Sendable {
     struct Slot: Sendable {
         var hash: UInt32
+        /// Beside `hash`, so that a probe compares both in one load.
+        var keyLength: UInt32
         /// `AppTable.empty`, or the code of the app's state (its index in `states`) in the low
         /// byte and the id's `AppKeyForm` in the next, so that naming a rule of the app needs
         /// no pass over its id.
         var entry: UInt32
-        var keyLength: UInt32
         /// Where the id's bytes after the first `inlineKeyBytes` continue in the arena.
         var overflowStart: UInt32
         /// The id's first `inlineKeyBytes` bytes, zero-padded.
@@ -43,6 +44,16 @@ final class AppTable: @unchecked Sendable {
         let keyForm: AppKeyForm
 
         var isManaged: Bool { state == .authorized }
+
+        fileprivate init(position: Int, code: UInt32) {
+            self.position = position
+            state = AppTable.state(code: code & 0xFF)
+            keyForm = switch code >> 8 & 0xFF {
+            case 0: .identifier
+            case 1: .quoted
+            default: .escaped
+            }
+        }
     }
 
     static let empty = UInt32.max
@@ -69,7 +80,7 @@ final class AppTable: @unchecked Sendable {
         precondition(ids.count < 1 << 30, "too many apps for one table")
         var capacity = 8
         while capacity * Self.maxLoad.ids < ids.count * Self.maxLoad.slots { capacity *= 2 }
-        let emptySlot = Slot(hash: 0, entry: Self.empty, keyLength: 0, overflowStart: 0, inlineKey: (0, 0, 0, 0, 0, 0))
+        let emptySlot = Slot(hash: 0, keyLength: 0, entry: Self.empty, overflowStart: 0, inlineKey: (0, 0, 0, 0, 0, 0))
         var slots = [Slot](repeating: emptySlot, count: capacity)
         var keyBytes: [UInt8] = []
         var positions: [Int] = []
@@ -85,10 +96,10 @@ final class AppTable: @unchecked Sendable {
             let hash = Self.withBytes(of: id) { Self.hash($0) }
             var index = Int(truncatingIfNeeded: hash) & (capacity - 1)
             while slots[index].entry != Self.empty { index = (index + 1) & (capacity - 1) }
-            slots[index] = Slot(hash: UInt32(truncatingIfNeeded: hash),
+            slots[index] = Slot(hash: UInt32(truncatingIfNeeded: hash), keyLength: UInt32(utf8.count),
                                 entry: UInt32(Self.states.firstIndex(of: state(record))!)
                                     | DecisionRule.keyForm(of: id).rawValue << 8,
-                                keyLength: UInt32(utf8.count), overflowStart: overflowStart, inlineKey: inlineKey)
+                                overflowStart: overflowStart, inlineKey: inlineKey)
             positions.append(index)
         }
         self.positions = positions
@@ -133,23 +144,46 @@ final class AppTable: @unchecked Sendable {
 
     /// `find(_:)` for an id given as its UTF-8 bytes.
     func find(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Entry? {
+        guard bytes.count <= ShortID.maxCount else { return findLong(bytes) }
+        let id = ShortID(bytes)
+        return probe(hash: id.hash, count: bytes.count) { id.matches(inlineKey: $0 + Self.inlineKeyOffset) }
+    }
+
+    /// `find(utf8:)` for an id longer than a `ShortID`: its words read in a loop, and beyond the
+    /// inline key compared with the arena.
+    @inline(never)
+    private func findLong(_ bytes: UnsafeBufferPointer<UInt8>) -> Entry? {
         guard bytes.count <= longestKey else { return nil }
-        let shortHash = UInt32(truncatingIfNeeded: Self.hash(bytes))
+        return probe(hash: Self.longHash(bytes), count: bytes.count) { slot in
+            let base = bytes.baseAddress!, inlineCount = min(bytes.count, Self.inlineKeyBytes)
+            let overflowStart = Int(slot.assumingMemoryBound(to: Slot.self).pointee.overflowStart)
+            return Self.memoryEquals((slot + Self.inlineKeyOffset).assumingMemoryBound(to: UInt8.self), base, inlineCount)
+                && Self.memoryEquals(UnsafePointer(keyBytes.baseAddress! + overflowStart), base + inlineCount,
+                                     bytes.count - inlineCount)
+        }
+    }
+
+    /// The entry of the slot holding an id of `count` bytes and `hash` for which `matches`
+    /// (given the slot) is true, or nil: the tags probed from the hash's home position, and a
+    /// slot read only where its tag is the hash's, its hash and length compared in one load.
+    @inline(__always)
+    private func probe(hash: UInt64, count: Int, _ matches: (UnsafeRawPointer) -> Bool) -> Entry? {
+        let shortHash = UInt32(truncatingIfNeeded: hash)
+        // The slot's first two fields as they lie in memory.
+        let header = withUnsafeBytes(of: (shortHash, UInt32(truncatingIfNeeded: count))) { $0.load(as: UInt64.self) }
         let tag = Self.tag(of: shortHash)
         var index = Int(shortHash) & mask
         while true {
             let probe = tags[index]
             if probe == tag {
-                let slot = slots.baseAddress! + index
-                if slot.pointee.hash == shortHash && Int(slot.pointee.keyLength) == bytes.count && keyEquals(slot, bytes) {
-                    let entry = slot.pointee.entry
-                    return Entry(position: index, state: Self.state(code: entry & 0xFF),
-                                 keyForm: AppKeyForm(rawValue: entry >> 8 & 0xFF) ?? .escaped)
+                let slot = UnsafeRawPointer(slots.baseAddress! + index)
+                if slot.load(as: UInt64.self) == header && matches(slot) {
+                    return Entry(position: index, code: slot.load(fromByteOffset: Self.entryOffset, as: UInt32.self))
                 }
             } else if probe == 0 {
                 return nil
             }
-            index = (index + 1) & mask
+            index = (index &+ 1) & mask
         }
     }
 
@@ -197,16 +231,9 @@ final class AppTable: @unchecked Sendable {
         }
     }
 
-    /// Whether the id in `slot` (whose length equals `bytes.count`) is `bytes`.
-    private func keyEquals(_ slot: UnsafeMutablePointer<Slot>, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let base = bytes.baseAddress else { return true }
-        let inlineCount = min(bytes.count, Self.inlineKeyBytes)
-        let inline = UnsafeRawPointer(slot).advanced(by: MemoryLayout<Slot>.offset(of: \Slot.inlineKey)!)
-        guard Self.memoryEquals(inline.assumingMemoryBound(to: UInt8.self), base, inlineCount) else { return false }
-        guard bytes.count > inlineCount else { return true }
-        return Self.memoryEquals(UnsafePointer(keyBytes.baseAddress! + Int(slot.pointee.overflowStart)),
-                                 base + inlineCount, bytes.count - inlineCount)
-    }
+    // Computed, not stored: a `static let` costs a `swift_once` check on every use.
+    private static var entryOffset: Int { MemoryLayout<Slot>.offset(of: \Slot.entry)! }
+    private static var inlineKeyOffset: Int { MemoryLayout<Slot>.offset(of: \Slot.inlineKey)! }
 
     /// Whether the `count` bytes at `a` and at `b` are the same, compared a word at a time.
     static func memoryEquals(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {
@@ -232,35 +259,21 @@ final class AppTable: @unchecked Sendable {
         return Array(text.utf8).withUnsafeBufferPointer(body)
     }
 
-    /// A word-at-a-time multiplicative hash (not for untrusted keys, see the type's comment).
+    /// A word-at-a-time multiplicative hash (not for untrusted keys, see the type's comment):
+    /// `ShortID.hash` for an id of up to `ShortID.maxCount` bytes, else `longHash`.
     static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        var hash: UInt64 = 0x9E37_79B9_7F4A_7C15 ^ UInt64(bytes.count)
-        guard let base = bytes.baseAddress else { return hash }
-        let raw = UnsafeRawPointer(base)
+        bytes.count <= ShortID.maxCount ? ShortID(bytes).hash : longHash(bytes)
+    }
+
+    /// The hash of a longer id: every whole word, then the last eight bytes.
+    private static func longHash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        let raw = UnsafeRawPointer(bytes.baseAddress!), count = bytes.count
+        var hash = ShortID.seed(count)
         var offset = 0
-        while offset + 8 <= bytes.count {
-            hash = (hash ^ raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0xFF51_AFD7_ED55_8CCD
-            hash ^= hash >> 32
+        while offset + 8 < count {
+            hash = ShortID.mix(hash, raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
             offset += 8
         }
-        if offset < bytes.count {
-            var tail: UInt64 = 0
-            if bytes.count >= 8 {
-                // The last eight bytes, overlapping words already mixed: one load, no loop.
-                tail = raw.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self)
-            } else {
-                var shift: UInt64 = 0
-                while offset < bytes.count {
-                    tail |= UInt64(bytes[offset]) << shift
-                    shift += 8
-                    offset += 1
-                }
-            }
-            hash = (hash ^ tail) &* 0xC4CE_B9FE_1A85_EC53
-        }
-        hash ^= hash >> 33
-        hash = hash &* 0xFF51_AFD7_ED55_8CCD
-        hash ^= hash >> 33
-        return hash
+        return ShortID.finish(ShortID.mix(hash, raw.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)))
     }
 }
