@@ -5,7 +5,7 @@
 /// `EngineDecision.rule(askingApp:)`), so deciding touches no per-app text.
 ///
 /// `decide` costs one hash lookup for the app and, for actions between apps, one for the
-/// other app, whatever the number of apps; it reads plain values from a dense record, builds
+/// other app, whatever the number of apps; it reads plain values from the app's table slot, builds
 /// no strings and allocates nothing (a `file.export` resolves its path on the stack).
 ///
 /// The parsed `Policy` is not kept: one app's entry is rebuilt from the compiled form on
@@ -129,7 +129,7 @@ public struct CompiledPolicy: Sendable {
     /// to decide copies and shares towards other apps locally.
     public var managedAppIDs: [AppID] {
         let storage = storage
-        return storage.table.positions.filter { storage.records[$0].state == .authorized }.map { storage.table.id(at: $0) }
+        return storage.table.positions.filter { storage.table.state(at: $0) == .authorized }.map { storage.table.id(at: $0) }
     }
 
     /// The policy this was compiled from, rebuilt: equal to it, and with the same canonical

@@ -1,10 +1,10 @@
-/// The app ids of a compiled policy in one open-addressing hash table laid out flat: one
-/// 64-byte slot (a cache line) per position, holding the hash, the app's state and the id's
-/// first 48 bytes; longer ids continue in a byte arena. Beside the slots, one tag byte per
-/// position (`tags`): a lookup hashes the id a word at a time and probes the tags, 64 to a
-/// cache line and small enough to stay in the cache, reading a slot's line only where the tag
-/// matches: one line for an id the policy names, almost never one for an id it does not. The
-/// app's state (and so whether it is managed) comes from the slot without reading its record.
+/// The apps of a compiled policy in one open-addressing hash table laid out flat: one 64-byte
+/// slot (a cache line) per position, holding the id's first 24 bytes, its length and state,
+/// and the settings a decision reads of the app (`DecisionSettings`), so that a decision about
+/// an app reads one line of it; longer ids continue in a byte arena. Beside the slots, one tag
+/// byte per position (`tags`): a lookup hashes the id a word at a time and probes the tags, 64
+/// to a cache line and small enough to stay in the cache, reading a slot's line only where the
+/// tag matches: one line for an id the policy names, almost never one for an id it does not.
 ///
 /// The keys come from the policy (administrator input), not from callers, so a caller can
 /// only make a lookup probe the clusters the policy already has: lookups cannot be made
@@ -14,30 +14,29 @@
 /// hence `@unchecked Sendable`; a lookup reads it without reference counting.
 final class AppTable: @unchecked Sendable {
     struct Slot: Sendable {
-        var hash: UInt32
-        /// Beside `hash`, so that a probe compares both in one load.
-        var keyLength: UInt32
-        /// `AppTable.empty`, or the code of the app's state (its index in `states`) in the low
-        /// byte and the id's `AppKeyForm` in the next, so that naming a rule of the app needs
-        /// no pass over its id.
-        var entry: UInt32
-        /// Where the id's bytes after the first `inlineKeyBytes` continue in the arena.
-        var overflowStart: UInt32
         /// The id's first `inlineKeyBytes` bytes, zero-padded.
-        var inlineKey: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64)
+        var inlineKey: (UInt64, UInt64, UInt64)
+        /// What a decision reads of the app (all zero in an empty slot).
+        var settings: DecisionSettings
+        var keyLength: UInt16
+        /// `AppTable.empty`, or the code of the app's state (its index in `states`) in the low
+        /// two bits and the id's `AppKeyForm` in the next two, so that naming a rule of the app
+        /// needs no pass over its id.
+        var entry: UInt8
+        /// Zero: a slot has no padding, whose bytes a snapshot would carry.
+        var reserved: UInt8
     }
 
-    static let inlineKeyBytes = 48
+    static let inlineKeyBytes = 24
 
     /// The fullest the table may be: at most `ids` per `slots` (the capacity is the smallest
-    /// power of two that keeps to it). A slot, its tag and its record cost 129 B, so a table of
-    /// one id per two slots would cost 32 MiB at 100 000 apps; at four in five a probe still
-    /// reads one slot's line for a hit on average, and its record's line.
+    /// power of two that keeps to it). A slot and its tag cost 65 B, so a table of one id per
+    /// two slots would cost 16 MiB at 100 000 apps; at four in five a probe still reads one
+    /// slot's line for a hit on average.
     static let maxLoad = (ids: 4, slots: 5)
 
-    /// What a lookup finds: where the id sits in the table (records kept beside the table are
-    /// stored at the same position, so their address follows from the hash alone and the CPU
-    /// loads them in parallel with the slot instead of after it) and the app's state.
+    /// What a lookup finds: where the id sits in the table (where `settings(at:)` reads what a
+    /// decision needs of it) and the app's state.
     struct Entry {
         let position: Int
         let state: AppState
@@ -45,10 +44,10 @@ final class AppTable: @unchecked Sendable {
 
         var isManaged: Bool { state == .authorized }
 
-        fileprivate init(position: Int, code: UInt32) {
+        fileprivate init(position: Int, code: UInt8) {
             self.position = position
-            state = AppTable.state(code: code & 0xFF)
-            keyForm = switch code >> 8 & 0xFF {
+            state = AppTable.state(code: code & 3)
+            keyForm = switch code >> 2 {
             case 0: .identifier
             case 1: .quoted
             default: .escaped
@@ -56,14 +55,12 @@ final class AppTable: @unchecked Sendable {
         }
     }
 
-    static let empty = UInt32.max
+    static let empty = UInt8.max
     /// The states in the order of their codes.
     static let states: [AppState] = [.authorized, .blocked, .retired]
 
     private let slots: UnsafeMutableBufferPointer<Slot>
-    /// `tags[p]` is 0 for an empty slot, else `tag(of:)` the hash in slot `p`. Worked out from
-    /// the slots (so a snapshot need not hold them): linear probing over whole slots read one
-    /// 64-byte line per probe, ≈ 3 for an absent id at the table's load.
+    /// `tags[p]` is 0 for an empty slot, else `tag(of:)` the hash of the id in slot `p`.
     private let tags: UnsafeMutableBufferPointer<UInt8>
     /// The number of slots: positions run from 0 to `capacity - 1`.
     var capacity: Int { slots.count }
@@ -71,63 +68,85 @@ final class AppTable: @unchecked Sendable {
     let positions: [Int]
     private let mask: Int
     private let keyBytes: UnsafeMutableBufferPointer<UInt8>
+    /// Where the bytes after the first `inlineKeyBytes` of the id at position `p` continue in
+    /// `keyBytes`: `overflowStarts[p]`. Empty when no id is that long (nearly every policy).
+    private let overflowStarts: [UInt32]
     /// The longest id in the table: a longer one is refused before it is hashed, so a caller's
     /// megabyte-long "id" costs nothing.
     private let longestKey: Int
 
-    /// A table of `ids` (unique), `ids[r]` being in state `state(r)`.
-    init(_ ids: [AppID], state: (Int) -> AppState) {
+    /// A table of `ids` (unique), `ids[r]` being in state `app(r).state`, with `app(r).settings`.
+    init(_ ids: [AppID], _ app: (Int) -> (state: AppState, settings: DecisionSettings)) {
         precondition(ids.count < 1 << 30, "too many apps for one table")
         var capacity = 8
         while capacity * Self.maxLoad.ids < ids.count * Self.maxLoad.slots { capacity *= 2 }
-        let emptySlot = Slot(hash: 0, keyLength: 0, entry: Self.empty, overflowStart: 0, inlineKey: (0, 0, 0, 0, 0, 0))
-        var slots = [Slot](repeating: emptySlot, count: capacity)
+        let slots = Self.emptySlots(capacity: capacity)
+        let tags = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: capacity)
+        tags.initialize(repeating: 0)
+        let longestKey = ids.map(\.utf8.count).max() ?? 0
+        precondition(longestKey <= Int(UInt16.max), "an app id longer than a slot can say")
         var keyBytes: [UInt8] = []
+        var overflowStarts = longestKey > Self.inlineKeyBytes ? [UInt32](repeating: 0, count: capacity) : []
         var positions: [Int] = []
         positions.reserveCapacity(ids.count)
         for (record, id) in ids.enumerated() {
             let utf8 = Array(id.utf8)
-            var inlineKey: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
-            withUnsafeMutableBytes(of: &inlineKey) { inline in
+            let hash = UInt32(truncatingIfNeeded: Self.withBytes(of: id) { Self.hash($0) })
+            var index = Int(hash) & (capacity - 1)
+            while tags[index] != 0 { index = (index + 1) & (capacity - 1) }
+            tags[index] = Self.tag(of: hash)
+            let (state, settings) = app(record)
+            var slot = Slot(inlineKey: (0, 0, 0), settings: settings, keyLength: UInt16(utf8.count),
+                            entry: UInt8(Self.states.firstIndex(of: state)!) | DecisionRule.keyForm(of: id).rawValue << 2,
+                            reserved: 0)
+            withUnsafeMutableBytes(of: &slot.inlineKey) { inline in
                 for (offset, byte) in utf8.prefix(Self.inlineKeyBytes).enumerated() { inline[offset] = byte }
             }
-            let overflowStart = UInt32(keyBytes.count)
-            keyBytes.append(contentsOf: utf8.dropFirst(Self.inlineKeyBytes))
-            let hash = Self.withBytes(of: id) { Self.hash($0) }
-            var index = Int(truncatingIfNeeded: hash) & (capacity - 1)
-            while slots[index].entry != Self.empty { index = (index + 1) & (capacity - 1) }
-            slots[index] = Slot(hash: UInt32(truncatingIfNeeded: hash), keyLength: UInt32(utf8.count),
-                                entry: UInt32(Self.states.firstIndex(of: state(record))!)
-                                    | DecisionRule.keyForm(of: id).rawValue << 8,
-                                overflowStart: overflowStart, inlineKey: inlineKey)
+            slots[index] = slot
+            if utf8.count > Self.inlineKeyBytes {
+                overflowStarts[index] = UInt32(keyBytes.count)
+                keyBytes.append(contentsOf: utf8.dropFirst(Self.inlineKeyBytes))
+            }
             positions.append(index)
         }
+        self.slots = slots
+        self.tags = tags
         self.positions = positions
-        let raw = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<Slot>.stride * capacity, alignment: 64)
-        self.slots = UnsafeMutableBufferPointer(start: raw.bindMemory(to: Slot.self, capacity: capacity), count: capacity)
-        _ = self.slots.initialize(from: slots)
-        tags = Self.tags(of: self.slots)
+        self.overflowStarts = overflowStarts
         mask = capacity - 1
-        longestKey = ids.map(\.utf8.count).max() ?? 0
+        self.longestKey = longestKey
         self.keyBytes = UnsafeMutableBufferPointer.allocate(capacity: max(1, keyBytes.count))
         _ = self.keyBytes.initialize(from: keyBytes)
     }
 
-    /// A table from a snapshot (`CompiledPolicySnapshot`), taking ownership of `slots` and
-    /// `keyBytes`, which the caller has checked (every occupied slot's key within `keyBytes`).
-    init(restoring slots: UnsafeMutableBufferPointer<Slot>, keyBytes: UnsafeMutableBufferPointer<UInt8>, positions: [Int],
-         longestKey: Int) {
+    /// `capacity` empty slots in memory aligned to a cache line: all bytes zero but `entry`.
+    static func emptySlots(capacity: Int) -> UnsafeMutableBufferPointer<Slot> {
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<Slot>.stride * capacity, alignment: 64)
+        raw.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<Slot>.stride * capacity)
+        let slots = UnsafeMutableBufferPointer(start: raw.bindMemory(to: Slot.self, capacity: capacity), count: capacity)
+        for index in 0..<capacity { slots[index].entry = empty }
+        return slots
+    }
+
+    /// A table from a snapshot (`CompiledPolicySnapshot`), taking ownership of `slots`, `tags`
+    /// and `keyBytes`, which the caller has checked (every occupied slot's key within
+    /// `keyBytes`, a tag where and only where a slot is occupied).
+    init(restoring slots: UnsafeMutableBufferPointer<Slot>, tags: UnsafeMutableBufferPointer<UInt8>,
+         keyBytes: UnsafeMutableBufferPointer<UInt8>, overflowStarts: [UInt32], positions: [Int], longestKey: Int) {
         self.slots = slots
-        tags = Self.tags(of: slots)
+        self.tags = tags
         self.keyBytes = keyBytes
+        self.overflowStarts = overflowStarts
         self.positions = positions
         self.longestKey = longestKey
         mask = slots.count - 1
     }
 
-    /// The slots and the key arena as they lie in memory, for a snapshot.
+    /// The slots, tags and key arena as they lie in memory, for a snapshot.
     var rawSlots: UnsafeRawBufferPointer { UnsafeRawBufferPointer(slots) }
+    var rawTags: UnsafeRawBufferPointer { UnsafeRawBufferPointer(tags) }
     var rawKeyBytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(keyBytes) }
+    var keyOverflowStarts: [UInt32] { overflowStarts }
     var longestKeyLength: Int { longestKey }
 
     deinit {
@@ -146,7 +165,7 @@ final class AppTable: @unchecked Sendable {
     func find(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Entry? {
         guard bytes.count <= ShortID.maxCount else { return findLong(bytes) }
         let id = ShortID(bytes)
-        return probe(hash: id.hash, count: bytes.count) { id.matches(inlineKey: $0 + Self.inlineKeyOffset) }
+        return probe(hash: id.hash, count: bytes.count) { slot, _ in id.matches(inlineKey: slot) }
     }
 
     /// `find(utf8:)` for an id longer than a `ShortID`: its words read in a loop, and beyond the
@@ -154,31 +173,29 @@ final class AppTable: @unchecked Sendable {
     @inline(never)
     private func findLong(_ bytes: UnsafeBufferPointer<UInt8>) -> Entry? {
         guard bytes.count <= longestKey else { return nil }
-        return probe(hash: Self.longHash(bytes), count: bytes.count) { slot in
-            let base = bytes.baseAddress!, inlineCount = min(bytes.count, Self.inlineKeyBytes)
-            let overflowStart = Int(slot.assumingMemoryBound(to: Slot.self).pointee.overflowStart)
-            return Self.memoryEquals((slot + Self.inlineKeyOffset).assumingMemoryBound(to: UInt8.self), base, inlineCount)
-                && Self.memoryEquals(UnsafePointer(keyBytes.baseAddress! + overflowStart), base + inlineCount,
-                                     bytes.count - inlineCount)
+        return probe(hash: Self.longHash(bytes), count: bytes.count) { slot, index in
+            // Longer than a `ShortID`, so longer than the inline key: the rest is in the arena.
+            let base = bytes.baseAddress!
+            return Self.memoryEquals(slot.assumingMemoryBound(to: UInt8.self), base, Self.inlineKeyBytes)
+                && Self.memoryEquals(UnsafePointer(keyBytes.baseAddress! + Int(overflowStarts[index])),
+                                     base + Self.inlineKeyBytes, bytes.count - Self.inlineKeyBytes)
         }
     }
 
-    /// The entry of the slot holding an id of `count` bytes and `hash` for which `matches`
-    /// (given the slot) is true, or nil: the tags probed from the hash's home position, and a
-    /// slot read only where its tag is the hash's, its hash and length compared in one load.
+    /// The entry of the slot holding an id of `count` bytes (at most `longestKey`) and `hash`
+    /// for which `matches` (given the slot and its position) is true, or nil: the tags probed from the hash's
+    /// home position, and a slot read only where its tag is the hash's.
     @inline(__always)
-    private func probe(hash: UInt64, count: Int, _ matches: (UnsafeRawPointer) -> Bool) -> Entry? {
+    private func probe(hash: UInt64, count: Int, _ matches: (UnsafeRawPointer, Int) -> Bool) -> Entry? {
         let shortHash = UInt32(truncatingIfNeeded: hash)
-        // The slot's first two fields as they lie in memory.
-        let header = withUnsafeBytes(of: (shortHash, UInt32(truncatingIfNeeded: count))) { $0.load(as: UInt64.self) }
-        let tag = Self.tag(of: shortHash)
+        let tag = Self.tag(of: shortHash), length = UInt16(truncatingIfNeeded: count)
         var index = Int(shortHash) & mask
         while true {
             let probe = tags[index]
             if probe == tag {
                 let slot = UnsafeRawPointer(slots.baseAddress! + index)
-                if slot.load(as: UInt64.self) == header && matches(slot) {
-                    return Entry(position: index, code: slot.load(fromByteOffset: Self.entryOffset, as: UInt32.self))
+                if slot.load(fromByteOffset: Self.keyLengthOffset, as: UInt16.self) == length && matches(slot, index) {
+                    return Entry(position: index, code: slot.load(fromByteOffset: Self.entryOffset, as: UInt8.self))
                 }
             } else if probe == 0 {
                 return nil
@@ -194,14 +211,6 @@ final class AppTable: @unchecked Sendable {
         return byte == 0 ? 1 : byte
     }
 
-    private static func tags(of slots: UnsafeMutableBufferPointer<Slot>) -> UnsafeMutableBufferPointer<UInt8> {
-        let tags = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: slots.count)
-        for (position, slot) in slots.enumerated() {
-            (tags.baseAddress! + position).initialize(to: slot.entry == empty ? 0 : tag(of: slot.hash))
-        }
-        return tags
-    }
-
     /// The id at `position` (one of `positions`), copied out of the slot and the arena: the
     /// table is where a compiled policy keeps its ids, so that it holds no `String` per app.
     func id(at position: Int) -> AppID {
@@ -210,10 +219,9 @@ final class AppTable: @unchecked Sendable {
         let inlineCount = min(length, Self.inlineKeyBytes)
         guard length > 0 else { return "" }
         return String(unsafeUninitializedCapacity: length) { buffer in
-            let inline = UnsafeRawPointer(slot).advanced(by: MemoryLayout<Slot>.offset(of: \Slot.inlineKey)!)
-            buffer.baseAddress!.initialize(from: inline.assumingMemoryBound(to: UInt8.self), count: inlineCount)
+            buffer.baseAddress!.initialize(from: UnsafeRawPointer(slot).assumingMemoryBound(to: UInt8.self), count: inlineCount)
             if length > inlineCount {
-                (buffer.baseAddress! + inlineCount).initialize(from: keyBytes.baseAddress! + Int(slot.pointee.overflowStart),
+                (buffer.baseAddress! + inlineCount).initialize(from: keyBytes.baseAddress! + Int(overflowStarts[position]),
                                                              count: length - inlineCount)
             }
             return length
@@ -221,9 +229,16 @@ final class AppTable: @unchecked Sendable {
     }
 
     /// The state of the app at `position` (one of `positions`).
-    func state(at position: Int) -> AppState { Self.state(code: slots[position].entry & 0xFF) }
+    func state(at position: Int) -> AppState { Self.state(code: slots[position].entry & 3) }
 
-    private static func state(code: UInt32) -> AppState {
+    /// What a decision reads of the app at `position` (one of `positions`), in place.
+    @inline(__always)
+    func settings(at position: Int) -> UnsafePointer<DecisionSettings> {
+        UnsafeRawPointer(slots.baseAddress! + position).advanced(by: Self.settingsOffset)
+            .assumingMemoryBound(to: DecisionSettings.self)
+    }
+
+    private static func state(code: UInt8) -> AppState {
         switch code {
         case 0: .authorized
         case 1: .blocked
@@ -233,7 +248,8 @@ final class AppTable: @unchecked Sendable {
 
     // Computed, not stored: a `static let` costs a `swift_once` check on every use.
     private static var entryOffset: Int { MemoryLayout<Slot>.offset(of: \Slot.entry)! }
-    private static var inlineKeyOffset: Int { MemoryLayout<Slot>.offset(of: \Slot.inlineKey)! }
+    private static var keyLengthOffset: Int { MemoryLayout<Slot>.offset(of: \Slot.keyLength)! }
+    static var settingsOffset: Int { MemoryLayout<Slot>.offset(of: \Slot.settings)! }
 
     /// Whether the `count` bytes at `a` and at `b` are the same, compared a word at a time.
     static func memoryEquals(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {

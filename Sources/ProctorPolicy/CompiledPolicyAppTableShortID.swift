@@ -1,11 +1,11 @@
 extension AppTable {
-    /// An id of at most 32 bytes (nearly every app id) as the words its lookup hashes and
-    /// compares with a slot's inline key, read once and kept in registers, with no loop: its
-    /// first and last eight bytes, and from 17 bytes on the eight after the first and the eight
-    /// before the last (words overlap when the length is not a multiple of 8). An id under 8
-    /// bytes is one word, zero-padded like the inline key, and compared with it alone.
+    /// An id that fits a slot's inline key (at most 24 bytes, nearly every app id) as the words
+    /// its lookup hashes and compares with the key, read once and kept in registers, with no
+    /// loop: its first and last eight bytes, and from 17 bytes on the eight after the first
+    /// (words overlap when the length is not a multiple of 8). An id under 8 bytes is one word,
+    /// zero-padded like the inline key, and compared with it alone.
     struct ShortID {
-        static let maxCount = 32
+        static let maxCount = AppTable.inlineKeyBytes
 
         let count: Int
         let first: UInt64
@@ -15,42 +15,36 @@ extension AppTable {
         let lastOffset: Int
         /// 0 for an id of up to 16 bytes (not compared then).
         let second: UInt64
-        let secondLast: UInt64
 
         @inline(__always)
         init(_ bytes: UnsafeBufferPointer<UInt8>) {
             count = bytes.count
             guard count >= 8 else {
                 first = Self.shortWord(bytes)
-                (last, lastOffset, second, secondLast) = (0, 8, 0, 0)
+                (last, lastOffset, second) = (0, 8, 0)
                 return
             }
             let raw = UnsafeRawPointer(bytes.baseAddress!)
             first = raw.loadUnaligned(as: UInt64.self)
             lastOffset = count &- 8
             last = raw.loadUnaligned(fromByteOffset: lastOffset, as: UInt64.self)
-            if count > 16 {
-                second = raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
-                secondLast = raw.loadUnaligned(fromByteOffset: count &- 16, as: UInt64.self)
-            } else {
-                (second, secondLast) = (0, 0)
-            }
+            second = count > 16 ? raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self) : 0
         }
 
         @inline(__always)
         var hash: UInt64 {
             var hash = Self.mix(Self.mix(Self.seed(count), first), last)
-            if count > 16 { hash = Self.mix(Self.mix(hash, second), secondLast) }
+            if count > 16 { hash = Self.mix(hash, second) }
             return Self.finish(hash)
         }
 
-        /// Whether this is the id whose zero-padded first 48 bytes are at `inlineKey`, the
+        /// Whether this is the id whose zero-padded bytes are the inline key at `inlineKey`, the
         /// lengths being equal: each word against the key's at the same offset, no branch a word.
         @inline(__always)
         func matches(inlineKey: UnsafeRawPointer) -> Bool {
             func word(_ offset: Int) -> UInt64 { inlineKey.loadUnaligned(fromByteOffset: offset, as: UInt64.self) }
             var differences = (word(0) ^ first) | (word(lastOffset) ^ last)
-            if count > 16 { differences |= (word(8) ^ second) | (word(count &- 16) ^ secondLast) }
+            if count > 16 { differences |= word(8) ^ second }
             return differences == 0
         }
 

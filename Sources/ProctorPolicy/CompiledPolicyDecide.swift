@@ -8,10 +8,10 @@ enum TargetStanding {
     case unmanaged
 }
 
-/// The record of the app that asks, read in place, and the key form of its id (for naming
-/// app-layer rules).
+/// The settings of the app that asks, read in place in its table slot, and the key form of
+/// its id (for naming app-layer rules).
 struct AskingApp {
-    let settings: UnsafePointer<ResolvedSettings>
+    let settings: UnsafePointer<DecisionSettings>
     let form: AppKeyForm
 
     /// The rule that supplied `setting`, or entry `entry` of its list.
@@ -30,17 +30,15 @@ extension CompiledPolicyStorage {
     func decide(entry: AppTable.Entry?, _ action: Action, target: UnsafeBufferPointer<UInt8>?, size: Int?,
                 appVersion: SemanticVersion?) -> EngineDecision {
         guard let entry else { return Self.unknownApp }
-        // The state comes from the hash slot; the record (one cache line, at the slot's
-        // position so it loads beside the slot) is read in place, and the rule is named by
-        // layer and setting, the asking app's id given when it is rendered: no per-app memory
-        // besides slot and record, and no reference to the id.
+        // State and settings come from the app's table slot (one cache line, which the lookup
+        // has read), in place, and the rule is named by layer and setting, the asking app's id
+        // given when it is rendered: no per-app memory besides the slot, and no reference to
+        // the id.
         guard entry.state == .authorized else {
             return EngineDecision(allowed: false, rule: .app(.state, entry: -1, form: entry.keyForm),
                             reason: entry.state == .blocked ? DecisionReason.blocked : DecisionReason.retired)
         }
-        let record = UnsafePointer(records.baseAddress! + entry.position)
-        let settings = UnsafeRawPointer(record).advanced(by: MemoryLayout<AppRecord>.offset(of: \AppRecord.settings)!)
-            .assumingMemoryBound(to: ResolvedSettings.self)
+        let settings = table.settings(at: entry.position)
         let app = AskingApp(settings: settings, form: entry.keyForm)
         switch action {
         case .launch:

@@ -8,7 +8,8 @@ extension CompiledPolicy {
     /// does not name. This is what the SDK caches and what `Register` replies carry.
     public func effectiveRules(for app: AppID) -> JSONValue? {
         guard let entry = storage.table.find(app) else { return nil }
-        let settings = storage.records[entry.position].settings
+        let settings = storage.table.settings(at: entry.position).pointee
+        let offline = storage.offlineSeconds(at: entry.position)
         let tables = storage.tables
         func patterns(_ list: Int32) -> JSONValue {
             .array(tables.pathGlobLists[Int(list)].map { .string($0.pattern) })
@@ -35,9 +36,9 @@ extension CompiledPolicy {
         ]
         var compliance: [String: JSONValue] = [
             "onViolation": .string(settings.onViolation.rawValue),
-            "offlineGraceSeconds": .number(settings.offlineGraceSeconds),
+            "offlineGraceSeconds": .number(offline.grace),
         ]
-        if settings.offlineWipeSeconds >= 0 { compliance["offlineWipeSeconds"] = .number(settings.offlineWipeSeconds) }
+        if offline.wipe >= 0 { compliance["offlineWipeSeconds"] = .number(offline.wipe) }
         if settings.minVersion >= 0 {
             compliance["minVersion"] = .string(tables.versions[Int(settings.minVersion)].description)
         }

@@ -122,25 +122,26 @@ extension CompiledTables {
     /// `saysEnforcement` say whether the layer set them.
     func settings(of layer: RuleLayer, in resolved: ResolvedSettings, saysOfflineWipe: Bool,
                   saysEnforcement: Bool) -> AppSettings {
-        func said(_ setting: RuleSetting) -> Bool { resolved.layer(of: setting) == layer }
+        let decision = resolved.decision
+        func said(_ setting: RuleSetting) -> Bool { decision.layer(of: setting) == layer }
         func paths(_ list: Int32) -> [String] { pathGlobLists[Int(list)].map(\.pattern) }
         let dlp = DLPSettings(
-            clipboardLevel: said(.clipboardLevel) ? resolved.clipboardLevel : nil,
-            clipboardCharLimit: said(.clipboardCharLimit) ? resolved.clipboardCharLimit : nil,
-            shareSend: said(.shareSend) ? resolved.shareSend : nil,
-            shareReceive: said(.shareReceive) ? resolved.shareReceive : nil,
-            shareExempt: said(.shareExempt) ? appIDGlobLists[Int(resolved.shareExempt)].patterns : nil,
-            print: said(.print) ? resolved.print : nil,
-            screenCapture: said(.screenCapture) ? resolved.screenCapture : nil,
-            fileExportAllow: said(.fileExportAllow) ? paths(resolved.fileExportAllow) : nil,
-            fileExportDeny: said(.fileExportDeny) ? paths(resolved.fileExportDeny) : nil,
-            fileExportEnforcement: saysEnforcement ? resolved.fileExportEnforcement : nil,
-            notifications: said(.notifications) ? resolved.notifications : nil)
+            clipboardLevel: said(.clipboardLevel) ? decision.clipboardLevel : nil,
+            clipboardCharLimit: said(.clipboardCharLimit) ? decision.clipboardCharLimit : nil,
+            shareSend: said(.shareSend) ? decision.shareSend : nil,
+            shareReceive: said(.shareReceive) ? decision.shareReceive : nil,
+            shareExempt: said(.shareExempt) ? appIDGlobLists[Int(decision.shareExempt)].patterns : nil,
+            print: said(.print) ? decision.print : nil,
+            screenCapture: said(.screenCapture) ? decision.screenCapture : nil,
+            fileExportAllow: said(.fileExportAllow) ? paths(decision.fileExportAllow) : nil,
+            fileExportDeny: said(.fileExportDeny) ? paths(decision.fileExportDeny) : nil,
+            fileExportEnforcement: saysEnforcement ? decision.fileExportEnforcement : nil,
+            notifications: said(.notifications) ? decision.notifications : nil)
         let compliance = ComplianceSettings(
-            minVersion: said(.minVersion) ? versions[Int(resolved.minVersion)] : nil,
-            onViolation: said(.onViolation) ? resolved.onViolation : nil,
-            offlineGraceSeconds: said(.offlineGraceSeconds) ? resolved.offlineGraceSeconds : nil,
-            offlineWipeSeconds: saysOfflineWipe ? resolved.offlineWipeSeconds : nil)
+            minVersion: said(.minVersion) ? versions[Int(decision.minVersion)] : nil,
+            onViolation: said(.onViolation) ? decision.onViolation : nil,
+            offlineGraceSeconds: said(.offlineGraceSeconds) ? resolved.offline.grace : nil,
+            offlineWipeSeconds: saysOfflineWipe ? resolved.offline.wipe : nil)
         return AppSettings(dlp: dlp, compliance: compliance)
     }
 }

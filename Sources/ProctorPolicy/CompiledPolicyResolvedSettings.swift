@@ -1,15 +1,11 @@
 import JSONCore
 
-/// Every DLP and compliance setting resolved to its value, with the layer that supplied it
-/// (`layer(of:)`): the deciding rule follows from the layer, the setting and the asking
-/// app's id, so the record holds no rule text. Wide fields first, so that an `AppRecord`
-/// packs into one cache line.
-struct ResolvedSettings: Sendable {
+/// The settings a decision reads of an app, resolved to their values, with the layer that
+/// supplied each (`layer(of:)`): the deciding rule follows from the layer, the setting and the
+/// asking app's id, so no rule text is kept. 36 bytes, kept in the app's slot of the
+/// `AppTable` beside its id, so that a decision reads one cache line of the app.
+struct DecisionSettings: Sendable {
     var clipboardCharLimit: Int
-    var offlineGraceSeconds: Int
-    /// -1 for never. Like `fileExportEnforcement`, only sent to the app (never a deciding
-    /// rule), so its layer is not kept.
-    var offlineWipeSeconds: Int
     /// Into `CompiledTables.appIDGlobLists`.
     var shareExempt: Int32
     /// Into `CompiledTables.pathGlobLists`; -1 when no layer has an allow list.
@@ -26,6 +22,8 @@ struct ResolvedSettings: Sendable {
     var screenCapture: Toggle
     var notifications: NotificationLevel
     var onViolation: Violation
+    /// Like `OfflineSeconds.wipe`, only sent to the app (never a deciding rule), so its layer
+    /// is not kept.
     var fileExportEnforcement: ExportEnforcement
 
     /// The layer that supplied `setting` (every setting starts `builtin`).
@@ -39,14 +37,26 @@ struct ResolvedSettings: Sendable {
     }
 }
 
-/// One app of the policy, compiled: 64 bytes, one cache line. The records lie at their
-/// slots' positions in memory aligned to 64, so a decision reads one line of its record:
-/// at 56 bytes (the size without `padding`), laid end to end, three records in four span two.
+/// The offline limits of an app, which no decision reads: kept apart from `DecisionSettings`
+/// (in `CompiledPolicyStorage.offline`), so that those fit in the app's slot.
+struct OfflineSeconds: Sendable {
+    var grace: Int
+    /// -1 for never.
+    var wipe: Int
+}
+
+/// Every DLP and compliance setting of an app resolved to its value: what compiling works
+/// out, and `appPolicy` and `effectiveRules` give back. The layer of the offline grace is kept
+/// in `decision`'s layers with the others.
+struct ResolvedSettings: Sendable {
+    var decision: DecisionSettings
+    var offline: OfflineSeconds
+}
+
+/// One app of the policy, compiled.
 struct AppRecord: Sendable {
     var settings: ResolvedSettings
     var state: AppState
-    /// Zero; written as zero in a snapshot too (not one of its record fields).
-    var padding: UInt64 = 0
 }
 
 /// The tables a compiled policy decides from, filled while compiling. Identical glob lists
@@ -94,9 +104,8 @@ struct CompiledTables: Sendable {
 
     /// The built-in defaults of `BuiltinDefaults`.
     mutating func builtinSettings() -> ResolvedSettings {
-        ResolvedSettings(
-            clipboardCharLimit: BuiltinDefaults.clipboardCharLimit, offlineGraceSeconds: BuiltinDefaults.offlineGraceSeconds,
-            offlineWipeSeconds: BuiltinDefaults.offlineWipeSeconds ?? -1,
+        let decision = DecisionSettings(
+            clipboardCharLimit: BuiltinDefaults.clipboardCharLimit,
             shareExempt: appIDGlobList(BuiltinDefaults.shareExempt),
             fileExportAllow: BuiltinDefaults.fileExportAllow.map { pathGlobList($0) } ?? -1,
             fileExportDeny: pathGlobList(BuiltinDefaults.fileExportDeny),
@@ -105,6 +114,8 @@ struct CompiledTables: Sendable {
             shareReceive: BuiltinDefaults.shareReceive, print: BuiltinDefaults.print,
             screenCapture: BuiltinDefaults.screenCapture, notifications: BuiltinDefaults.notifications,
             onViolation: BuiltinDefaults.onViolation, fileExportEnforcement: BuiltinDefaults.fileExportEnforcement)
+        return ResolvedSettings(decision: decision, offline: OfflineSeconds(grace: BuiltinDefaults.offlineGraceSeconds,
+                                                                            wipe: BuiltinDefaults.offlineWipeSeconds ?? -1))
     }
 
     /// Whether `version` is at least `versions[index]`: by the numbers alone where they
@@ -132,7 +143,7 @@ struct CompiledTables: Sendable {
     mutating func overlay(_ settings: AppSettings, layer: RuleLayer, over base: ResolvedSettings) -> ResolvedSettings {
         let dlp = settings.dlp
         let compliance = settings.compliance
-        var resolved = base
+        var resolved = base.decision, offline = base.offline
         // Direct stores rather than key paths: this runs for every app at every compile.
         if let value = dlp.clipboardLevel { resolved.clipboardLevel = value; resolved.setLayer(layer, of: .clipboardLevel) }
         if let value = dlp.clipboardCharLimit { resolved.clipboardCharLimit = value; resolved.setLayer(layer, of: .clipboardCharLimit) }
@@ -146,9 +157,9 @@ struct CompiledTables: Sendable {
         if let value = dlp.notifications { resolved.notifications = value; resolved.setLayer(layer, of: .notifications) }
         if let value = compliance.minVersion { resolved.minVersion = version(value); resolved.setLayer(layer, of: .minVersion) }
         if let value = compliance.onViolation { resolved.onViolation = value; resolved.setLayer(layer, of: .onViolation) }
-        if let value = compliance.offlineGraceSeconds { resolved.offlineGraceSeconds = value; resolved.setLayer(layer, of: .offlineGraceSeconds) }
-        if let value = compliance.offlineWipeSeconds { resolved.offlineWipeSeconds = value }
+        if let value = compliance.offlineGraceSeconds { offline.grace = value; resolved.setLayer(layer, of: .offlineGraceSeconds) }
+        if let value = compliance.offlineWipeSeconds { offline.wipe = value }
         if let value = dlp.fileExportEnforcement { resolved.fileExportEnforcement = value }
-        return resolved
+        return ResolvedSettings(decision: resolved, offline: offline)
     }
 }

@@ -1,7 +1,8 @@
 import JSONCore
 
 /// A compiled policy written into a snapshot and read back without parsing or compiling the
-/// policy: the app table's slots and key arena, the records and `AppEntries`' entries are raw
+/// policy: the app table's slots (with what decisions read), tags and key arena, the offline
+/// limits and `AppEntries`' entries are raw
 /// runs copied back in one go (the snapshot is only read by the build that wrote it, so the
 /// layouts agree); the few shared parts (glob lists, versions, user lists, configs, `version`
 /// and `defaults`) are written as text and compiled again.
@@ -18,9 +19,11 @@ extension CompiledPolicy {
         encoder.append(table.positions.count)
         encoder.append(table.longestKeyLength)
         encoder.append(raw: table.rawSlots)
+        encoder.append(raw: table.rawTags)
         encoder.append(raw: table.rawKeyBytes)
+        table.keyOverflowStarts.withUnsafeBytes { encoder.append(raw: $0) }
         table.positions.map { UInt32($0) }.withUnsafeBytes { encoder.append(raw: $0) }
-        Self.withoutPadding(table.positions.map { storage.records[$0] }, fields: Self.recordFields) { encoder.append(raw: $0) }
+        storage.offline.withUnsafeBytes { encoder.append(raw: $0) }
 
         let tables = storage.tables
         encoder.append(tables.appIDGlobLists.count)
@@ -49,27 +52,28 @@ extension CompiledPolicy {
         }
         let table = try Self.decodeTable(&decoder)
         let count = table.positions.count
-        let recordBytes = try decoder.readRaw("the records", count: count, stride: MemoryLayout<AppRecord>.stride)
+        let offlineBytes = try decoder.readRaw("the offline limits", count: count, stride: MemoryLayout<OfflineSeconds>.stride)
         let tables = try Self.decodeTables(&decoder)
         let entries = try Self.decodeEntries(&decoder, count: count)
 
-        // Every record checked before any is copied in.
-        for record in 0..<count {
-            try Self.check(recordBytes.baseAddress! + record * MemoryLayout<AppRecord>.stride, record: record,
-                           state: table.state(at: table.positions[record]), tables: tables)
-        }
-        let raw = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<AppRecord>.stride * table.capacity, alignment: 64)
-        let records = UnsafeMutableBufferPointer(start: raw.bindMemory(to: AppRecord.self, capacity: table.capacity),
-                                                 count: table.capacity)
         var recordAtPosition = [Int32](repeating: -1, count: table.capacity)
         for (record, position) in table.positions.enumerated() {
-            UnsafeMutableRawPointer(records.baseAddress! + position)
-                .copyMemory(from: recordBytes.baseAddress! + record * MemoryLayout<AppRecord>.stride,
-                            byteCount: MemoryLayout<AppRecord>.stride)
+            try Self.checkSettings(table.rawSlots.baseAddress! + position * MemoryLayout<AppTable.Slot>.stride
+                                       + AppTable.settingsOffset, record: record, tables: tables)
             recordAtPosition[position] = Int32(record)
         }
-        storage = CompiledPolicyStorage(version: base.version, defaults: base.defaults, table: table, records: records,
-                                        tables: tables, entries: entries, recordAtPosition: recordAtPosition)
+        var offline: [OfflineSeconds] = []
+        offline.reserveCapacity(count)
+        for record in 0..<count {
+            let limits = offlineBytes.loadUnaligned(fromByteOffset: record * MemoryLayout<OfflineSeconds>.stride,
+                                                    as: OfflineSeconds.self)
+            guard limits.grace >= 0, limits.wipe >= -1 else {
+                throw SnapshotDamage("app \(record)'s offline limits are out of range")
+            }
+            offline.append(limits)
+        }
+        storage = CompiledPolicyStorage(version: base.version, defaults: base.defaults, table: table, tables: tables,
+                                        entries: entries, offline: offline, recordAtPosition: recordAtPosition)
     }
 
     /// The bytes of `values` with the padding between their fields zeroed: padding holds
@@ -90,18 +94,6 @@ extension CompiledPolicy {
         (MemoryLayout<Root>.offset(of: path)!, MemoryLayout<Value>.size)
     }
 
-    /// Every stored field of `AppRecord` (a field added there must be added here, or it is
-    /// written as zero: `CompiledPolicySnapshotTests` would fail).
-    private static let recordFields = [
-        field(\AppRecord.state), field(\AppRecord.settings.clipboardCharLimit), field(\AppRecord.settings.offlineGraceSeconds),
-        field(\AppRecord.settings.offlineWipeSeconds), field(\AppRecord.settings.shareExempt),
-        field(\AppRecord.settings.fileExportAllow), field(\AppRecord.settings.fileExportDeny),
-        field(\AppRecord.settings.minVersion), field(\AppRecord.settings.layers), field(\AppRecord.settings.clipboardLevel),
-        field(\AppRecord.settings.shareSend), field(\AppRecord.settings.shareReceive), field(\AppRecord.settings.print),
-        field(\AppRecord.settings.screenCapture), field(\AppRecord.settings.notifications),
-        field(\AppRecord.settings.onViolation), field(\AppRecord.settings.fileExportEnforcement),
-    ]
-
     private static let entryFields = [
         field(\AppEntries.Entry.executableStart), field(\AppEntries.Entry.executableLength), field(\AppEntries.Entry.users),
         field(\AppEntries.Entry.config), field(\AppEntries.Entry.flags),
@@ -116,30 +108,45 @@ extension CompiledPolicy {
         }
         // At least one empty slot, where a lookup of an absent id stops.
         let count = try decoder.readInt("the number of apps", limit: capacity - 1)
-        let longestKey = try decoder.readInt("the longest id", limit: Int(UInt32.max))
+        let longestKey = try decoder.readInt("the longest id", limit: Int(UInt16.max))
         let slotBytes = try decoder.readRaw("the table's slots", count: capacity, stride: MemoryLayout<AppTable.Slot>.stride)
+        let tagBytes = try decoder.readRaw("the table's tags", count: capacity, stride: 1)
         let arenaLength = try decoder.readInt("the length of the ids' arena", limit: Int(UInt32.max))
         let arena = try decoder.take(arenaLength, "the ids' arena")
+        let overflowLength = try decoder.readInt("the length of the ids' overflow starts", limit: capacity * 4)
+        guard overflowLength == 0 || overflowLength == capacity * 4 else {
+            throw SnapshotDamage("the ids' overflow starts are \(overflowLength) bytes, expected none or \(capacity) × 4")
+        }
+        let overflowBytes = try decoder.take(overflowLength, "the ids' overflow starts")
+        let overflowStarts = (0..<overflowLength / 4).map {
+            UInt32(littleEndian: overflowBytes.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self))
+        }
         let positionBytes = try decoder.readRaw("the table's positions", count: count, stride: 4)
 
-        let slots = UnsafeMutableBufferPointer<AppTable.Slot>(
-            start: UnsafeMutableRawPointer.allocate(byteCount: slotBytes.count, alignment: 64)
-                .bindMemory(to: AppTable.Slot.self, capacity: capacity),
-            count: capacity)
+        let slots = AppTable.emptySlots(capacity: capacity)
         UnsafeMutableRawPointer(slots.baseAddress!).copyMemory(from: slotBytes.baseAddress!, byteCount: slotBytes.count)
+        let tags = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: capacity)
+        _ = tags.initialize(from: tagBytes.bindMemory(to: UInt8.self))
         let keyBytes = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(1, arena.count))
         if arena.count > 0 { UnsafeMutableRawPointer(keyBytes.baseAddress!).copyMemory(from: arena.baseAddress!, byteCount: arena.count) }
-        var occupied = 0
-        for index in 0..<capacity where slots[index].entry != AppTable.empty {
-            let slot = slots[index]
-            let length = Int(slot.keyLength), overflow = max(0, length - AppTable.inlineKeyBytes)
-            guard slot.entry & 0xFF < UInt32(AppTable.states.count), AppKeyForm(rawValue: slot.entry >> 8) != nil,
-                  length <= longestKey, Int(slot.overflowStart) + overflow <= arena.count else {
+        var isOccupied = [Bool](repeating: false, count: capacity)
+        for index in 0..<capacity {
+            // Read field by field: a slot's settings are checked later (`checkSettings`), and an
+            // enum's byte out of its range is undefined as a value.
+            let slot = UnsafeRawPointer(slots.baseAddress! + index)
+            let entry = slot.load(fromByteOffset: MemoryLayout<AppTable.Slot>.offset(of: \.entry)!, as: UInt8.self)
+            let length = Int(slot.load(fromByteOffset: MemoryLayout<AppTable.Slot>.offset(of: \.keyLength)!, as: UInt16.self))
+            let isEmpty = entry == AppTable.empty, overflow = length - AppTable.inlineKeyBytes
+            let keyFits = overflow <= 0 || (!overflowStarts.isEmpty && Int(overflowStarts[index]) + overflow <= arena.count)
+            guard (tags[index] == 0) == isEmpty,
+                  isEmpty || (entry & 3 < UInt8(AppTable.states.count) && AppKeyForm(rawValue: entry >> 2) != nil
+                              && length <= longestKey && keyFits) else {
                 slots.deallocate()
+                tags.deallocate()
                 keyBytes.deallocate()
                 throw SnapshotDamage("slot \(index) of the table is not a valid entry")
             }
-            occupied += 1
+            isOccupied[index] = !isEmpty
         }
         var positions: [Int] = []
         positions.reserveCapacity(count)
@@ -147,10 +154,12 @@ extension CompiledPolicy {
             positions.append(Int(UInt32(littleEndian: positionBytes.loadUnaligned(fromByteOffset: record * 4, as: UInt32.self))))
         }
         // Checked from here on by the table itself, which frees its memory when it goes.
-        let table = AppTable(restoring: slots, keyBytes: keyBytes, positions: positions, longestKey: longestKey)
+        let table = AppTable(restoring: slots, tags: tags, keyBytes: keyBytes, overflowStarts: overflowStarts,
+                             positions: positions, longestKey: longestKey)
+        let occupied = isOccupied.count { $0 }
         guard occupied == count else { throw SnapshotDamage("the table holds \(occupied) ids, its positions \(count)") }
         // Each position in range, occupied and listed once (with as many slots occupied as
-        // positions, so every occupied slot has its record: none is read uninitialised), and
+        // positions, so every occupied slot has its settings checked and its entry), and
         // its id found there by a lookup: so the hashes are right and every slot's key can be
         // read back.
         var listed = [Bool](repeating: false, count: capacity)
@@ -159,45 +168,44 @@ extension CompiledPolicy {
                 throw SnapshotDamage("the position \(position) of app \(record) is out of range or another app's")
             }
             listed[position] = true
-            guard slots[position].entry != AppTable.empty, table.find(table.id(at: position))?.position == position else {
+            guard isOccupied[position], table.find(table.id(at: position))?.position == position else {
                 throw SnapshotDamage("the id of app \(record) is not found at its position \(position)")
             }
         }
         return table
     }
 
-    /// The byte offset in `AppRecord` and the number of cases of each of its enums.
-    private static let recordEnums: [(offset: Int, cases: Int)] = [
-        (MemoryLayout<AppRecord>.offset(of: \.state)!, AppState.allCases.count),
-        (MemoryLayout<AppRecord>.offset(of: \.settings.clipboardLevel)!, ClipboardLevel.allCases.count),
-        (MemoryLayout<AppRecord>.offset(of: \.settings.shareSend)!, ShareLevel.allCases.count),
-        (MemoryLayout<AppRecord>.offset(of: \.settings.shareReceive)!, ShareLevel.allCases.count),
-        (MemoryLayout<AppRecord>.offset(of: \.settings.print)!, Toggle.allCases.count),
-        (MemoryLayout<AppRecord>.offset(of: \.settings.screenCapture)!, Toggle.allCases.count),
-        (MemoryLayout<AppRecord>.offset(of: \.settings.notifications)!, NotificationLevel.allCases.count),
-        (MemoryLayout<AppRecord>.offset(of: \.settings.onViolation)!, Violation.allCases.count),
-        (MemoryLayout<AppRecord>.offset(of: \.settings.fileExportEnforcement)!, ExportEnforcement.allCases.count),
+    /// The byte offset in `DecisionSettings` and the number of cases of each of its enums.
+    private static let settingsEnums: [(offset: Int, cases: Int)] = [
+        (MemoryLayout<DecisionSettings>.offset(of: \.clipboardLevel)!, ClipboardLevel.allCases.count),
+        (MemoryLayout<DecisionSettings>.offset(of: \.shareSend)!, ShareLevel.allCases.count),
+        (MemoryLayout<DecisionSettings>.offset(of: \.shareReceive)!, ShareLevel.allCases.count),
+        (MemoryLayout<DecisionSettings>.offset(of: \.print)!, Toggle.allCases.count),
+        (MemoryLayout<DecisionSettings>.offset(of: \.screenCapture)!, Toggle.allCases.count),
+        (MemoryLayout<DecisionSettings>.offset(of: \.notifications)!, NotificationLevel.allCases.count),
+        (MemoryLayout<DecisionSettings>.offset(of: \.onViolation)!, Violation.allCases.count),
+        (MemoryLayout<DecisionSettings>.offset(of: \.fileExportEnforcement)!, ExportEnforcement.allCases.count),
     ]
 
-    /// Checks the record at `bytes` without loading it as an `AppRecord` (an enum's byte out of
-    /// its range is undefined as a value): its enums, layers and indices into `tables`, and its
-    /// state is the one the table holds for it.
-    private static func check(_ bytes: UnsafeRawPointer, record: Int, state: AppState, tables: CompiledTables)
+    /// Checks the settings at `bytes` (in app `record`'s table slot) without loading them as
+    /// `DecisionSettings` (an enum's byte out of its range is undefined as a value): their
+    /// enums, layers and indices into `tables`.
+    private static func checkSettings(_ bytes: UnsafeRawPointer, record: Int, tables: CompiledTables)
         throws(SnapshotDamage)
     {
-        for field in recordEnums where Int(bytes.load(fromByteOffset: field.offset, as: UInt8.self)) >= field.cases {
-            throw SnapshotDamage("app \(record)'s record has a value out of range at byte \(field.offset)")
+        for field in settingsEnums where Int(bytes.load(fromByteOffset: field.offset, as: UInt8.self)) >= field.cases {
+            throw SnapshotDamage("app \(record)'s settings have a value out of range at byte \(field.offset)")
         }
-        func load<Value>(_ path: KeyPath<AppRecord, Value>, as type: Value.Type) -> Value {
-            bytes.loadUnaligned(fromByteOffset: MemoryLayout<AppRecord>.offset(of: path)!, as: type)
+        func load<Value>(_ path: KeyPath<DecisionSettings, Value>, as type: Value.Type) -> Value {
+            bytes.loadUnaligned(fromByteOffset: MemoryLayout<DecisionSettings>.offset(of: path)!, as: type)
         }
-        let layers = load(\.settings.layers, as: UInt32.self)
+        let layers = load(\.layers, as: UInt32.self)
         // Two bits per setting; 3 is no layer.
-        guard layers & (layers >> 1) & 0x5555_5555 == 0 else { throw SnapshotDamage("app \(record)'s record has a bad layer") }
+        guard layers & (layers >> 1) & 0x5555_5555 == 0 else { throw SnapshotDamage("app \(record)'s settings have a bad layer") }
         func layer(_ setting: RuleSetting) -> UInt32 { layers >> (2 * UInt32(setting.rawValue)) & 3 }
-        let shareExempt = load(\.settings.shareExempt, as: Int32.self)
-        let allow = load(\.settings.fileExportAllow, as: Int32.self), deny = load(\.settings.fileExportDeny, as: Int32.self)
-        let minVersion = load(\.settings.minVersion, as: Int32.self)
+        let shareExempt = load(\.shareExempt, as: Int32.self)
+        let allow = load(\.fileExportAllow, as: Int32.self), deny = load(\.fileExportDeny, as: Int32.self)
+        let minVersion = load(\.minVersion, as: Int32.self)
         // -1 (none) only where no layer said a value: the built-in defaults have none.
         func valid(_ index: Int32, _ count: Int, noneAllowed: Bool) -> Bool {
             index >= (noneAllowed ? -1 : 0) && Int(index) < count
@@ -206,10 +214,7 @@ extension CompiledPolicy {
               valid(deny, tables.pathGlobLists.count, noneAllowed: false),
               valid(allow, tables.pathGlobLists.count, noneAllowed: layer(.fileExportAllow) == 0),
               valid(minVersion, tables.versions.count, noneAllowed: layer(.minVersion) == 0) else {
-            throw SnapshotDamage("app \(record)'s record points outside the glob lists or versions")
-        }
-        guard AppState.allCases[Int(bytes.load(fromByteOffset: recordEnums[0].offset, as: UInt8.self))] == state else {
-            throw SnapshotDamage("app \(record)'s record and its table slot disagree on its state")
+            throw SnapshotDamage("app \(record)'s settings point outside the glob lists or versions")
         }
     }
 

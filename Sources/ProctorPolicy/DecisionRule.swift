@@ -258,7 +258,7 @@ enum FixedRule: UInt8, Sendable, CaseIterable {
 /// How `JSONPath` writes an app id as a key: `apps.notes` (an identifier), `apps["com.x"]`
 /// (quoted as is), or through JSON escapes (rare: quotes, backslashes, control characters),
 /// which `JSONPath` itself renders. Kept per app in the compiled policy's hash slot.
-enum AppKeyForm: UInt32, Sendable {
+enum AppKeyForm: UInt8, Sendable {
     case identifier, quoted, escaped
 }
 

@@ -1,10 +1,10 @@
 @testable import ProctorPolicy
 import Testing
 
-/// The app table's tags and the records' layout: a tag only narrows a probe (the id is still
-/// compared byte for byte), and a record is one cache line.
+/// The app table's tags and its slots' layout: a tag only narrows a probe (the id is still
+/// compared byte for byte), and a slot, with what a decision reads of its app, is one cache line.
 @Suite struct AppTableTests {
-    /// The 32-bit hash a slot keeps, its tag and home position in a table of `capacity`.
+    /// An id's tag and home position in a table of `capacity`.
     private static func place(of id: String, capacity: Int) -> (tag: UInt8, home: Int) {
         place(of: Array(id.utf8), capacity: capacity)
     }
@@ -48,7 +48,7 @@ import Testing
 
     private static func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 
-    /// Ids of every length from 0 to 70 bytes (one word, two, four, the inline key's 48 and
+    /// Ids of every length from 0 to 70 bytes (one word, two, three, the inline key's 24 and
     /// past it into the arena), each found at its own position, by `String` and by bytes;
     /// ids differing from one of them only in the last byte, the first or the middle, one byte
     /// shorter or longer, or only in trailing NUL bytes (which the zero-padded inline key does
@@ -87,8 +87,8 @@ import Testing
     }
 
     /// As `idsSharingATagAndAHomeAreToldApartByTheirBytes`, for ids of each way a lookup reads
-    /// them: one word, two, four (`ShortID`), and longer, within the inline key and past it.
-    @Test(arguments: [5, 12, 16, 17, 31, 32, 40, 48, 60])
+    /// them: one word, two, three (`ShortID`, within the inline key), and longer, past it.
+    @Test(arguments: [5, 12, 16, 17, 23, 24, 25, 31, 40, 60])
     func absentIdsWithAnOccupiedTagAndHomeAreNotFound(count: Int) throws {
         let present = Self.id(count: count)
         let table = AppTable([Self.text(present)]) { _ in .authorized }
@@ -107,22 +107,23 @@ import Testing
         #expect(table.find(Self.text(present))?.position == table.positions[0])
     }
 
-    /// A slot is matched by its id's length as well as its hash and bytes: an id that is
+    /// A slot is matched by its id's length as well as its tag and bytes: an id that is
     /// another's with a NUL appended (the same zero-padded words) is not found in a slot of the
-    /// shorter id holding the longer one's hash (made here directly, as a 32-bit collision of
-    /// the two hashes would make it).
+    /// shorter id under the longer one's tag (made here directly, as a collision of the two
+    /// tags and homes would make it).
     @Test func anIdIsMatchedByItsLengthNotOnlyByItsZeroPaddedBytes() {
         let absent: [UInt8] = [UInt8(ascii: "a"), 0]
-        let hash = UInt32(truncatingIfNeeded: absent.withUnsafeBufferPointer { AppTable.hash($0) })
-        let capacity = 8, position = Int(hash) & (capacity - 1)
-        let slots = UnsafeMutableBufferPointer<AppTable.Slot>.allocate(capacity: capacity)
-        slots.initialize(repeating: AppTable.Slot(hash: 0, keyLength: 0, entry: AppTable.empty, overflowStart: 0,
-                                                  inlineKey: (0, 0, 0, 0, 0, 0)))
-        slots[position] = AppTable.Slot(hash: hash, keyLength: 1, entry: 0, overflowStart: 0,
-                                        inlineKey: (UInt64(UInt8(ascii: "a")).littleEndian, 0, 0, 0, 0, 0))
+        let capacity = 8, (tag, position) = Self.place(of: absent, capacity: capacity)
+        let slots = AppTable.emptySlots(capacity: capacity)
+        slots[position] = AppTable.Slot(inlineKey: (UInt64(UInt8(ascii: "a")).littleEndian, 0, 0), settings: Self.settings,
+                                        keyLength: 1, entry: 0, reserved: 0)
+        let tags = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: capacity)
+        tags.initialize(repeating: 0)
+        tags[position] = tag
         let keyBytes = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 1)
         keyBytes.initialize(repeating: 0)
-        let table = AppTable(restoring: slots, keyBytes: keyBytes, positions: [position], longestKey: 2)
+        let table = AppTable(restoring: slots, tags: tags, keyBytes: keyBytes, overflowStarts: [], positions: [position],
+                             longestKey: 2)
         #expect(table.id(at: position) == "a")
         #expect(absent.withUnsafeBufferPointer { table.find(utf8: $0) } == nil)
     }
@@ -140,9 +141,24 @@ import Testing
         }
     }
 
-    @Test func aRecordIsOneAlignedCacheLine() {
-        #expect(MemoryLayout<AppRecord>.stride == 64)
+    /// A slot fills a cache line with no padding (whose bytes a snapshot would carry), and
+    /// the slots start on a line.
+    @Test func aSlotIsOneAlignedCacheLine() {
+        #expect(MemoryLayout<AppTable.Slot>.size == 64 && MemoryLayout<AppTable.Slot>.stride == 64)
         let engine = CompiledPolicy(Policy(version: "1", apps: ["com.example.notes": AppPolicy()]))
-        #expect(Int(bitPattern: engine.storage.records.baseAddress) % 64 == 0)
+        #expect(Int(bitPattern: engine.storage.table.rawSlots.baseAddress) % 64 == 0)
+    }
+
+    /// The built-in settings, which every table here gives its apps.
+    fileprivate static let settings: DecisionSettings = {
+        var tables = CompiledTables()
+        return tables.builtinSettings().decision
+    }()
+}
+
+extension AppTable {
+    /// A table of `ids` in states `state(r)`, each with the built-in settings.
+    fileprivate convenience init(_ ids: [AppID], state: (Int) -> AppState) {
+        self.init(ids) { (state($0), AppTableTests.settings) }
     }
 }

@@ -151,7 +151,9 @@ import TestSupport
             _ = try decoder.readInt("count")
             _ = try decoder.readInt("longest")
             _ = try decoder.readRaw("slots", count: capacity, stride: MemoryLayout<AppTable.Slot>.stride)
+            _ = try decoder.readRaw("tags", count: capacity, stride: 1)
             _ = try decoder.take(try decoder.readInt("arena length"), "arena")
+            _ = try decoder.take(try decoder.readInt("overflow starts length"), "overflow starts")
             _ = try decoder.readInt("positions length")
             return decoder.offset
         }
@@ -168,21 +170,22 @@ import TestSupport
         #expect(throws: SnapshotDamage.self) { try Self.decoded(bytes) }
     }
 
-    /// A snapshot whose records are in the layout before they were padded to a cache line (56
-    /// bytes each; `AppTableTests`) is refused, so a start rebuilds the policy from its JSON
-    /// (besides the build id in the file's key, which already tells another binary's apart).
+    /// A snapshot in the layout before an app's settings moved into its table slot (a 64-byte
+    /// record each after the positions, where the offline limits are now) is refused, so a
+    /// start rebuilds the policy from its JSON (besides the build id in the file's key, which
+    /// already tells another binary's apart).
     @Test func recordsOfTheEarlierLayoutAreRefused() throws {
         let policy = Policy(version: "v", apps: ["com.a": AppPolicy(), "com.b": AppPolicy(state: .blocked)])
         let bytes = Self.encoded(CompiledPolicy(policy))
         let count = policy.apps.count
-        // Where the records' length is: after the positions, four bytes each.
+        // Where the offline limits' length is: after the positions, four bytes each.
         let recordsStart = try Self.positionsStart(bytes) + count * 4
-        let stride = MemoryLayout<AppRecord>.stride, earlierStride = 56
+        let stride = MemoryLayout<OfflineSeconds>.stride, earlierStride = 64
         var earlier = Array(bytes[..<recordsStart])
         withUnsafeBytes(of: Int64(count * earlierStride).littleEndian) { earlier += $0 }
         for record in 0..<count {
             let start = recordsStart + 8 + record * stride
-            earlier += bytes[start..<start + earlierStride]
+            earlier += bytes[start..<start + stride] + [UInt8](repeating: 0, count: earlierStride - stride)
         }
         earlier += bytes[(recordsStart + 8 + count * stride)...]
         #expect(try Self.decoded(bytes).appCount == 2)
