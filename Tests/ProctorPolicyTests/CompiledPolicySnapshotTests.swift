@@ -142,21 +142,68 @@ import TestSupport
         }
     }
 
-    /// The offset of the table's positions in `bytes` (after their length).
-    private static func positionsStart(_ bytes: [UInt8]) throws -> Int {
+    /// Where the table's parts start in a snapshot (each after its length), and its capacity.
+    /// (A struct: a tuple returned from the typed-throws closure crashes Swift 6.3.1's SILGen.)
+    private struct TableLayout {
+        let capacity: Int, slots: Int, tags: Int, positions: Int
+    }
+
+    private static func tableLayout(_ bytes: [UInt8]) throws -> TableLayout {
         try bytes.withUnsafeBytes { raw throws(SnapshotDamage) in
             var decoder = SnapshotDecoder(raw)
             _ = try decoder.readString("head")
             let capacity = try decoder.readInt("capacity")
             _ = try decoder.readInt("count")
             _ = try decoder.readInt("longest")
+            let slots = decoder.offset + 8
             _ = try decoder.readRaw("slots", count: capacity, stride: MemoryLayout<AppTable.Slot>.stride)
+            let tags = decoder.offset + 8
             _ = try decoder.readRaw("tags", count: capacity, stride: 1)
             _ = try decoder.take(try decoder.readInt("arena length"), "arena")
             _ = try decoder.take(try decoder.readInt("overflow starts length"), "overflow starts")
             _ = try decoder.readInt("positions length")
-            return decoder.offset
+            return TableLayout(capacity: capacity, slots: slots, tags: tags, positions: decoder.offset)
         }
+    }
+
+    /// The offset of the table's positions in `bytes` (after their length).
+    private static func positionsStart(_ bytes: [UInt8]) throws -> Int { try tableLayout(bytes).positions }
+
+    /// A tag is where, and only where, a slot holds an app: a tag at an empty slot (which a
+    /// lookup of an id with that tag would read as an app) and an occupied slot without its
+    /// tag (whose app no lookup would find) are both refused.
+    @Test func aTagWithoutItsAppOrAnAppWithoutItsTagIsRefused() throws {
+        let bytes = Self.encoded(CompiledPolicy(Policy(version: "v", apps: ["com.a": AppPolicy(), "com.b": AppPolicy()])))
+        let layout = try Self.tableLayout(bytes)
+        #expect(try Self.decoded(bytes).appCount == 2)
+        let tags = Array(bytes[layout.tags..<layout.tags + layout.capacity])
+        let empty = try #require(tags.firstIndex(of: 0)), occupied = try #require(tags.firstIndex { $0 != 0 })
+        var strayTag = bytes
+        strayTag[layout.tags + empty] = 1
+        #expect(throws: SnapshotDamage.self) { try Self.decoded(strayTag) }
+        var missingTag = bytes
+        missingTag[layout.tags + occupied] = 0
+        #expect(throws: SnapshotDamage.self) { try Self.decoded(missingTag) }
+    }
+
+    /// Each enum of the settings kept in an app's slot, set beyond its cases, is refused before
+    /// any decision could read it.
+    @Test func aSlotsSettingsOutOfRangeAreRefused() throws {
+        let bytes = Self.encoded(CompiledPolicy(Policy(version: "v", apps: ["com.a": AppPolicy()])))
+        let layout = try Self.tableLayout(bytes)
+        let occupied = try #require(bytes[layout.tags..<layout.tags + layout.capacity].firstIndex { $0 != 0 }) - layout.tags
+        let settings = layout.slots + occupied * MemoryLayout<AppTable.Slot>.stride + AppTable.settingsOffset
+        let enums: [PartialKeyPath<DecisionSettings>] = [\.clipboardLevel, \.shareSend, \.shareReceive, \.print,
+                                                         \.screenCapture, \.notifications, \.onViolation,
+                                                         \.fileExportEnforcement]
+        for field in enums {
+            var changed = bytes
+            changed[settings + MemoryLayout<DecisionSettings>.offset(of: field)!] = 0xFF
+            #expect(throws: SnapshotDamage.self) { try Self.decoded(changed) }
+        }
+        var badList = bytes
+        badList[settings + MemoryLayout<DecisionSettings>.offset(of: \.shareExempt)!] = 0x7F
+        #expect(throws: SnapshotDamage.self) { try Self.decoded(badList) }
     }
 
     /// Two records at one position of the table (found by the `snapshot` fuzz target): the slot
