@@ -121,11 +121,16 @@ final class AppTable: @unchecked Sendable {
 
     /// `capacity` empty slots in memory aligned to a cache line: all bytes zero but `entry`.
     static func emptySlots(capacity: Int) -> UnsafeMutableBufferPointer<Slot> {
-        let raw = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<Slot>.stride * capacity, alignment: 64)
-        raw.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<Slot>.stride * capacity)
-        let slots = UnsafeMutableBufferPointer(start: raw.bindMemory(to: Slot.self, capacity: capacity), count: capacity)
+        let slots = uninitializedSlots(capacity: capacity)
+        UnsafeMutableRawBufferPointer(slots).initializeMemory(as: UInt8.self, repeating: 0)
         for index in 0..<capacity { slots[index].entry = empty }
         return slots
+    }
+
+    /// Room for `capacity` slots aligned to a cache line, for their bytes to be copied in.
+    static func uninitializedSlots(capacity: Int) -> UnsafeMutableBufferPointer<Slot> {
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<Slot>.stride * capacity, alignment: 64)
+        return UnsafeMutableBufferPointer(start: raw.bindMemory(to: Slot.self, capacity: capacity), count: capacity)
     }
 
     /// A table from a snapshot (`CompiledPolicySnapshot`), taking ownership of `slots`, `tags`

@@ -123,10 +123,10 @@ extension CompiledPolicy {
         }
         let positionBytes = try decoder.readRaw("the table's positions", count: count, stride: 4)
 
-        let slots = AppTable.emptySlots(capacity: capacity)
-        UnsafeMutableRawPointer(slots.baseAddress!).copyMemory(from: slotBytes.baseAddress!, byteCount: slotBytes.count)
+        let slots = AppTable.uninitializedSlots(capacity: capacity)
+        UnsafeMutableRawBufferPointer(slots).copyMemory(from: slotBytes)
         let tags = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: capacity)
-        _ = tags.initialize(from: tagBytes.bindMemory(to: UInt8.self))
+        UnsafeMutableRawBufferPointer(tags).copyMemory(from: tagBytes)
         let keyBytes = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(1, arena.count))
         if arena.count > 0 { UnsafeMutableRawPointer(keyBytes.baseAddress!).copyMemory(from: arena.baseAddress!, byteCount: arena.count) }
         var isOccupied = [Bool](repeating: false, count: capacity)
