@@ -166,26 +166,15 @@ enum Syscall {
         return (fds[0], fds[1])
     }
 
-    /// Calls `body` with a `sockaddr_un` for `path`; the caller has checked the length.
-    private static func withUnixAddress<Result>(
-        _ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Result
-    ) -> Result {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            let bytes = Array(path.utf8)
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
+    /// Calls `body` with the address of `path`, or fails with EINVAL (-1 and `errno`) when it
+    /// is not one (empty, with a NUL, or too long: callers check the length first).
+    private static func withUnixAddress(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> CInt) -> CInt {
+        guard let address = UnixSocketAddress(path: path) else {
+            errno = EINVAL
+            return -1
         }
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                body($0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        return address.withSocketAddress(body)
     }
-
-    /// The longest path a `sockaddr_un` holds, without its terminating NUL.
-    static let maximumUnixPathLength = MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1
 
     static func bind(_ fd: CInt, unixPath path: String) throws(Errno) {
         _ = try retryingOnInterrupt { withUnixAddress(path) { Glibc.bind(fd, $0, $1) } }

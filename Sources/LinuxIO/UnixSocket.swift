@@ -32,7 +32,7 @@ public enum UnixSocketError: Error, Hashable, Sendable, CustomStringConvertible 
 /// Unix stream sockets (AF_UNIX, SOCK_STREAM) bound to paths.
 public enum UnixSocket {
     /// The longest socket path, in bytes, that Linux accepts.
-    public static var maximumPathLength: Int { Syscall.maximumUnixPathLength }
+    public static var maximumPathLength: Int { UnixSocketAddress.maximumPathLength }
 
     /// Binds and listens on `path`, returning a non-blocking, close-on-exec listening socket.
     ///

@@ -9,7 +9,7 @@ public struct JournalSink: LogSink {
     /// The `SYSLOG_IDENTIFIER=` of every record (`journalctl -t` selects on it).
     public let syslogIdentifier: String
     /// Where journald listens for native-protocol records, or why that address is unusable.
-    private let address: Result<UnixDatagramAddress, Errno>
+    private let address: Result<UnixSocketAddress, Errno>
     /// The sink's one socket (libsystemd keeps one for the process too), or why it could not be made.
     private let socket: Result<UnixDatagramSocket, Errno>
 
@@ -20,7 +20,7 @@ public struct JournalSink: LogSink {
     /// A sink sending to `socketAddress`: a path, or `@name` in the abstract namespace.
     init(syslogIdentifier: String, socketAddress: String) {
         self.syslogIdentifier = syslogIdentifier
-        address = Result { () throws(Errno) in try UnixDatagramAddress(socketAddress) }
+        address = Result { () throws(Errno) in try UnixSocketAddress(systemdSocket: socketAddress) }
         socket = Result { () throws(Errno) in try UnixDatagramSocket() }
     }
 
@@ -38,7 +38,7 @@ public struct JournalSink: LogSink {
     /// when the kernel cannot allocate one that large) goes in a sealed memory file, whose
     /// descriptor journald receives instead and reads the record from.
     private func send(_ record: JournalRecord, through socket: UnixDatagramSocket,
-                      to address: UnixDatagramAddress) throws(Errno) {
+                      to address: UnixSocketAddress) throws(Errno) {
         do {
             try socket.send(record.bytes, to: address)
             return

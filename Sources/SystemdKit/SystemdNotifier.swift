@@ -27,7 +27,7 @@ public struct SystemdNotifier: Sendable {
     public func notify(_ assignments: [String]) throws(Failure) -> Bool {
         guard let socketAddress = ServiceManagerEnvironment.value("NOTIFY_SOCKET") else { return false }
         do {
-            let address = try UnixDatagramAddress(socketAddress)
+            let address = try UnixSocketAddress(systemdSocket: socketAddress)
             try UnixDatagramSocket().send(Array(assignments.joined(separator: "\n").utf8), to: address)
         } catch {
             throw Failure(errno: error)

@@ -2,34 +2,20 @@ import CLinux
 import Glibc
 import LinuxIO
 
-/// An AF_UNIX address as systemd writes it into `NOTIFY_SOCKET`: an absolute path, or `@name`
-/// for `name` in the abstract namespace (`unix(7)`).
-struct UnixDatagramAddress: Sendable {
-    private var address = sockaddr_un()
-    /// The address's length for `sendto(2)`: a path with its terminating NUL, an abstract
-    /// name without one (every byte of it counts).
-    private(set) var length: socklen_t = 0
-
-    /// Fails with `EAFNOSUPPORT` when `text` is neither, `EINVAL` when it does not fit a
-    /// `sockaddr_un` (as `sd_notify(3)` does).
-    init(_ text: String) throws(Errno) {
-        let bytes = Array(text.utf8)
-        let isAbstract = bytes.first == UInt8(ascii: "@")
-        guard isAbstract || bytes.first == UInt8(ascii: "/") else { throw Errno(rawValue: EAFNOSUPPORT) }
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard bytes.count >= 2, !bytes.contains(0), bytes.count <= (isAbstract ? capacity : capacity - 1) else {
-            throw .invalidArgument
+extension UnixSocketAddress {
+    /// An address as systemd writes it into `NOTIFY_SOCKET` (and journald's socket path): an
+    /// absolute path, or `@name` for `name` in the abstract namespace. Fails with
+    /// `EAFNOSUPPORT` when `text` is neither, `EINVAL` when it does not fit a `sockaddr_un`
+    /// (as `sd_notify(3)` does).
+    init(systemdSocket text: String) throws(Errno) {
+        let address: UnixSocketAddress? = switch text.utf8.first {
+        case UInt8(ascii: "@"): UnixSocketAddress(abstractName: String(decoding: text.utf8.dropFirst(), as: UTF8.self))
+        case UInt8(ascii: "/"): UnixSocketAddress(path: text)
+        default: throw Errno(rawValue: EAFNOSUPPORT)
         }
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { path in
-            path.copyBytes(from: bytes)
-            if isAbstract { path[0] = 0 }
-        }
-        length = socklen_t(MemoryLayout.offset(of: \sockaddr_un.sun_path)! + bytes.count + (isAbstract ? 0 : 1))
-    }
-
-    func withSocketAddress<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
-        withUnsafePointer(to: address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, length) } }
+        // "/" alone is refused as sd_notify refuses it.
+        guard let address, text.utf8.count >= 2 else { throw .invalidArgument }
+        self = address
     }
 }
 
@@ -57,7 +43,7 @@ final class UnixDatagramSocket: Sendable {
 
     /// Sends `bytes` as one datagram (never raising SIGPIPE). `EMSGSIZE` when it is larger
     /// than the send buffer allows.
-    func send(_ bytes: [UInt8], to address: UnixDatagramAddress) throws(Errno) {
+    func send(_ bytes: [UInt8], to address: UnixSocketAddress) throws(Errno) {
         let sent = bytes.withUnsafeBytes { buffer in
             address.withSocketAddress { sendto(descriptor, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL), $0, $1) }
         }
@@ -65,7 +51,7 @@ final class UnixDatagramSocket: Sendable {
     }
 
     /// Sends a datagram of no bytes carrying a copy of `passed` (`SCM_RIGHTS`).
-    func send(descriptor passed: FileDescriptor, to address: UnixDatagramAddress) throws(Errno) {
+    func send(descriptor passed: FileDescriptor, to address: UnixSocketAddress) throws(Errno) {
         let sent = address.withSocketAddress { clinux_send_descriptor(descriptor, $0, $1, passed.rawValue) }
         guard sent >= 0 else { throw .current }
     }

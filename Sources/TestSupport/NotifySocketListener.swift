@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import LinuxIO
 
 /// A datagram socket standing in for systemd's `NOTIFY_SOCKET`: give `path` to a child as
 /// `NOTIFY_SOCKET` and read the assignments (`READY=1`, `STOPPING=1`, …) it sends.
@@ -13,20 +14,11 @@ public final class NotifySocketListener: @unchecked Sendable {
     public init(path: String) throws {
         let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw TestSupportError("socket: \(String(cString: strerror(errno)))") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard bytes.count < capacity else {
+        guard let address = UnixSocketAddress(path: path) else {
             close(descriptor)
-            throw TestSupportError("socket path longer than \(capacity - 1) bytes: \(path)")
+            throw TestSupportError("not a socket path (empty, with a NUL, or over \(UnixSocketAddress.maximumPathLength) bytes): \(path)")
         }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let bound = address.withSocketAddress { bind(descriptor, $0, $1) }
         guard bound == 0 else {
             let message = String(cString: strerror(errno))
             close(descriptor)

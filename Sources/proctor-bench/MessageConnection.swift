@@ -16,7 +16,11 @@ final class MessageConnection {
     init(path: String) throws(BenchError) {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw BenchError("socket failed: \(String(cString: strerror(errno)))") }
-        guard UnixAddress.withAddress(path, { connect(fd, $0, $1) }) == 0 else {
+        guard let address = UnixSocketAddress(path: path) else {
+            close(fd)
+            throw BenchError("not a socket path: \(path)")
+        }
+        guard address.withSocketAddress({ connect(fd, $0, $1) }) == 0 else {
             let code = errno
             close(fd)
             throw BenchError("cannot connect to \(path): \(String(cString: strerror(code)))")

@@ -12,7 +12,8 @@ final class NotifySocket {
         fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw BenchError("socket(AF_UNIX, SOCK_DGRAM) failed: \(String(cString: strerror(errno)))") }
         unlink(path)
-        guard UnixAddress.withAddress(path, { bind(fd, $0, $1) }) == 0 else {
+        guard let address = UnixSocketAddress(path: path) else { throw BenchError("not a socket path: \(path)") }
+        guard address.withSocketAddress({ bind(fd, $0, $1) }) == 0 else {
             throw BenchError("cannot bind the notify socket \(path): \(String(cString: strerror(errno)))")
         }
     }
@@ -34,20 +35,6 @@ final class NotifySocket {
             let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             guard count > 0 else { continue }
             if String(decoding: buffer[0..<count], as: UTF8.self).split(separator: "\n").contains("READY=1") { return true }
-        }
-    }
-}
-
-/// Fills a `sockaddr_un` for `path` and hands it to `body` (for bind and connect).
-enum UnixAddress {
-    static func withAddress(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> CInt) -> CInt {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        precondition(bytes.count < MemoryLayout.size(ofValue: address.sun_path), "socket path too long: \(path)")
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
     }
 }

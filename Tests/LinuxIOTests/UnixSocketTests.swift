@@ -82,6 +82,23 @@ import TestSupport
         }
     }
 
+    /// A path is its bytes and a terminating NUL, an abstract name a leading NUL and its bytes:
+    /// both up to 107 bytes; an empty one, one holding a NUL or a longer one is no address.
+    @Test func unixSocketAddressesHoldAPathOrAnAbstractName() {
+        let header = MemoryLayout.offset(of: \sockaddr_un.sun_path)!
+        let longest = String(repeating: "p", count: 107)
+        #expect(UnixSocketAddress(path: longest)?.length == socklen_t(header + 108))
+        #expect(UnixSocketAddress(abstractName: longest)?.length == socklen_t(header + 108))
+        for refused in ["", "a\u{0}b", longest + "p"] {
+            #expect(UnixSocketAddress(path: refused) == nil)
+            #expect(UnixSocketAddress(abstractName: refused) == nil)
+        }
+        let bytes = UnixSocketAddress(abstractName: "name")!.withSocketAddress { address, length in
+            Array(UnsafeRawBufferPointer(start: address, count: Int(length)))
+        }
+        #expect(Array(bytes[header...]) == [0] + Array("name".utf8))
+    }
+
     @Test func connectingToNothingIsNotListening() {
         let path = "/tmp/linuxio-test-does-not-exist.sock"
         #expect(throws: UnixSocketError.notListening(path: path, errno: .noSuchFileOrDirectory)) {

@@ -1,4 +1,5 @@
 import Glibc
+import LinuxIO
 
 /// A bound AF_UNIX datagram socket standing in for systemd's notification socket or
 /// journald's: SystemdKit really sends to it, and the test reads what arrived, including a
@@ -20,18 +21,8 @@ final class DatagramReceiver {
         address = abstract ? "@" + name : "/tmp/" + name + ".socket"
         descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw Pipe.Failure(errno: errno) }
-        var socketAddress = sockaddr_un()
-        socketAddress.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(address.utf8)
-        withUnsafeMutableBytes(of: &socketAddress.sun_path) { path in
-            path.copyBytes(from: bytes)
-            if abstract { path[0] = 0 }
-        }
-        // An abstract name is exactly its bytes (a leading NUL for the `@`), a path ends at its NUL.
-        let length = socklen_t(MemoryLayout.offset(of: \sockaddr_un.sun_path)! + bytes.count + (abstract ? 0 : 1))
-        let bound = withUnsafePointer(to: &socketAddress) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
-        }
+        let socketAddress = abstract ? UnixSocketAddress(abstractName: name) : UnixSocketAddress(path: address)
+        let bound = socketAddress.map { $0.withSocketAddress { bind(descriptor, $0, $1) } } ?? -1
         guard bound == 0 else { throw Pipe.Failure(errno: errno) }
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))

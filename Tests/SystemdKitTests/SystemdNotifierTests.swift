@@ -60,9 +60,9 @@ import Testing
     /// The longest path and abstract name a sockaddr_un holds still work.
     @Test func theLongestAddressesFit() throws {
         let abstract = "@" + String(repeating: "a", count: 107)
-        #expect(throws: Errno.connectionRefused) { try UnixDatagramSocket().send([1], to: UnixDatagramAddress(abstract)) }
+        #expect(throws: Errno.connectionRefused) { try UnixDatagramSocket().send([1], to: UnixSocketAddress(systemdSocket: abstract)) }
         let path = "/" + String(repeating: "p", count: 106)
-        #expect(throws: Errno.noSuchFileOrDirectory) { try UnixDatagramSocket().send([1], to: UnixDatagramAddress(path)) }
+        #expect(throws: Errno.noSuchFileOrDirectory) { try UnixDatagramSocket().send([1], to: UnixSocketAddress(systemdSocket: path)) }
     }
 
     @Test func watchdogVariablesAsSdWatchdogEnabledReadsThem() throws {

@@ -36,12 +36,8 @@ final class BlockingTestServer: @unchecked Sendable {
     }
 
     static func bind(_ fd: Int32, to path: String) throws {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let address = try #require(UnixSocketAddress(path: path))
+        let result = address.withSocketAddress { Glibc.bind(fd, $0, $1) }
         try #require(result == 0)
     }
 
