@@ -160,8 +160,8 @@ extension CompiledPolicy {
         guard occupied == count else { throw SnapshotDamage("the table holds \(occupied) ids, its positions \(count)") }
         // Each position in range, occupied and listed once (with as many slots occupied as
         // positions, so every occupied slot has its settings checked and its entry), and
-        // its id found there by a lookup: so the hashes are right and every slot's key can be
-        // read back.
+        // its id found there by a lookup: so each id sits where its hash puts it, its tag is
+        // right, and every slot's key can be read back.
         var listed = [Bool](repeating: false, count: capacity)
         for (record, position) in positions.enumerated() {
             guard position < capacity, !listed[position] else {
