@@ -259,3 +259,13 @@ static inline ssize_t clinux_send_descriptor(int fd, const void *address, sockle
     memcpy(CMSG_DATA(header), &descriptor, sizeof descriptor);
     return sendmsg(fd, &message, MSG_NOSIGNAL);
 }
+
+// sched_getaffinity(2)/sched_setaffinity(2) of the calling thread, on a mask of `size` bytes
+// (glibc's wrappers need _GNU_SOURCE). Returns the mask's bytes the kernel filled, or -1.
+static inline int clinux_get_affinity(void *mask, size_t size) {
+    return (int)syscall(SYS_sched_getaffinity, 0, size, mask);
+}
+
+static inline int clinux_set_affinity(const void *mask, size_t size) {
+    return (int)syscall(SYS_sched_setaffinity, 0, size, mask);
+}

@@ -30,4 +30,23 @@ import Testing
         #expect(result?.kept == target)
         #expect(Self.currentNice() == before)
     }
+
+    /// A thread that lowers itself leaves the first of its CPUs to the others, when it has two
+    /// or more (one only is kept), and no other thread's CPUs change.
+    @Test func aLoweredThreadLeavesOneCPU() {
+        let before = ThreadPriority.currentCPUs
+        let seen = Mutex<[Int]?>(nil)
+        DetachedThread.start {
+            ThreadPriority.lowerCurrentThread(toNice: min(Self.currentNice() + 5, 19))
+            seen.withLock { $0 = ThreadPriority.currentCPUs }
+        }
+        var after: [Int]?
+        for _ in 0..<5_000 where after == nil {
+            usleep(1_000)
+            after = seen.withLock { $0 }
+        }
+        #expect(!before.isEmpty)
+        #expect(after == (before.count >= 2 ? Array(before.dropFirst()) : before))
+        #expect(ThreadPriority.currentCPUs == before)
+    }
 }
