@@ -70,7 +70,7 @@ final class AppTable: @unchecked Sendable {
     private let keyBytes: UnsafeMutableBufferPointer<UInt8>
     /// Where the bytes after the first `inlineKeyBytes` of the id at position `p` continue in
     /// `keyBytes`: `overflowStarts[p]`. Empty when no id is that long (nearly every policy).
-    private let overflowStarts: [UInt32]
+    let overflowStarts: [UInt32]
     /// The longest id in the table: a longer one is refused before it is hashed, so a caller's
     /// megabyte-long "id" costs nothing.
     private let longestKey: Int
@@ -151,7 +151,6 @@ final class AppTable: @unchecked Sendable {
     var rawSlots: UnsafeRawBufferPointer { UnsafeRawBufferPointer(slots) }
     var rawTags: UnsafeRawBufferPointer { UnsafeRawBufferPointer(tags) }
     var rawKeyBytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(keyBytes) }
-    var keyOverflowStarts: [UInt32] { overflowStarts }
     var longestKeyLength: Int { longestKey }
 
     deinit {

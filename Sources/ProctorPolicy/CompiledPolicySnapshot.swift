@@ -21,7 +21,7 @@ extension CompiledPolicy {
         encoder.append(raw: table.rawSlots)
         encoder.append(raw: table.rawTags)
         encoder.append(raw: table.rawKeyBytes)
-        table.keyOverflowStarts.withUnsafeBytes { encoder.append(raw: $0) }
+        table.overflowStarts.withUnsafeBytes { encoder.append(raw: $0) }
         table.positions.map { UInt32($0) }.withUnsafeBytes { encoder.append(raw: $0) }
         storage.offline.withUnsafeBytes { encoder.append(raw: $0) }
 
