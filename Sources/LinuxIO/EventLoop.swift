@@ -95,6 +95,10 @@ public final class EventLoop: @unchecked Sendable {
     /// A read buffer shared by every connection of this loop: handlers run one at a time, so
     /// one buffer serves all of them and an idle connection holds none.
     let readBuffer: UnsafeMutableRawBufferPointer
+    /// The reads with sender credentials this loop's connections made so far, numbered across
+    /// all of them (`SenderCredentials.receipt`): a look at processes after read N then
+    /// answers for every connection's reads up to N (`ProcessExitWatch`).
+    var readsReceived: UInt64 = 0
 
     /// Creates the epoll instance and the eventfd that `execute(_:)` uses to wake the loop.
     public init() throws(Errno) {

@@ -56,11 +56,11 @@ public struct SenderCredentials: Hashable, Sendable, CustomStringConvertible {
     /// after reading `/proc/PID/…`; nil where the kernel has no SO_PASSPIDFD or the
     /// receiver turned it off (`StreamConnection.receiveSenderProcesses(_:)`).
     public let process: ProcessHandle?
-    /// Which read of its connection brought the bytes: a `StreamConnection` numbers its reads
+    /// Which read brought the bytes: an `EventLoop` numbers the reads of all its connections
     /// from 1 as they come, so a later read has a larger number; 0 when unknown. The sender
     /// wrote them before that read: a process known to be alive after it held the pid when
-    /// they were written. A number, not the time of the read: the order is all a receiver
-    /// needs, and numbering the reads reads no clock.
+    /// they were written (`ProcessHandle.wasAlive(afterReceipt:)`). A number, not the time of
+    /// the read: the order is all a receiver needs, and numbering the reads reads no clock.
     public let receipt: UInt64
 
     public init(pid: pid_t, uid: uid_t, gid: gid_t, process: ProcessHandle? = nil, receipt: UInt64 = 0) {

@@ -13,6 +13,14 @@ public final class ProcessHandle: @unchecked Sendable, Hashable, CustomStringCon
     /// The process id in this process's pid namespace, as the kernel reported it with the pidfd.
     public let pid: pid_t
 
+    /// The watch that tells when this process exits (`ProcessExitWatch.watch(_:)`), if any.
+    var exitWatch: ProcessExitWatch?
+    /// Set by `exitWatch` once it saw the process exit.
+    var exitSeen = false
+    /// Unwatched: the read (`SenderCredentials.receipt`) after which the pidfd last said the
+    /// process was alive.
+    private var aliveAfterReceipt: UInt64 = 0
+
     /// Takes ownership of `descriptor`, a pidfd for `pid`.
     public init(adopting descriptor: FileDescriptor, pid: pid_t) {
         self.descriptor = descriptor
@@ -24,12 +32,31 @@ public final class ProcessHandle: @unchecked Sendable, Hashable, CustomStringCon
         ProcessHandle(adopting: FileDescriptor(rawValue: try Syscall.pidFDOpen(pid)), pid: pid)
     }
 
-    deinit { try? descriptor.close() }
+    deinit {
+        exitWatch?.forget(self)
+        try? descriptor.close()
+    }
 
     /// Whether the process has not exited yet (the pidfd is not readable). A zombie that has
     /// exited but was not reaped counts as gone.
     public var isAlive: Bool {
         get throws(Errno) { try !Syscall.pidFDHasExited(descriptor.rawValue) }
+    }
+
+    /// Whether the process had not exited after the read numbered `receipt` (0: unknown, so
+    /// after every read so far): then it held its pid when the bytes of that read and of the
+    /// reads before it were written. Asked of its `exitWatch`, which answers for many reads
+    /// and processes at once; else of the pidfd, which it need not be again for reads up to
+    /// one it said so after.
+    ///
+    /// On the thread of the event loop that numbered the reads, as are this handle's last
+    /// release once watched.
+    public func wasAlive(afterReceipt receipt: UInt64) -> Bool {
+        if let exitWatch { return exitWatch.wasAlive(self, afterReceipt: receipt) }
+        if receipt != 0, receipt <= aliveAfterReceipt { return true }
+        guard (try? isAlive) == true else { return false }
+        aliveAfterReceipt = max(aliveAfterReceipt, receipt)
+        return true
     }
 
     /// Whether both handles refer to the same process. On kernels with pidfs (6.9+) every

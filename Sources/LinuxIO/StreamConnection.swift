@@ -191,8 +191,6 @@ public final class StreamConnection {
     /// Who wrote `input`; `inputHasSeveralSenders` when more than one process did.
     private var inputSender: SenderCredentials?
     private var inputHasSeveralSenders = false
-    /// The reads that came with sender credentials so far: the last one's `SenderCredentials.receipt`.
-    private var readsReceived: UInt64 = 0
     /// Pending output from `outputStart` on; the bytes before it were written (`flush`). In
     /// memory of its own, not a stored property: a buffer being written or appended to is
     /// moved out and back (`lendOutput()`, `returnOutput(_:)`), leaving nothing there
@@ -581,8 +579,8 @@ public final class StreamConnection {
                 if receivesSenderCredentials {
                     let received = try Syscall.receiveWithSender(descriptor.rawValue, buffer)
                     count = received.count
-                    let receipt = readsReceived + 1
-                    readsReceived = receipt
+                    let receipt = loop.readsReceived + 1
+                    loop.readsReceived = receipt
                     sender = Self.credentials(of: received.sender, receipt: receipt)
                 } else {
                     count = try descriptor.read(into: buffer)

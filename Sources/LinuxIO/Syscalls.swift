@@ -278,6 +278,11 @@ enum Syscall {
         throw Errno(rawValue: code)
     }
 
+    /// epoll_wait(2) that does not wait: the events ready now.
+    static func epollWaitReady(_ epoll: CInt, _ events: UnsafeMutablePointer<epoll_event>, capacity: CInt) throws(Errno) -> Int {
+        Int(try retryingOnInterrupt { clinux_epoll_wait(epoll, events, capacity, 0) })
+    }
+
     static func eventFD() throws(Errno) -> CInt {
         try retryingOnInterrupt { eventfd(0, CInt(EFD_CLOEXEC) | CInt(EFD_NONBLOCK)) }
     }

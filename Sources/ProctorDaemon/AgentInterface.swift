@@ -185,8 +185,12 @@ extension Daemon {
                                    appVersion: request.version, registeredAt: now)
         context.sessions[session.id] = session
         // From now on calls are checked against the registered process, which needs no pidfd
-        // per message (AgentSession.isRegisteringProcess).
-        if process != nil { context.receiveSenderProcesses(false) }
+        // per message (AgentSession.isRegisteringProcess). Where the watch cannot take it,
+        // its pidfd is asked instead.
+        if let process {
+            try? processExits.watch(process)
+            context.receiveSenderProcesses(false)
+        }
         let (reply, effects) = registry.register(session)
         do {
             try store.recordRegistration(appID: appID, at: now, appVersion: request.version, pid: caller.pid,

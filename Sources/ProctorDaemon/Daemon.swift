@@ -22,6 +22,9 @@ final class Daemon {
     /// The apps' data keys, wrapped by the machine key in `store`.
     let dataKeys: DataKeyVault
     let adminGroupID: UInt32?
+    /// Whether each session's registering process still lives, for every call on the session
+    /// (`AgentSession.isRegisteringProcess`).
+    let processExits: ProcessExitWatch
     let startedAt = Clock.now()
     let startedMonotonic = Clock.monotonicMicroseconds()
 
@@ -114,6 +117,12 @@ final class Daemon {
         self.loop = loop
         self.logger = logger
         adminGroupID = (try? UserDatabase.groupID(named: configuration.adminGroup)).flatMap { $0 }
+        do {
+            processExits = try ProcessExitWatch(loop: loop)
+        } catch {
+            throw StartupError(message: "cannot create the epoll instance that watches registered processes: \(error)",
+                               errno: error.rawValue)
+        }
 
         try Self.makeDirectory(configuration.runtimeDirectory, mode: 0o755)
         try Self.makeDirectory(configuration.stateDirectory, mode: 0o700)

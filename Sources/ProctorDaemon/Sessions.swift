@@ -114,9 +114,6 @@ final class AgentSession {
     /// The `AgentRegistry` generation of the set of managed apps this session was last
     /// sent; -1: never.
     var managedAppsGeneration = -1
-    /// The read (`SenderCredentials.receipt`) after which `process` was last seen alive: the
-    /// messages of that read and of earlier ones were written while it held its pid.
-    private var aliveAfterReceipt: UInt64 = 0
     /// When the subscriber's signed view is signed anew (`AgentRegistry.viewRefreshDelay`).
     var viewRefreshTimer: TimerHandle?
     /// Who enforces the export rule in the process, as the SDK last reported it.
@@ -167,19 +164,21 @@ final class AgentSession {
     /// The sender's pid (stamped on every message) must be the registered one. A pid names
     /// one process only while that process lives, so the registered process must also have
     /// been alive *after* the message was received: then it held the pid when the message
-    /// was written, and no later process that got the pid can use the session. That costs
-    /// one `poll` of the session's pidfd per read, not a pidfd per message (the connection
-    /// stops receiving those once it has a session). A message that still carries its
-    /// sender's pidfd is compared on it; without pidfds at all (kernels before 6.5) the pid
-    /// is all there is.
+    /// was written, and no later process that got the pid can use the session. That is
+    /// asked of the daemon's `ProcessExitWatch`, where the session's pidfd is watched: one
+    /// `epoll_wait` after a batch of reads answers for every session's process, not a pidfd
+    /// per message (the connection stops receiving those once it has a session) nor a
+    /// `poll` per read. A message that still carries its sender's pidfd is compared on it;
+    /// without pidfds at all (kernels before 6.5) the pid is all there is.
     ///
-    /// Why a `poll` after the read rather than the pidfd on the loop's epoll (readable once
-    /// the process has exited), which would save the system call: the epoll can only say
-    /// the process was alive when `epoll_wait` last returned, which is *before* the read —
-    /// a message written in between may come from a later process that got the pid. The
-    /// registered process's parent can arrange that: it cycles the pid counter to just below
-    /// that pid, kills and reaps the process, and its next fork gets the pid; calls on other
-    /// connections widen the gap between `epoll_wait` and this connection's read.
+    /// Why an `epoll_wait` after the read rather than the pidfd on the loop's own epoll
+    /// (readable once the process has exited), which would save the system call: the loop's
+    /// epoll can only say the process was alive when `epoll_wait` last returned, which is
+    /// *before* the read — a message written in between may come from a later process that
+    /// got the pid. The registered process's parent can arrange that: it cycles the pid
+    /// counter to just below that pid, kills and reaps the process, and its next fork gets
+    /// the pid; calls on other connections widen the gap between `epoll_wait` and this
+    /// connection's read.
     func isRegisteringProcess(_ sender: SenderCredentials?) -> Bool {
         // The sender's members are read where they are: binding `sender` copied it (and
         // retained its pidfd, if any) on every call.
@@ -187,11 +186,7 @@ final class AgentSession {
         // Nor is `process` bound, which retained it for the call.
         guard process != nil else { return true }
         if let senderProcess = sender?.process { return process?.refersToSameProcess(as: senderProcess) == true }
-        let receipt = sender?.receipt ?? 0
-        if receipt != 0, receipt <= aliveAfterReceipt { return true }
-        guard (try? process?.isAlive) == true else { return false }
-        if receipt != 0 { aliveAfterReceipt = receipt }
-        return true
+        return process?.wasAlive(afterReceipt: sender?.receipt ?? 0) == true
     }
 }
 

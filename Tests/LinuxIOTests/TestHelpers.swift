@@ -125,7 +125,12 @@ final class LoopBound<Value>: @unchecked Sendable {
 
 /// The events `loop`'s epoll instance watches on `descriptor`, read from /proc/self/fdinfo.
 func watchedEvents(_ loop: EventLoop, _ descriptor: FileDescriptor) throws -> UInt32? {
-    let info = try String(contentsOfFile: "/proc/self/fdinfo/\(loop.epoll.rawValue)", encoding: .utf8)
+    try watchedEvents(onEpoll: loop.epoll, descriptor)
+}
+
+/// The events the epoll instance `epoll` watches on `descriptor`, read from /proc/self/fdinfo.
+func watchedEvents(onEpoll epoll: FileDescriptor, _ descriptor: FileDescriptor) throws -> UInt32? {
+    let info = try String(contentsOfFile: "/proc/self/fdinfo/\(epoll.rawValue)", encoding: .utf8)
     for line in info.split(separator: "\n") where line.hasPrefix("tfd:") {
         let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
         guard fields.count >= 4, Int32(fields[1]) == descriptor.rawValue else { continue }

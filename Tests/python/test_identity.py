@@ -394,3 +394,60 @@ def test_register_on_a_connection_that_has_a_session_is_verified_on_a_pidfd(work
         assert "send Register again" in reason, reason
     finally:
         daemon.stop()
+
+
+# Registers and decides once, then forks a helper that keeps the connection, and exits. The
+# helper waits until the registered process is reaped (its pid free), then forks until a child
+# gets that pid (set through ns_last_pid), and that child calls Decide with the session.
+# Prints the registered process's outcome, then the impostor's and its reason (or "no-reuse"):
+# argv SOCKET APP_ID.
+PID_REUSE = CALL + """
+import os, time
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(sys.argv[1])
+session = call(s, "io.proctor.Agent.Register", {"appId": sys.argv[2]})["parameters"]["session"]
+own = call(s, "io.proctor.Agent.Decide", {"session": session, "action": "print"}).get("error", "decided")
+registered = os.getpid()
+if os.fork() != 0:
+    os._exit(0)
+deadline = time.monotonic() + 20
+while os.path.exists(f"/proc/{registered}") and time.monotonic() < deadline:
+    time.sleep(0.001)
+for attempt in range(500):
+    with open("/proc/sys/kernel/ns_last_pid", "w") as counter:
+        counter.write(str(registered - 1))
+    child = os.fork()
+    if child == 0:
+        if os.getpid() != registered:
+            os._exit(3)
+        reply = call(s, "io.proctor.Agent.Decide", {"session": session, "action": "print"})
+        print(own, reply.get("error", "decided"), reply.get("parameters", {}).get("reason", ""), flush=True)
+        os._exit(0)
+    _, status = os.waitpid(child, 0)
+    if os.WEXITSTATUS(status) == 0:
+        break
+else:
+    print(own, "no-reuse", flush=True)
+"""
+
+
+def test_a_process_that_gets_the_pid_of_a_registered_one_that_exited_cannot_use_its_session(workdir):
+    """The exec-and-pid-reuse attack: a registered process exits, a process that kept its
+    connection forks until a child gets the registered pid, and that child calls Decide on the
+    session. The kernel stamps the child's message with the registered pid; proctord refuses it
+    because the registered process was seen exited after the message was read."""
+    if os.geteuid() != 0:
+        pytest.skip("setting the next pid (ns_last_pid) needs root")
+    daemon, trusted, app_id = start_with_a_trusted_copy_of_python(workdir)
+    try:
+        registered = subprocess.Popen([trusted, "-c", PID_REUSE, daemon.agent, app_id], stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True)
+        registered.wait(timeout=30)  # reaps it at once: its pid is free for the helper's children
+        out, err = registered.communicate(timeout=60)
+        own, impostor, reason = (out.strip().split(" ", 2) + ["", ""])[:3]
+        assert own == "decided", (out, err)
+        assert impostor == "io.proctor.Agent.IdentityMismatch", (out, err)
+        assert "belongs to the process that registered it" in reason, reason
+    finally:
+        daemon.stop()
