@@ -15,6 +15,13 @@ import Glibc
 /// and a message of those reads stamped with that pid is its own. An exited process stays
 /// exited: it is taken off the instance once seen.
 ///
+/// Why the instance is the watch's own, looked at after the read, and not the loop's: an
+/// `epoll_wait` splices the ready list before it polls each item, and a wake-up meanwhile
+/// waits on an overflow list until the call ends. On the loop's instance a pidfd could fire
+/// in that window while the socket, polled later in the same batch, showed data written after
+/// the exit. Here only this watch's own `epoll_wait` scans, so by the time the next one begins
+/// every exit notified before it sits on the ready list.
+///
 /// Threading: the loop's thread only (the reads it numbers are counted there).
 public final class ProcessExitWatch {
     /// The epoll instance (internal so tests can read what it watches in /proc/self/fdinfo).

@@ -89,8 +89,9 @@ struct EchoPeer {
         /// Blocking `poll`, `read`, `send`: the least a server can do.
         case plain
         /// The system calls proctord makes for each call on a registered session: `epoll_wait`,
-        /// `recvmsg` with the sender's SCM_CREDENTIALS (SO_PASSCRED), a `poll` of the sender's
-        /// pidfd (is the session's process still the one that registered?), `send`.
+        /// `recvmsg` with the sender's SCM_CREDENTIALS (SO_PASSCRED), an `epoll_wait` that does
+        /// not wait on an epoll instance holding the sender's pidfd (is the session's process
+        /// still the one that registered? `ProcessExitWatch`), `send`.
         case checksSender = "checks-sender"
     }
 
@@ -187,6 +188,8 @@ final class SenderCheckingReader {
     private let socket: CInt
     private let epoll: CInt
     private let pidfd: CInt
+    /// An epoll instance holding `pidfd`, readable once the sender has exited.
+    private let exitWatch: CInt
     private let pid: pid_t
     /// Room for one SCM_CREDENTIALS message (`CMSG_SPACE(sizeof(struct ucred))`).
     private let control = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 8)
@@ -207,10 +210,16 @@ final class SenderCheckingReader {
         }
         pidfd = clinux_pidfd_open(sender)
         guard pidfd >= 0 else { throw BenchError("echo peer: pidfd_open failed: \(String(cString: strerror(errno)))") }
+        exitWatch = epoll_create1(CInt(EPOLL_CLOEXEC))
+        var exit = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(fd: pidfd))
+        guard exitWatch >= 0, epoll_ctl(exitWatch, EPOLL_CTL_ADD, pidfd, &exit) == 0 else {
+            throw BenchError("echo peer: epoll of the pidfd failed: \(String(cString: strerror(errno)))")
+        }
     }
 
     deinit {
         close(epoll)
+        close(exitWatch)
         close(pidfd)
         control.deallocate()
     }
@@ -251,8 +260,10 @@ final class SenderCheckingReader {
         }
     }
 
+    /// As proctord's `ProcessExitWatch` asks: an `epoll_wait` that does not wait, on an
+    /// epoll instance holding the sender's pidfd.
     private func senderIsAlive() -> Bool {
-        var entry = pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)
-        return poll(&entry, 1, 0) == 0
+        var event = epoll_event()
+        return epoll_wait(exitWatch, &event, 1, 0) == 0
     }
 }
