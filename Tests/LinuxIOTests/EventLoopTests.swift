@@ -28,6 +28,19 @@ import Testing
         #expect(elapsed.value! >= .milliseconds(50))
     }
 
+    /// The loop's timerfd is set for the earliest timer when it blocks; a timer scheduled later
+    /// with an earlier deadline must set it again, or it would fire with the later one.
+    @Test func aTimerEarlierThanTheOneTheLoopWaitsForFiresFirst() throws {
+        let fired = Shared<[String]>([])
+        let running = try LoopThread { loop in
+            loop.schedule(after: .seconds(60)) { fired.update { $0.append("60s") } }
+        }
+        defer { running.stop() }
+        usleep(20_000)  // the loop is waiting for the 60 s timer
+        running.loop.execute { running.loop.schedule(after: .milliseconds(20)) { fired.update { $0.append("20ms") } } }
+        #expect(eventually { fired.value == ["20ms"] })
+    }
+
     @Test func cancelledTimersDoNotFire() throws {
         let fired = Shared<[String]>([])
         let running = try LoopThread { loop in
