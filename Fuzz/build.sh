@@ -142,8 +142,12 @@ build_target() {
     # shellcheck disable=SC2086
     # The C libraries a module map names are not linked from static libraries by themselves.
     [ "$1" = handlers ] && libraries="$libraries -lsqlite3 -lsodium -lcurl -lswiftSynchronization -lswiftDispatch -ldispatch -lBlocksRuntime"
-    # Nor the Swift overlays: ProctorPolicy parses policy.d's drop-ins side by side (Dispatch, Mutex).
-    case "$1" in policy|policy-dir|snapshot|snapshot-file) libraries="$libraries -lswiftSynchronization -lswiftDispatch -ldispatch -lBlocksRuntime" ;; esac
+    # Nor the Swift overlays: ProctorPolicy parses policy.d's drop-ins side by side (Dispatch, Mutex);
+    # a Varlink call's sender holds a ProcessHandle, whose exit watch reads an EventLoop (Mutex).
+    case "$1" in
+        policy|policy-dir|snapshot|snapshot-file) libraries="$libraries -lswiftSynchronization -lswiftDispatch -ldispatch -lBlocksRuntime" ;;
+        varlink) libraries="$libraries -lswiftSynchronization" ;;
+    esac
     swiftc $flags -sanitize=$sanitize -module-name "$(echo "$1" | tr -d -)fuzz" $libraries -lm Fuzz/FuzzCheck.swift $sources \
         -o "$out/$1-fuzz"
     echo "built $out/$1-fuzz"
