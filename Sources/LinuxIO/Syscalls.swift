@@ -268,10 +268,10 @@ enum Syscall {
         _ = try retryingOnInterrupt { epoll_ctl(epoll, operation, fd, &event) }
     }
 
-    /// epoll_wait(2) with no timeout; an interruption by a signal returns 0 events (the caller
-    /// loops anyway).
-    static func epollWait(_ epoll: CInt, _ events: UnsafeMutablePointer<epoll_event>, capacity: CInt) throws(Errno) -> Int {
-        let count = clinux_epoll_wait(epoll, events, capacity, -1)
+    /// epoll_wait(2); an interruption by a signal returns 0 events (the caller loops anyway).
+    static func epollWait(_ epoll: CInt, _ events: UnsafeMutablePointer<epoll_event>, capacity: CInt,
+                          timeoutMilliseconds: CInt) throws(Errno) -> Int {
+        let count = clinux_epoll_wait(epoll, events, capacity, timeoutMilliseconds)
         if count >= 0 { return Int(count) }
         let code = errno
         if code == EINTR { return 0 }
@@ -281,22 +281,6 @@ enum Syscall {
     /// epoll_wait(2) that does not wait: the events ready now.
     static func epollWaitReady(_ epoll: CInt, _ events: UnsafeMutablePointer<epoll_event>, capacity: CInt) throws(Errno) -> Int {
         Int(try retryingOnInterrupt { clinux_epoll_wait(epoll, events, capacity, 0) })
-    }
-
-    static func timerFD() throws(Errno) -> CInt {
-        try retryingOnInterrupt { timerfd_create(CLOCK_MONOTONIC, CInt(TFD_CLOEXEC) | CInt(TFD_NONBLOCK)) }
-    }
-
-    /// Sets a timerfd to expire once at `deadline`, in `CLOCK_MONOTONIC` nanoseconds (at once
-    /// when that has passed), or never for `UInt64.max`.
-    static func setTimerFD(_ fd: CInt, deadline: UInt64) throws(Errno) {
-        var setting = itimerspec()  // all zero: never
-        if deadline != .max {
-            // 0 would mean never; the clock is far past 1 ns anyway.
-            let clamped = min(max(deadline, 1), UInt64(Int64.max))
-            setting.it_value = timespec(tv_sec: Int(clamped / 1_000_000_000), tv_nsec: Int(clamped % 1_000_000_000))
-        }
-        _ = try retryingOnInterrupt { timerfd_settime(fd, CInt(TFD_TIMER_ABSTIME), &setting, nil) }
     }
 
     static func eventFD() throws(Errno) -> CInt {

@@ -228,7 +228,7 @@ final class SenderCheckingReader {
         var remaining = count
         while remaining > 0 {
             var event = epoll_event()
-            let ready = epoll_wait(epoll, &event, 1, -1)  // no timeout, as proctord's loop waits
+            let ready = epoll_wait(epoll, &event, 1, 10)
             if ready < 0 && errno == EINTR { continue }
             guard ready >= 0 else { throw BenchError("echo peer: epoll_wait failed") }
             guard ready == 1 else { continue }
