@@ -40,6 +40,10 @@ GOALS = [
     ("memory.idle.apps1000", "median", "<=", 15, "≤ 15 MiB"),
     ("memory.idle.apps100000", "median", "<=", 64, "≤ 64 MiB"),
     ("reload.apps100000.longestPause", "median", "<=", 5, "≤ 5 ms"),
+    # Issue 16 asks for the time until a reload is in force beside its pause: within 2 s,
+    # although the reload's work yields to the loop (a lowered worker, one CPU of two left to
+    # it), where a start reads and compiles the same policy in 0.7-0.8 s at full priority.
+    ("reload.apps100000.inForce", "median", "<=", 2000, "≤ 2 s"),
     ("memory.perConnection", "median", "<=", 8192, "≤ 8 KiB"),
     ("ratio.storage.write.1MiB", "median", "<=", 1.5, "≤ 1.5× plain writes"),
     ("ratio.storage.write.64MiB", "median", "<=", 1.5, "≤ 1.5× plain writes"),
