@@ -81,7 +81,7 @@ let package = Package(
         .target(name: "ProctorKitTesting", dependencies: ["ProctorKit", "ProctorDaemon", "ProctorProtocol", "ProctorPolicy", "JSONCore",
                                                          "Varlink", "ProctorCrypto", "LinuxIO"]),
         // What the tests and proctor-bench share: temporary directories, child processes, a seeded generator.
-        .target(name: "TestSupport", dependencies: ["LinuxIO"]),
+        .target(name: "TestSupport", dependencies: ["CLinux", "LinuxIO"]),
 
         .executableTarget(name: "proctord", dependencies: ["ProctorDaemon", "LinuxIO"]),
         .executableTarget(name: "proctorctl", dependencies: ["ProctorCTL", "LinuxIO"]),

@@ -118,7 +118,7 @@ static inline struct cmsghdr *clinux_next_control_header(const struct msghdr *me
     return following;
 }
 
-/// recvmsg(2) on a stream socket with SO_PASSCRED (and SO_PASSPIDFD) set: reads at most
+/// recvmsg(2) on a socket with SO_PASSCRED (and SO_PASSPIDFD) set: reads at most
 /// `length` bytes, all from one sender (the kernel does not merge data of different senders
 /// into one read when SO_PASSCRED is set), and reports that sender. Descriptors the peer
 /// passed with SCM_RIGHTS are closed at once: the caller never asked for any.

@@ -52,6 +52,8 @@ enum BenchCommandLine {
           --json            one JSON object per line instead of the table
           --quick           fewer runs (a smoke test, not a measurement)
           --proctord PATH   the daemon to measure (default: proctord beside this executable)
+                            or a wrapper that execs it (a profiler): READY=1 must come
+                            from the process the bench starts
           --peer-cpu N      start proctord and the echo peer confined to CPU N
           --help            this text
         """

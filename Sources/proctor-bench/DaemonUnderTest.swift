@@ -30,17 +30,30 @@ final class DaemonUnderTest {
     /// Starts proctord on `directory` (which holds `config/policy.d`), waiting for READY=1.
     init(options: BenchOptions, directory: TemporaryDirectory, extraArguments: [String] = []) throws(BenchError) {
         self.directory = directory
-        let notify = try NotifySocket(path: directory.path + "/notify")
+        let notify: NotifySocketListener
+        do { notify = try NotifySocketListener(path: directory.path + "/notify") } catch { throw BenchError("\(error)") }
         let began = MonotonicClock.nanoseconds()
         process = try Subprocess.spawn(options.proctordPath, [
             "--config-dir", directory.path + "/config", "--state-dir", directory.path + "/state",
             "--runtime-dir", directory.path + "/run", "--log-target", "stderr",
         ] + extraArguments, environment: ["NOTIFY_SOCKET=\(notify.path)", "PATH=/usr/bin:/bin"], cpu: options.peerCPU)
-        // Generous: a 100 000-app policy on a busy machine takes seconds.
-        guard notify.waitForReady(timeoutSeconds: 120) else {
+        do {
+            // Generous: a 100 000-app policy on a busy machine takes seconds.
+            try notify.waitFor("READY=1", timeout: .seconds(120))
+        } catch {
             let exited = process.hasExited()
             process.stop()
             throw BenchError("proctord (\(options.proctordPath)) " + (exited ? "exited before READY=1" : "did not send READY=1 within 120 s"))
+        }
+        // The figures read the spawned process (its memory, its CPU clock, its stop): a wrapper
+        // given as --proctord that starts proctord as its child rather than exec'ing it would be
+        // measured instead, and leave proctord running. systemd refuses such a READY=1 too
+        // (NotifyAccess=main).
+        if let sender = notify.sender(of: "READY=1"), sender != process.pid {
+            kill(sender, SIGTERM)
+            process.stop()
+            throw BenchError("READY=1 came from pid \(sender), not from the process the bench started (pid \(process.pid)): "
+                             + "a --proctord wrapper must exec proctord (`exec … \"$@\"`), not run it as a child")
         }
         startNanoseconds = MonotonicClock.nanoseconds() - began
     }

@@ -94,6 +94,9 @@ import TestSupport
         #expect(try app.terminate() == 0)
         let assignments = try listener.waitFor("STOPPING=1")
         #expect(assignments == ["READY=1", "STOPPING=1"])
+        // From the app's own process, which systemd requires of a Type=notify service (NotifyAccess=main).
+        #expect(listener.sender(of: "READY=1") == app.pid)
+        #expect(listener.sender(of: "STOPPING=1") == app.pid)
     }
 
     @Test func readyIsSentOnlyAfterDidFinishLaunchingReturnsTrue() throws {

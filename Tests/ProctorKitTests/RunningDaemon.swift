@@ -39,6 +39,10 @@ final class RunningDaemon {
         } catch {
             throw TestSupportError("proctord did not become ready: \(daemon.errorOutput)")
         }
+        // systemd takes READY=1 from the main process only (NotifyAccess=main, Type=notify's default).
+        guard let sender = notify.sender(of: "READY=1"), sender == daemon.pid else {
+            throw TestSupportError("READY=1 came from pid \(notify.sender(of: "READY=1").map(String.init) ?? "unknown"), not proctord's \(daemon.pid)")
+        }
     }
 
     /// Ends proctord with SIGKILL, as a crash would, and waits for it.
