@@ -37,7 +37,7 @@ enum StatusReportBench: BenchCommand {
         for _ in 0..<(options.quick ? 2 : 6) {
             let pinger = try Pinger(path: daemon.agentPath, workload: workload)
             bytes.append(Double(try nextReport(server)))
-            pauses.append(Double(try pinger.stop()) / 1_000_000)
+            pauses.append(Double(try pinger.stop().nanoseconds) / 1_000_000)
         }
         return (pauses, bytes)
     }
