@@ -80,7 +80,7 @@ let package = Package(
         // The SDK's test kit runs proctord's own code (ProctorDaemon) inside the test process.
         .target(name: "ProctorKitTesting", dependencies: ["ProctorKit", "ProctorDaemon", "ProctorProtocol", "ProctorPolicy", "JSONCore",
                                                          "Varlink", "ProctorCrypto", "LinuxIO"]),
-        // What the tests and proctor-bench share: temporary directories, child processes, a seeded generator.
+        // What the tests and proctor-bench share: temporary directories, child processes, a notify socket, a seeded generator.
         .target(name: "TestSupport", dependencies: ["CLinux", "LinuxIO"]),
 
         .executableTarget(name: "proctord", dependencies: ["ProctorDaemon", "LinuxIO"]),
