@@ -4,10 +4,10 @@ import ProctorStore
 import Varlink
 
 /// The event history: events wait in `EventFeed`'s bounded queue and are written to the
-/// state store at most every `historyFlushInterval`, all of them in one transaction without
-/// an fsync (`StateStore.appendEvents`), which also prunes past the retention limits. So no
-/// client can make the loop wait on a disk flush by sending events: a report costs a
-/// queue append, and the loop writes at most ten batches a second whatever the rate.
+/// state store every `historyFlushInterval`, or as soon as half the bound waits, all of them
+/// in one transaction without an fsync (`StateStore.appendEvents`), which also prunes past the
+/// retention limits. So no client can make the loop wait on a disk flush by sending events: a
+/// report costs a queue append, and a batch is written per 100 ms or per 5 000 events.
 /// What a crash can lose is in docs/state.md ("Event history").
 extension Daemon {
     static let historyFlushInterval: Duration = .milliseconds(100)

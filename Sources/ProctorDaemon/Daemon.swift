@@ -235,6 +235,12 @@ final class Daemon {
         // before an idle daemon is measured by what it keeps.
         Heap.returnFreePagesToKernel()
         events.onFirstPending = { [unowned self] in scheduleHistoryFlush(after: Self.historyFlushInterval) }
+        // At once, not on the loop's next turn: one turn may read thousands of requests, and
+        // the queue must not reach its bound while the store takes writes. (A failing store is
+        // retried on its own schedule, `historyRetryInterval`.)
+        events.onHalfFull = { [unowned self] in
+            if !historyWriteFailing { flushEventHistory() }
+        }
     }
 
     deinit {

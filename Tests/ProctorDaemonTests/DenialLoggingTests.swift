@@ -109,6 +109,21 @@ import TestSupport
         #expect(setup.log.written.count == setup.startupLines + 2)
     }
 
+    /// A flood of denials is written to the history as soon as half the queue's bound waits,
+    /// not at the next 100 ms write: a queue left to fill would drop the oldest events.
+    @Test func halfTheQueueOfDenialsIsWrittenAtOnce() throws {
+        let setup = try Setup()
+        let half = setup.daemon.events.maxPending / 2
+        for index in 0..<(half - 1) { setup.decide(false, rule: "r\(index)") }
+        #expect(setup.daemon.events.pending.count == half - 1)
+        setup.decide(false, rule: "r\(half - 1)")
+        #expect(setup.daemon.events.pending.count == 0)
+        #expect(try setup.daemon.store.lastEventID() == setup.daemon.events.lastID)
+        #expect(setup.daemon.events.droppedCount == 0)
+        let burst = setup.daemon.logLimits.pointee.denial.burst
+        #expect(setup.lines() == (0..<burst).map { "r\($0)" }, "the lines of the written denials, in order")
+    }
+
     /// An app denied in a loop has a burst of its denials logged (journald would otherwise drop
     /// proctord's other warnings, `UserLogLimiter`), another user's still are, and the event
     /// history keeps every one.

@@ -55,6 +55,50 @@ import Testing
         #expect(feed.droppedCount == 2)
     }
 
+    /// A queue kept full for many times its bound (a flood of denials the store cannot take
+    /// as fast) keeps exactly the newest events, in order, and holds at most half as many
+    /// again as the bound while it lets go of the dropped ones in bulk.
+    @Test func aQueueKeptFullKeepsTheNewestInOrderAndBoundsWhatItHolds() {
+        let feed = EventFeed(lastID: 0, maxPending: 10)
+        var asked = 0
+        feed.onFirstPending = { asked += 1 }
+        for id in 1...137 {
+            feed.emit(kind: id % 2 == 0 ? "decision" : "lifecycle", appID: "a", data: [:])
+            #expect(feed.pending.map(\.id) == Array(Int64(max(1, id - 9))...Int64(id)))
+            #expect(feed.heldCount <= 15)
+        }
+        #expect(asked == 1)
+        #expect(feed.droppedCount == 127)
+        #expect(feed.pending(matching: EventQuery(kinds: ["lifecycle"])).map(\.id) == [129, 131, 133, 135, 137])
+        let batch = feed.takePending()
+        #expect(batch.map(\.id) == Array(128...137))
+        #expect(feed.pending.isEmpty && feed.heldCount == 0)
+        for _ in 1...3 { feed.emit(kind: "decision", appID: nil, data: [:]) }
+        #expect(asked == 2)
+        feed.restore(batch)
+        #expect(feed.pending.map(\.id) == Array(131...140))
+        #expect(feed.droppedCount == 130)
+    }
+
+    /// Half the bound waiting asks for a write at once (the 100 ms timer would let a flood of
+    /// denials fill the queue and drop them), once per filling.
+    @Test func aHalfFullQueueAsksForAWriteOncePerFilling() {
+        let feed = EventFeed(lastID: 0, maxPending: 10)
+        var asked = 0
+        feed.onHalfFull = { asked += 1 }
+        for _ in 1...4 { feed.emit(kind: "decision", appID: nil, data: [:]) }
+        #expect(asked == 0)
+        feed.emit(kind: "decision", appID: nil, data: [:])
+        #expect(asked == 1)
+        for _ in 1...20 { feed.emit(kind: "decision", appID: nil, data: [:]) }
+        #expect(asked == 1, "still full: the write asked for has not taken the queue")
+        _ = feed.takePending()
+        for _ in 1...5 { feed.emit(kind: "decision", appID: nil, data: [:]) }
+        #expect(asked == 2)
+        feed.emit(kind: "policy", appID: nil, recorded: false, data: [:])
+        #expect(asked == 2 && feed.pending.count == 5, "a streamed-only event is not queued")
+    }
+
     @Test func aFailedBatchGoesBackAheadOfNewerEventsWithinTheBound() {
         let feed = EventFeed(lastID: 0, maxPending: 4)
         var asked = 0

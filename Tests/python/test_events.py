@@ -6,6 +6,7 @@ import os
 import socket
 import sqlite3
 import subprocess
+import threading
 import time
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
@@ -231,3 +232,31 @@ def test_a_denial_is_logged_before_a_line_logged_after_it(daemon):
     refused = "Registration refused: io.proctor.test.unlisted"
     log = daemon.wait_for_log(refused)
     assert log.index("Denied print for io.proctor.test.notes") < log.index(refused), log
+
+
+def test_a_flood_of_denials_faster_than_the_write_interval_keeps_every_event(daemon):
+    """One app pipelining 30 000 denied Decides — faster than 10 000 (the queue's bound) per
+    100 ms write interval — loses none from the history: half the bound waiting writes the
+    queue at once. Before, the queue filled, dropped the oldest one at a time (each drop
+    moving the whole queue) and the history lost thousands."""
+    count = 30_000
+    newest = events_json(daemon, "-n", "1")
+    before = newest[-1]["id"] if newest else 0
+    with session(daemon) as (sock, sid):
+        request = json.dumps({"method": "io.proctor.Agent.Decide",
+                              "parameters": {"session": sid, "action": "print"}}).encode() + b"\0"
+        sender = threading.Thread(target=sock.sendall, args=(request * count,))
+        sender.start()
+        replies, data = 0, b""
+        while replies < count:
+            chunk = sock.recv(1 << 20)
+            assert chunk, f"proctord closed the connection after {replies} replies"
+            replies += chunk.count(b"\0")
+            data = chunk
+        sender.join()
+        assert json.loads(data.rstrip(b"\0").split(b"\0")[-1])["parameters"]["allowed"] is False
+    wait_for_written(daemon, before + count + 1)  # the registration's event, then the decisions
+    with sqlite3.connect(os.path.join(daemon.state_dir, "state.db")) as db:
+        decisions = db.execute("SELECT count(*) FROM events WHERE kind = 'decision' AND id > ?", (before,)).fetchone()[0]
+    assert decisions == count
+    assert "dropped from the event history" not in daemon.log()
