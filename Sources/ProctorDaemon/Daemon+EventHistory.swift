@@ -56,8 +56,9 @@ extension Daemon {
         let dropped = events.droppedCount
         guard dropped > reportedDroppedEvents else { return }
         reportedDroppedEvents = dropped
+        // Only a failing store lets the queue fill: half of it waiting is written at once.
         log(.eventsDropped, "\(dropped) events dropped from the event history in total: the state database could not "
-            + "keep up", [("DROPPED", String(dropped))])
+            + "take them", [("DROPPED", String(dropped))])
     }
 
     /// `Admin.EventHistory`: the store's matching events and the queue's, the newest `limit`.
