@@ -54,6 +54,8 @@ enum MetricsCommand {
                     [("", Double(counts.logSinkFailures))])
         text.family("proctor_storage_failures_total", .counter, "State storage operations that failed.",
                     [("", Double(counts.storageFailures))])
+        text.family("proctor_events_dropped_total", .counter, "Events dropped from the event history's queue.",
+                    [("", Double(counts.eventsDropped))])
         text.family("proctor_uptime_seconds", .gauge, "Seconds since proctord started.", [("", reply.uptimeSeconds)])
         if let loaded = LocalTime.parse(reply.policy.loadedAt) {
             text.family("proctor_policy_loaded_timestamp_seconds", .gauge, "When the policy in force was loaded.",

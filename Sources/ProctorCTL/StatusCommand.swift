@@ -76,6 +76,9 @@ enum StatusCommand {
         if counts.storageFailures > 0 {
             fields.add("storage", plural(counts.storageFailures, "operation") + " on the state database failed (see the journal)")
         }
+        if counts.eventsDropped > 0 {
+            fields.add("history", plural(counts.eventsDropped, "event") + " dropped: the state database could not take them")
+        }
         let dropped = counts.logMessagesDropped
         let lost = counts.logSinkFailures
         var logProblems: [String] = []

@@ -59,7 +59,7 @@ extension Daemon {
                                  decisionsAllowed: counters.decisionsAllowed, decisionsDenied: counters.decisionsDenied,
                                  decisions: counters.decisionCounts, registrationsRefused: counters.refusalCounts,
                                  logMessagesDropped: logger.droppedCount, logSinkFailures: logger.counters.sinkFailures,
-                                 storageFailures: counters.storageFailures),
+                                 storageFailures: counters.storageFailures, eventsDropped: events.droppedCount),
             fleet: fleetStatus)
     }
 

@@ -24,7 +24,7 @@ enum AdminFixtures {
          "counts": ["appsKnown": 5, "appsConnected": 1, "sessions": 3, "decisionsAllowed": 120, "decisionsDenied": 7,
                     "decisions": [["action": "launch", "allowed": 100, "denied": 2], ["action": "print", "allowed": 20, "denied": 5]],
                     "registrationsRefused": [["reason": "unknown-app", "count": 4], ["reason": "identity-mismatch", "count": 1]],
-                    "logMessagesDropped": 2, "logSinkFailures": 3, "storageFailures": 1],
+                    "logMessagesDropped": 2, "logSinkFailures": 3, "storageFailures": 1, "eventsDropped": 9],
          "fleet": ["bundleUrl": "https://mdm.example.com/proctor/bundle", "requireSignedBundles": true,
                    "trustedKeys": ["16eaf512099e5edb"], "lastAppliedSerial": 1796047606,
                    "lastAppliedAt": "2026-11-29T12:10:00Z", "lastFetchAt": "2026-11-29T14:00:00Z",

@@ -39,7 +39,7 @@ import TestSupport
         let active = try AgentRegistryTests.policy(version: "1", apps: AgentRegistryTests.notesAndMail)
         let counts = Admin.Counts(appsKnown: 0, appsConnected: 0, sessions: 0, decisionsAllowed: 0, decisionsDenied: 0,
                                   decisions: [], registrationsRefused: [], logMessagesDropped: 0, logSinkFailures: 0,
-                                  storageFailures: 0)
+                                  storageFailures: 0, eventsDropped: 0)
         let snapshot = StatusSnapshot(machineID: "m", sentAt: "2026-12-01T00:00:00.000Z",
                                       status: Admin.Status.Reply(version: "test", startedAt: "2026-12-01T00:00:00.000Z",
                                                                  uptimeSeconds: 1, policy: active.info, lastReload: nil,

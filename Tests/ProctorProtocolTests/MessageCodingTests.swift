@@ -11,7 +11,7 @@ import Testing
     static let counts: JSONValue = [
         "appsKnown": 1, "appsConnected": 2, "sessions": 3, "decisionsAllowed": 4, "decisionsDenied": 5,
         "decisions": [["action": "print", "allowed": 1, "denied": 2]], "registrationsRefused": [],
-        "logMessagesDropped": 6, "logSinkFailures": 7, "storageFailures": 0,
+        "logMessagesDropped": 6, "logSinkFailures": 7, "storageFailures": 0, "eventsDropped": 8,
     ]
     static let policy: JSONValue = ["version": "v1", "sha256": "ab", "sources": ["a.json"], "loadedAt": "2026-11-29T12:00:00Z"]
 

@@ -226,6 +226,29 @@ def proctorctl(daemon, *args, check=None):
     return result
 
 
+def flood_denied_decides(daemon, count, app_id="io.proctor.test.notes"):
+    """Registers `app_id` and pipelines `count` denied Decides (print) on one connection as
+    fast as proctord reads them, a thread writing while this one counts the replies; returns
+    the last reply."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(30)
+        sock.connect(daemon.agent)
+        registered = exchange(sock, "io.proctor.Agent.Register", {"appId": app_id})
+        assert "error" not in registered, registered
+        request = json.dumps({"method": "io.proctor.Agent.Decide",
+                              "parameters": {"session": registered["parameters"]["session"], "action": "print"}})
+        sender = threading.Thread(target=sock.sendall, args=((request.encode() + b"\0") * count,))
+        sender.start()
+        replies, last = 0, b""
+        while replies < count:
+            chunk = sock.recv(1 << 20)
+            assert chunk, f"proctord closed the connection after {replies} replies"
+            replies += chunk.count(b"\0")
+            last = chunk
+        sender.join()
+        return json.loads(last.rstrip(b"\0").split(b"\0")[-1])
+
+
 def raw_call(path, method, parameters=None, more=False, oneway=False, timeout=10):
     """A Varlink call with nothing but the standard library: independent of every client."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import Daemon, base_policy, raw_call, read_only_bind_mount, unmount, write_policy
+from conftest import Daemon, base_policy, flood_denied_decides, proctorctl, raw_call, read_only_bind_mount, unmount, write_policy
 
 # The schema version this build writes: the number of steps in Schema.swift (each begins
 # with a comment "// N: …"), so a new step does not need this file edited.
@@ -444,6 +444,31 @@ def test_full_disk_fails_writes_clearly_and_keeps_serving(workdir, small_state_m
         assert admin(daemon, "Wipe", {"appId": "io.proctor.test.notes"})["directiveId"]
         restart(daemon)
         assert admin(daemon, "Status")["policy"]["version"] == "while-full"
+    finally:
+        daemon.stop()
+
+
+def test_events_a_full_disk_cannot_take_are_dropped_within_the_bound_and_counted(workdir, small_state_mount):
+    """While the event history cannot be written, the queue keeps its bound (10 000 events)
+    and drops the oldest: counted in Status (`eventsDropped`, `proctorctl metrics`) and
+    logged, never silently."""
+    daemon = Daemon(workdir)
+    write_policy(daemon.config_dir, base_policy())
+    daemon.start()
+    try:
+        filler = fill(small_state_mount)
+        count = 12_000
+        flood_denied_decides(daemon, count)
+        counts = admin(daemon, "Status")["counts"]
+        # The registration's event and the decisions, less the 10 000 the queue keeps.
+        assert counts["eventsDropped"] >= count + 1 - 10_000, counts
+        assert counts["storageFailures"] >= 1, counts
+        assert "events dropped from the event history in total" in daemon.wait_for_log("events dropped"), daemon.log()
+        # The queue still holds its bound for `EventHistory` (and a later write).
+        queued = admin(daemon, "EventHistory", {"filter": {"kinds": ["decision"]}, "limit": 10_000})["events"]
+        assert len(queued) + counts["eventsDropped"] >= count and len(queued) <= 10_000, (len(queued), counts)
+        metrics = proctorctl(daemon, "metrics", check=0).stdout
+        assert f"proctor_events_dropped_total {counts['eventsDropped']}" in metrics, metrics
     finally:
         daemon.stop()
 

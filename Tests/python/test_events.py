@@ -6,12 +6,11 @@ import os
 import socket
 import sqlite3
 import subprocess
-import threading
 import time
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 
-from conftest import BIN, Daemon, base_policy, proctorctl, raw_call, write_policy
+from conftest import BIN, Daemon, base_policy, flood_denied_decides, proctorctl, raw_call, write_policy
 from varlink_raw import exchange
 
 
@@ -242,19 +241,7 @@ def test_a_flood_of_denials_faster_than_the_write_interval_keeps_every_event(dae
     count = 30_000
     newest = events_json(daemon, "-n", "1")
     before = newest[-1]["id"] if newest else 0
-    with session(daemon) as (sock, sid):
-        request = json.dumps({"method": "io.proctor.Agent.Decide",
-                              "parameters": {"session": sid, "action": "print"}}).encode() + b"\0"
-        sender = threading.Thread(target=sock.sendall, args=(request * count,))
-        sender.start()
-        replies, data = 0, b""
-        while replies < count:
-            chunk = sock.recv(1 << 20)
-            assert chunk, f"proctord closed the connection after {replies} replies"
-            replies += chunk.count(b"\0")
-            data = chunk
-        sender.join()
-        assert json.loads(data.rstrip(b"\0").split(b"\0")[-1])["parameters"]["allowed"] is False
+    assert flood_denied_decides(daemon, count)["parameters"]["allowed"] is False
     wait_for_written(daemon, before + count + 1)  # the registration's event, then the decisions
     with sqlite3.connect(os.path.join(daemon.state_dir, "state.db")) as db:
         decisions = db.execute("SELECT count(*) FROM events WHERE kind = 'decision' AND id > ?", (before,)).fetchone()[0]

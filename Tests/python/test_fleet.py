@@ -465,6 +465,7 @@ def test_metrics_parse_as_prometheus_text_and_count_fleet_events(fleet, workdir)
     assert samples[("proctor_registrations_refused_total", (("reason", "identity-mismatch"),))] == 0
     assert samples[("proctor_storage_failures_total", ())] == 0
     assert samples[("proctor_log_messages_dropped_total", ())] == 0
+    assert samples[("proctor_events_dropped_total", ())] == 0
     assert samples[("proctor_sessions", ())] == 0
     assert families["proctor_decisions"].type == "counter" and families["proctor_bundle_serial"].type == "gauge"
     # The last fetch failed; the last successful one is the 304 or refusal before it.
