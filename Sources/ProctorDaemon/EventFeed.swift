@@ -69,7 +69,8 @@ final class EventFeed {
     /// Events held in memory, the dropped ones not yet let go of included: at most
     /// `maxPending` and half as many again.
     var heldCount: Int { state.pointee.queue.count }
-    /// Events dropped from a full queue since start (the store could not keep up or failed).
+    /// Events dropped from a full queue since start (the store failed: a working one is
+    /// written to at half the bound, `onHalfFull`).
     var droppedCount: Int { state.pointee.droppedCount }
     /// Told when an event enters an empty queue: time to schedule a write.
     var onFirstPending: (() -> Void)?
@@ -93,7 +94,8 @@ final class EventFeed {
         var subscribers: [ObjectIdentifier: Subscriber] = [:]
 
         var waiting: ArraySlice<Pending> { queue[head...] }
-        var isEmpty: Bool { head == queue.count }
+        var waitingCount: Int { queue.count - head }
+        var isEmpty: Bool { waitingCount == 0 }
     }
     private let state = UnsafeMutablePointer<State>.allocate(capacity: 1)
 
@@ -201,14 +203,14 @@ final class EventFeed {
         state.pointee.queue.append(consume event)
         dropExcess()
         if wasEmpty, !state.pointee.isEmpty { onFirstPending?() }
-        if state.pointee.queue.count - state.pointee.head == maxPending / 2 { onHalfFull?() }
+        if state.pointee.waitingCount == maxPending / 2 { onHalfFull?() }
     }
 
     /// Keeps the newest `maxPending` events. The dropped ones are let go of in one move once
     /// they are half as many as the bound: each event is moved at most twice, however long
     /// the queue stays full.
     private func dropExcess() {
-        let excess = state.pointee.queue.count - state.pointee.head - maxPending
+        let excess = state.pointee.waitingCount - maxPending
         guard excess > 0 else { return }
         state.pointee.head += excess
         state.pointee.droppedCount += excess
